@@ -1,0 +1,15 @@
+"""netcl: a functional, JAX-style deep-learning library on OpenCL.
+
+>>> import netcl, netcl.numpy as jnp
+>>> x = jnp.arange(4.0)
+>>> (x * 2.0).sum()
+"""
+from .core import (Array, ConcretizationError, Device, KernelBuildError, LeakedTracerError,
+                   ShapedArray, block_until_ready, default_device, devices)
+from .core.dtypes import bool_, float16, float32, float64, int32, uint32
+from . import tree_util  # noqa: F401
+from . import numpy  # noqa: F401  (installs array operators)
+from . import lax  # noqa: F401
+from .numpy.creation import device_put
+
+__version__ = "0.1.0"

@@ -1,0 +1,180 @@
+"""`Array`: an immutable n-d array on one device, evaluated asynchronously.
+
+An Array is a view (shape, strides, offset in elements) over a pooled device buffer, so
+reshape of a contiguous array, transpose, broadcast, slicing with steps and reversal cost no
+kernel in eager mode; kernels that need a dense layout ask for `_dense()`. Work is enqueued on
+the device's in-order queue: `np.asarray(x)` and `x.block_until_ready()` wait for it.
+On the NumPy fallback device the buffer is simply a numpy array.
+
+Operators, reductions as methods and indexing are attached by `netcl.numpy` (they bind
+primitives); `ArrayBase` is shared with tracers so user code sees one interface.
+"""
+import numpy as np
+import pyopencl as cl
+
+from . import dtypes
+from .shapes import contiguous_strides, prod
+
+
+class ArrayBase:
+    """Methods common to concrete arrays and tracers; `netcl.numpy` fills in the operators."""
+    __slots__ = ()
+    __array_priority__ = 100
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return prod(self.shape)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    @property
+    def aval(self):
+        from .tracing import ShapedArray
+        return ShapedArray(self.shape, self.dtype, self.weak_type)
+
+
+class Array(ArrayBase):
+    __slots__ = ("device", "_buf", "_storage", "shape", "dtype", "strides", "offset",
+                 "weak_type", "_contig", "__weakref__")
+
+    def __init__(self, device, buf, storage, shape, dtype, strides, offset=0, weak_type=False,
+                 contiguous=True):
+        self.device = device
+        self._buf = buf
+        self._storage = storage
+        self.shape = shape
+        self.dtype = dtype
+        self.strides = strides
+        self.offset = offset
+        self.weak_type = weak_type
+        self._contig = contiguous
+
+    # ---- creation -------------------------------------------------------------------
+    @staticmethod
+    def empty(device, shape, dtype, weak_type=False):
+        """An uninitialised dense array (the output of a kernel about to be enqueued)."""
+        if device.is_numpy:
+            a = np.empty(shape, dtype)
+            return Array(device, a, None, shape, dtype, None, 0, weak_type)
+        from .pool import Storage
+        st = Storage(device.pool, prod(shape) * dtype.itemsize)
+        return Array(device, st.buf, st, shape, dtype, contiguous_strides(shape), 0, weak_type)
+
+    @staticmethod
+    def from_numpy(device, host, weak_type=False):
+        """Copy a numpy array (of a supported dtype) to `device`."""
+        host = np.ascontiguousarray(host)
+        shape = tuple(host.shape)
+        if device.is_numpy:
+            return Array(device, host.copy(), None, shape, host.dtype, None, 0, weak_type)
+        out = Array.empty(device, shape, host.dtype, weak_type)
+        if host.size:
+            cl.enqueue_copy(device.queue, out._buf, host, is_blocking=True)
+        return out
+
+    def _view(self, shape, strides, offset, weak_type=None):
+        """A new Array over the same storage (eager shape ops use this)."""
+        return Array(self.device, self._buf, self._storage, shape, self.dtype, strides, offset,
+                     self.weak_type if weak_type is None else weak_type,
+                     strides == contiguous_strides(shape))
+
+    # ---- host transfer --------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        host = self._to_host()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def _to_host(self):
+        if self.device.is_numpy:
+            return np.array(self._buf, copy=True)
+        x = self if self._contig else self._dense()
+        host = np.empty(x.shape, x.dtype)
+        if host.size:
+            cl.enqueue_copy(x.device.queue, host, x._buf,
+                            src_offset=x.offset * x.dtype.itemsize, is_blocking=True)
+        return host
+
+    def _dense(self):
+        """This array with a contiguous layout (a copy kernel when it is a strided view)."""
+        if self._contig:
+            return self
+        from ..primitives.elementwise import copy_p
+        return copy_p.bind(self)
+
+    def block_until_ready(self):
+        """Wait until the work that computes this array has finished; returns self."""
+        self.device.synchronize()
+        return self
+
+    def copy_to_host_async(self):
+        return self
+
+    def tolist(self):
+        return self._to_host().tolist()
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item: array of shape {self.shape} has {self.size} elements, not 1")
+        return self._to_host().reshape(()).item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if not dtypes.is_int(self.dtype):
+            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+        return int(self.item())
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(f"the truth value of an array of shape {self.shape} is ambiguous; "
+                             "use .any() or .all()")
+        return bool(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __repr__(self):
+        body = np.array2string(self._to_host(), separator=", ", prefix="Array(")
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"Array({body}, dtype={self.dtype}{weak})"
+
+    def __str__(self):
+        return str(self._to_host())
+
+    def __hash__(self):
+        raise TypeError("unhashable type: netcl Array (arrays are mutable-free but compared "
+                        "elementwise; use a tuple of Python numbers as a static argument)")
+
+    def __reduce__(self):  # pickling copies to host
+        return (_rebuild, (self._to_host(), self.weak_type))
+
+
+def _rebuild(host, weak_type):
+    from .devices import default_device
+    return Array.from_numpy(default_device(), host, weak_type)
+
+
+def block_until_ready(tree):
+    """Wait for every array in a pytree; returns the tree (like jax.block_until_ready)."""
+    from ..tree_util import tree_leaves
+    seen = set()
+    for leaf in tree_leaves(tree):
+        if isinstance(leaf, Array) and id(leaf.device) not in seen:
+            seen.add(id(leaf.device))
+            leaf.device.synchronize()
+    return tree

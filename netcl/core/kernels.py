@@ -1,0 +1,106 @@
+"""Generated OpenCL C -> built, cached programs and reusable kernels.
+
+Every kernel netcl launches passes through `build`: source + options + device context give
+one program, built once per process. Callers hold the returned `cl.Kernel` objects (never
+`program.name`, which makes a new kernel object on each access). A failed build raises
+`KernelBuildError` carrying the compiler's log and the numbered source.
+"""
+import numpy as np
+import pyopencl as cl
+
+from . import dtypes
+
+_programs = {}
+
+
+class KernelBuildError(RuntimeError):
+    """An OpenCL program failed to build; `.log` and `.source` say why."""
+
+    def __init__(self, device, source, log):
+        self.source = source
+        self.log = log
+        numbered = "\n".join(f"{i + 1:4d} | {line}" for i, line in enumerate(source.splitlines()))
+        super().__init__(f"OpenCL build failed on {device.name}:\n{log}\n--- source ---\n{numbered}")
+
+
+PREAMBLE_FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+
+
+def build(device, source, options=()):
+    """Build (once) and return the cl.Program for `source` on `device`'s context."""
+    key = (device.context.int_ptr, source, options)
+    prg = _programs.get(key)
+    if prg is None:
+        if "double" in source and "cl_khr_fp64" not in source:
+            source = PREAMBLE_FP64 + source
+        try:
+            prg = cl.Program(device.context, source).build(options=list(options),
+                                                           devices=[device.cl_device])
+        except cl.RuntimeError as e:
+            raise KernelBuildError(device, source, str(e)) from None
+        _programs[key] = prg
+    return prg
+
+
+def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
+    """A fresh cl.Kernel from the (cached) program; the caller keeps it for reuse.
+
+    Each launcher owns its kernel object so that arguments that never change for it
+    (sizes, offsets, metadata buffers) are set once and only buffers are set per call.
+    """
+    k = cl.Kernel(build(device, source, options), name)
+    if scalar_arg_dtypes is not None:
+        k.set_scalar_arg_dtypes(scalar_arg_dtypes)
+    return k
+
+
+def set_scalar(k, i, ctype_value):
+    """Set a scalar argument once (numpy scalar of the kernel's C type)."""
+    k.set_arg(i, ctype_value)
+
+
+def round_up(n, m):
+    return (n + m - 1) // m * m
+
+
+def grid_1d(device, n):
+    """(global, local) sizes for one work-item per element, bounded by the device limits."""
+    wg = device.work_group
+    return (max(round_up(n, wg), wg),), (wg,)
+
+
+# ---- C spelling of loads and stores (half is storage only: vload_half/vstore_half) ----
+
+def storage_ctype(dtype):
+    return dtypes.STORAGE_CTYPE[dtype]
+
+
+def compute_ctype(dtype):
+    return dtypes.COMPUTE_CTYPE[dtype]
+
+
+def load(dtype, ptr, index):
+    """C expression reading element `index` of `ptr` as the compute type."""
+    if dtype == dtypes.float16:
+        return f"vload_half({index}, {ptr})"
+    if dtype == dtypes.bool_:
+        return f"(int){ptr}[{index}]"
+    return f"{ptr}[{index}]"
+
+
+def store(dtype, ptr, index, value):
+    """C statement writing `value` (compute type) to element `index` of `ptr`."""
+    if dtype == dtypes.float16:
+        return f"vstore_half({value}, {index}, {ptr});"
+    if dtype == dtypes.bool_:
+        return f"{ptr}[{index}] = (uchar)(({value}) != 0);"
+    return f"{ptr}[{index}] = {value};"
+
+
+def np_scalar(dtype, value):
+    """A numpy scalar of `dtype` for a kernel argument (half passes as float)."""
+    if dtype == dtypes.float16:
+        return np.float32(value)
+    if dtype == dtypes.bool_:
+        return np.uint8(value)
+    return dtype.type(value)

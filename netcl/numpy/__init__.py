@@ -1,0 +1,44 @@
+"""netcl.numpy: the jax.numpy surface over netcl's primitives.
+
+Every function converts its arguments (Python scalars are weakly typed), promotes dtypes
+as JAX does, broadcasts with NumPy's rules, and binds primitives; nothing else.
+
+>>> import netcl.numpy as jnp
+>>> jnp.sum(jnp.arange(4.0) * 2.0)
+"""
+from ..core.array import Array as ndarray  # noqa: F401
+from ..core.dtypes import bool_, float16, float32, float64, int32, uint32  # noqa: F401
+from .creation import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .joining import *  # noqa: F401,F403
+from .linalg_ops import *  # noqa: F401,F403
+from .manipulation import *  # noqa: F401,F403
+from .math import *  # noqa: F401,F403
+from .reductions import *  # noqa: F401,F403
+
+import numpy as _np
+
+pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
+int8 = int16 = int64 = int32  # JAX without x64 maps these to int32
+uint8 = uint16 = uint64 = uint32
+float_ = float32
+integer, floating, number, bool = _np.integer, _np.floating, _np.number, bool_  # noqa: A001
+
+
+def dtype(x):
+    return _np.dtype(x)
+
+
+def result_type(*args):
+    from ..core.dtypes import result_type as _rt
+    from ._util import asarray_arg
+    return _rt(*[asarray_arg(a, "result_type") for a in args])[0]
+
+
+def issubdtype(a, b):
+    return _np.issubdtype(a, b)
+
+
+from . import methods as _methods  # noqa: E402
+
+_methods.install()

@@ -1,0 +1,229 @@
+"""Array creation in netcl.numpy: array, asarray, zeros, ones, full, arange, linspace, eye..."""
+import builtins
+import operator
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.array import Array
+from ..core.devices import Device, default_device
+from ..core.eval import to_array
+from ..core.tracing import Tracer
+from ..primitives import elementwise as ew
+from ..primitives.views import full as _full
+
+__all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+           "full_like", "empty_like", "arange", "linspace", "eye", "identity", "tri",
+           "device_put", "copy"]
+
+
+def _dtype(dtype, where):
+    return None if dtype is None else dtypes.canonicalize(dtype, where=where)
+
+
+def _check_device(device, where):
+    if device is not None and not isinstance(device, Device):
+        raise TypeError(f"{where}: device must be a netcl Device, got {type(device).__name__}")
+    return device or default_device()
+
+
+def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's name)
+    """Create an array on the default device (or `device`).
+
+    Python floats give float32 (as in JAX); NumPy float64 arrays keep float64 where the
+    device supports it.
+
+    >>> x = netcl.numpy.array([[1.0, 2.0], [3.0, 4.0]])
+    """
+    dt = _dtype(dtype, "array")
+    if isinstance(object, (Array, Tracer)):
+        return object if dt is None else ew.convert_element_type(object, dt)
+    dev = _check_device(device, "array")
+    if isinstance(object, (list, tuple)) and any(isinstance(o, (Array, Tracer))
+                                                 for o in _flat(object)):
+        from .manipulation import stack
+        return stack([array(o, dt, device=device) for o in object])
+    host = np.asarray(object)
+    if host.dtype == object or host.dtype.kind not in "biuf":
+        raise TypeError(f"array: cannot make a numeric array from {type(object).__name__} "
+                        f"(numpy sees dtype {host.dtype})")
+    if dt is None:
+        dt = dtypes.canonicalize(host.dtype, where="array")
+        if not isinstance(object, np.ndarray) and host.dtype == np.float64:
+            dt = dtypes.float32  # Python floats: the default float, as jnp.array does
+    if dt == dtypes.float64 and not dev.capabilities.fp64:
+        raise TypeError(f"array: float64 requested but {dev.name} has no fp64 support")
+    return Array.from_numpy(dev, host.astype(dt, copy=False))
+
+
+def _flat(obj):
+    for o in obj:
+        if isinstance(o, (list, tuple)):
+            yield from _flat(o)
+        else:
+            yield o
+
+
+def asarray(a, dtype=None, device=None):
+    """Like `array`, but returns netcl arrays of the right dtype unchanged."""
+    if isinstance(a, (Array, Tracer)) and (dtype is None or
+                                           _dtype(dtype, "asarray") == a.dtype):
+        return a
+    return array(a, dtype, device=device)
+
+
+def device_put(x, device=None):
+    """Copy an array (or a pytree of arrays) to `device` (default: the default device)."""
+    from ..tree_util import tree_map
+    dev = _check_device(device, "device_put")
+
+    def put(leaf):
+        if isinstance(leaf, Array):
+            if leaf.device is dev:
+                return leaf
+            return Array.from_numpy(dev, leaf._to_host(), leaf.weak_type)
+        if isinstance(leaf, Tracer):
+            return leaf
+        return to_array(leaf, "device_put", dev)
+    return tree_map(put, x)
+
+
+def full(shape, fill_value, dtype=None, device=None):
+    """An array of `shape` filled with `fill_value`.
+
+    >>> netcl.numpy.full((2, 3), 7.0)
+    """
+    dt = _dtype(dtype, "full")
+    if isinstance(fill_value, (Array, Tracer)):
+        return _full(shape, fill_value, dt or fill_value.dtype)
+    if dt is None:
+        dt = dtypes.scalar_dtype(fill_value) if isinstance(fill_value, (bool, int, float)) \
+            else dtypes.canonicalize(np.asarray(fill_value).dtype, where="full")
+    _check_device(device, "full")
+    # A materialised copy, not a broadcast view: users expect full() to own its memory.
+    return ew.copy(_full(shape, fill_value, dt, device=device))
+
+
+def zeros(shape, dtype=None, device=None):
+    """An array of zeros (float32 unless dtype is given)."""
+    return full(shape, 0, _dtype(dtype, "zeros") or dtypes.float32, device)
+
+
+def ones(shape, dtype=None, device=None):
+    """An array of ones (float32 unless dtype is given)."""
+    return full(shape, 1, _dtype(dtype, "ones") or dtypes.float32, device)
+
+
+def empty(shape, dtype=None, device=None):
+    """Like zeros (netcl arrays are never left uninitialised)."""
+    return zeros(shape, dtype, device)
+
+
+def _like_dtype(a, dtype):
+    return _dtype(dtype, "like") or a.dtype
+
+
+def zeros_like(a, dtype=None, shape=None):
+    a = asarray(a)
+    return full(a.shape if shape is None else shape, 0, _like_dtype(a, dtype))
+
+
+def ones_like(a, dtype=None, shape=None):
+    a = asarray(a)
+    return full(a.shape if shape is None else shape, 1, _like_dtype(a, dtype))
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    a = asarray(a)
+    return full(a.shape if shape is None else shape, fill_value, _like_dtype(a, dtype))
+
+
+def empty_like(a, dtype=None, shape=None):
+    return zeros_like(a, dtype, shape)
+
+
+def copy(a):
+    """A copy of `a` in a fresh buffer."""
+    return ew.copy(asarray(a))
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values in [start, stop), like numpy.arange.
+
+    >>> netcl.numpy.arange(5)       # int32 [0 1 2 3 4]
+    """
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, (Array, Tracer)):
+            raise TypeError(f"arange: {name} must be a concrete Python number, got an array "
+                            "(under jit, make it a static argument)")
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    dt = _dtype(dtype, "arange")
+    if dt is None:
+        dt = dtypes.int32 if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) \
+            else dtypes.float32
+    n = builtins.max(0, int(np.ceil((stop - start) / step)))
+    from ..primitives.structural import iota
+    idx = iota(dt if dt.kind != "b" else dtypes.int32, n)
+    if start == 0 and step == 1:
+        return idx
+    from .math import add, multiply
+    return add(multiply(idx, np.asarray(step, dt)[()].item()), np.asarray(start, dt)[()].item()) \
+        if dt.kind != "f" else add(multiply(idx, float(step)), float(start))
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None):
+    """`num` evenly spaced samples from start to stop."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    dt = _dtype(dtype, "linspace") or dtypes.float32
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    from ..primitives.structural import iota
+    from .math import add, multiply
+    idx = iota(dtypes.float32 if dt.kind != "f" else dt, num)
+    out = add(multiply(idx, float(step)), float(start))
+    if endpoint and num > 1:
+        from .manipulation import concatenate
+        from ..primitives.views import slice as lax_slice
+        out = concatenate([lax_slice(out, (0,), (num - 1,)), array([stop], out.dtype)])
+    return out if out.dtype == dt else ew.convert_element_type(out, dt)
+
+
+def eye(N, M=None, k=0, dtype=None):
+    """A 2-d array with ones on the k-th diagonal."""
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    return _diagonal_mask(N, M, k, _dtype(dtype, "eye"))
+
+
+def _diagonal_mask(N, M, k, dt):
+    from ..primitives.structural import iota
+    from ..primitives.views import broadcast_in_dim
+    from .math import add, equal
+    rows = broadcast_in_dim(iota(dtypes.int32, N), (N, M), (0,))
+    cols = broadcast_in_dim(iota(dtypes.int32, M), (N, M), (1,))
+    return ew.convert_element_type(equal(add(rows, k), cols), dt or dtypes.float32)
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=None):
+    """Lower-triangular ones: 1 where column <= row + k."""
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    from ..primitives.structural import iota
+    from .math import greater_equal, add
+    from ..primitives.views import broadcast_in_dim
+    rows = broadcast_in_dim(iota(dtypes.int32, N), (N, M), (0,))
+    cols = broadcast_in_dim(iota(dtypes.int32, M), (N, M), (1,))
+    mask = greater_equal(add(rows, k), cols)
+    return ew.convert_element_type(mask, _dtype(dtype, "tri") or dtypes.float32)
+

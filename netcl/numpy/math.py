@@ -1,0 +1,379 @@
+"""Elementwise math of netcl.numpy (jax.numpy's names and promotion rules)."""
+import math as _math
+
+from ..core import dtypes
+from ..primitives import elementwise as ew
+from ..primitives.views import full_like
+from ._util import asarray_arg, promote_broadcast, promote_to_float
+
+__all__ = []
+
+
+def _export(fn):
+    __all__.append(fn.__name__)
+    return fn
+
+
+def _float_unary(name, op):
+    def f(x):
+        (x,) = promote_to_float(name, x)
+        return op(x)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name}; integer inputs are promoted to float32.\n\n" \
+                f">>> netcl.numpy.{name}(netcl.numpy.ones(3))"
+    return _export(f)
+
+
+for _name, _op in [("exp", ew.exp), ("exp2", ew.exp2), ("log", ew.log), ("log1p", ew.log1p),
+                   ("expm1", ew.expm1), ("sqrt", ew.sqrt), ("tanh", ew.tanh), ("sin", ew.sin),
+                   ("cos", ew.cos), ("tan", ew.tan), ("arcsin", ew.asin), ("arccos", ew.acos),
+                   ("arctan", ew.atan), ("sinh", ew.sinh), ("cosh", ew.cosh),
+                   ("arcsinh", ew.asinh), ("arccosh", ew.acosh), ("arctanh", ew.atanh),
+                   ("reciprocal", ew.reciprocal)]:
+    globals()[_name] = _float_unary(_name, _op)
+
+
+@_export
+def log2(x):
+    """Base-2 logarithm."""
+    (x,) = promote_to_float("log2", x)
+    return ew.mul(ew.log(x), full_like(x, 1 / _math.log(2)))
+
+
+@_export
+def log10(x):
+    """Base-10 logarithm."""
+    (x,) = promote_to_float("log10", x)
+    return ew.mul(ew.log(x), full_like(x, 1 / _math.log(10)))
+
+
+def _same_kind_unary(name, op, kinds="fiu"):
+    def f(x):
+        (x,) = promote_broadcast(name, x)
+        if x.dtype.kind not in kinds:
+            raise TypeError(f"{name}: unsupported dtype {x.dtype}")
+        return op(x)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name}, keeping the input dtype."
+    return _export(f)
+
+
+negative = _same_kind_unary("negative", ew.neg)
+absolute = _same_kind_unary("absolute", ew.abs_)
+abs = absolute  # noqa: A001 (numpy's name)
+__all__.append("abs")
+sign = _same_kind_unary("sign", ew.sign)
+square = _same_kind_unary("square", ew.square)
+
+
+@_export
+def positive(x):
+    return asarray_arg(x, "positive")
+
+
+def _rounding(name, op):
+    def f(x):
+        (x,) = promote_broadcast(name, x)
+        return op(x) if x.dtype.kind == "f" else x
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name}; integers are returned unchanged."
+    return _export(f)
+
+
+floor = _rounding("floor", ew.floor)
+ceil = _rounding("ceil", ew.ceil)
+rint = _rounding("rint", lambda x: ew.round_(x, 1))
+trunc = _rounding("trunc", lambda x: ew.mul(ew.sign(x), ew.floor(ew.abs_(x))))
+fix = trunc
+__all__.append("fix")
+
+
+@_export
+def round(x, decimals=0):  # noqa: A001 (numpy's name)
+    """Round half to even, like numpy.round; `decimals` may be negative."""
+    (x,) = promote_broadcast("round", x)
+    if x.dtype.kind != "f":
+        return x
+    if decimals == 0:
+        return ew.round_(x, 1)
+    scale = full_like(x, 10.0 ** decimals)
+    return ew.div(ew.round_(ew.mul(x, scale), 1), scale)
+
+
+around = round
+__all__.append("around")
+
+
+def _binary(name, op, float_only=False):
+    def f(x, y):
+        xs = (promote_to_float if float_only else promote_broadcast)(name, x, y)
+        return op(*xs)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX type promotion."
+    return _export(f)
+
+
+def _add(x, y):
+    return ew.or_(x, y) if x.dtype == dtypes.bool_ else ew.add(x, y)
+
+
+def _mul(x, y):
+    return ew.and_(x, y) if x.dtype == dtypes.bool_ else ew.mul(x, y)
+
+
+add = _binary("add", _add)
+subtract = _binary("subtract", ew.sub)
+multiply = _binary("multiply", _mul)
+true_divide = _binary("true_divide", ew.div, float_only=True)
+divide = true_divide
+__all__.append("divide")
+maximum = _binary("maximum", lambda x, y: ew.or_(x, y) if x.dtype == dtypes.bool_ else ew.max_(x, y))
+minimum = _binary("minimum", lambda x, y: ew.and_(x, y) if x.dtype == dtypes.bool_ else ew.min_(x, y))
+arctan2 = _binary("arctan2", ew.atan2, float_only=True)
+
+
+@_export
+def floor_divide(x, y):
+    """x // y (floor division; integer division by zero gives 0)."""
+    x, y = promote_broadcast("floor_divide", x, y)
+    if x.dtype == dtypes.bool_:
+        raise TypeError("floor_divide: bool operands are not supported")
+    return ew.floor_div(x, y)
+
+
+@_export
+def remainder(x, y):
+    """x % y with the sign of y (Python's and NumPy's convention)."""
+    x, y = promote_broadcast("remainder", x, y)
+    r = ew.rem(x, y)
+    if x.dtype.kind == "u":
+        return r
+    zero = full_like(r, 0)
+    fix_ = ew.and_(ew.ne(r, zero), ew.ne(ew.lt(r, zero), ew.lt(y, zero)))
+    return ew.select(fix_, ew.add(r, y), r)
+
+
+mod = remainder
+__all__.append("mod")
+
+
+@_export
+def fmod(x, y):
+    """C-style remainder (sign of x)."""
+    return ew.rem(*promote_broadcast("fmod", x, y))
+
+
+@_export
+def power(x, y):
+    """x ** y. An integer Python exponent uses exact repeated multiplication."""
+    if isinstance(y, int) and not isinstance(y, bool) and -64 <= y <= 64:
+        (x,) = promote_broadcast("power", x)
+        if y < 0 and x.dtype.kind != "f":
+            x, yy = promote_broadcast("power", x, y)
+            return ew.pow_(x, yy)
+        return ew.integer_pow(x, y)
+    x, y = promote_broadcast("power", x, y)
+    return ew.pow_(x, y)
+
+
+pow = power  # noqa: A001 (numpy's name)
+__all__.append("pow")
+
+
+def _compare(name, op):
+    def f(x, y):
+        return op(*promote_broadcast(name, x, y))
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name}, returning bool."
+    return _export(f)
+
+
+equal = _compare("equal", ew.eq)
+not_equal = _compare("not_equal", ew.ne)
+less = _compare("less", ew.lt)
+less_equal = _compare("less_equal", ew.le)
+greater = _compare("greater", ew.gt)
+greater_equal = _compare("greater_equal", ew.ge)
+
+
+def _logical(name, op):
+    def f(x, y):
+        x, y = promote_broadcast(name, x, y)
+        return op(_to_bool(x), _to_bool(y))
+    f.__name__ = name
+    return _export(f)
+
+
+def _to_bool(x):
+    return x if x.dtype == dtypes.bool_ else ew.ne(x, full_like(x, 0))
+
+
+logical_and = _logical("logical_and", ew.and_)
+logical_or = _logical("logical_or", ew.or_)
+logical_xor = _logical("logical_xor", ew.xor)
+
+
+@_export
+def logical_not(x):
+    (x,) = promote_broadcast("logical_not", x)
+    return ew.not_(_to_bool(x))
+
+
+def _bitwise(name, op):
+    def f(x, y):
+        x, y = promote_broadcast(name, x, y)
+        if x.dtype.kind == "f":
+            raise TypeError(f"{name}: operands must be integer or bool, got {x.dtype}")
+        return op(x, y)
+    f.__name__ = name
+    return _export(f)
+
+
+bitwise_and = _bitwise("bitwise_and", ew.and_)
+bitwise_or = _bitwise("bitwise_or", ew.or_)
+bitwise_xor = _bitwise("bitwise_xor", ew.xor)
+
+
+@_export
+def bitwise_not(x):
+    (x,) = promote_broadcast("bitwise_not", x)
+    if x.dtype.kind == "f":
+        raise TypeError(f"bitwise_not: operand must be integer or bool, got {x.dtype}")
+    return ew.not_(x)
+
+
+invert = bitwise_not
+__all__.append("invert")
+
+
+@_export
+def isfinite(x):
+    (x,) = promote_broadcast("isfinite", x)
+    return ew.is_finite(x) if x.dtype.kind == "f" else full_like(x, True, dtypes.bool_)
+
+
+@_export
+def isnan(x):
+    (x,) = promote_broadcast("isnan", x)
+    return ew.ne(x, x) if x.dtype.kind == "f" else full_like(x, False, dtypes.bool_)
+
+
+@_export
+def isinf(x):
+    (x,) = promote_broadcast("isinf", x)
+    if x.dtype.kind != "f":
+        return full_like(x, False, dtypes.bool_)
+    return ew.eq(ew.abs_(x), full_like(x, float("inf")))
+
+
+@_export
+def where(condition, x=None, y=None):
+    """Elements of x where condition, else y (broadcast). One-argument form: see nonzero."""
+    if x is None and y is None:
+        from .indexing import nonzero
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("where: give both x and y, or neither")
+    c = asarray_arg(condition, "where")
+    x, y = promote_broadcast("where", x, y)
+    from ..core.shapes import broadcast_shapes
+    from ..primitives.views import broadcast_to_rank
+    shape = broadcast_shapes(c.shape, x.shape, where="where")
+    return ew.select(broadcast_to_rank(_to_bool(c), shape), broadcast_to_rank(x, shape),
+                     broadcast_to_rank(y, shape))
+
+
+@_export
+def clip(a, a_min=None, a_max=None):
+    """Limit values to [a_min, a_max] (either may be None); NaN stays NaN."""
+    if a_min is None and a_max is None:
+        raise ValueError("clip: at least one of a_min and a_max must be given")
+    a = asarray_arg(a, "clip")
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+@_export
+def sinc(x):
+    (x,) = promote_to_float("sinc", x)
+    px = ew.mul(x, full_like(x, _math.pi))
+    zero = ew.eq(x, full_like(x, 0))
+    safe = ew.select(zero, full_like(x, 1), px)
+    return ew.select(zero, full_like(x, 1), ew.div(ew.sin(safe), safe))
+
+
+@_export
+def deg2rad(x):
+    (x,) = promote_to_float("deg2rad", x)
+    return ew.mul(x, full_like(x, _math.pi / 180))
+
+
+@_export
+def rad2deg(x):
+    (x,) = promote_to_float("rad2deg", x)
+    return ew.mul(x, full_like(x, 180 / _math.pi))
+
+
+radians, degrees = deg2rad, rad2deg
+__all__ += ["radians", "degrees"]
+
+
+@_export
+def hypot(x, y):
+    x, y = promote_to_float("hypot", x, y)
+    return ew.sqrt(ew.add(ew.mul(x, x), ew.mul(y, y)))
+
+
+@_export
+def logaddexp(x, y):
+    """log(exp(x) + exp(y)) without overflow."""
+    x, y = promote_to_float("logaddexp", x, y)
+    m = ew.max_(x, y)
+    d = ew.neg(ew.abs_(ew.sub(x, y)))
+    # where both are -inf (or equal infinities) d is NaN: the answer is m
+    d = ew.select(ew.ne(d, d), full_like(d, float("-inf")), d)
+    return ew.add(m, ew.log1p(ew.exp(d)))
+
+
+@_export
+def heaviside(x1, x2):
+    x1, x2 = promote_broadcast("heaviside", x1, x2)
+    zero = full_like(x1, 0)
+    return ew.select(ew.lt(x1, zero), zero,
+                     ew.select(ew.gt(x1, zero), full_like(x1, 1), x2))
+
+
+@_export
+def copysign(x1, x2):
+    x1, x2 = promote_to_float("copysign", x1, x2)
+    neg_ = ew.or_(ew.lt(x2, full_like(x2, 0)),
+                  ew.and_(ew.eq(x2, full_like(x2, 0)),
+                          ew.lt(ew.div(full_like(x2, 1), x2), full_like(x2, 0))))
+    a = ew.abs_(x1)
+    return ew.select(neg_, ew.neg(a), a)
+
+
+@_export
+def signbit(x):
+    (x,) = promote_broadcast("signbit", x)
+    zero = full_like(x, 0)
+    if x.dtype.kind != "f":
+        return ew.lt(x, zero)
+    return ew.or_(ew.lt(x, zero), ew.and_(ew.eq(x, zero),
+                                          ew.lt(ew.div(full_like(x, 1), x), zero)))
+
+
+@_export
+def float_power(x, y):
+    x, y = promote_to_float("float_power", x, y)
+    return ew.pow_(x, y)
+
+
+@_export
+def cbrt(x):
+    (x,) = promote_to_float("cbrt", x)
+    a = ew.pow_(ew.abs_(x), full_like(x, 1 / 3))
+    return ew.mul(ew.sign(x), a)

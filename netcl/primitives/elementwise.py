@@ -1,0 +1,601 @@
+"""Elementwise primitives: one table row each (C template, NumPy reference, derivative).
+
+Operands of a binary or ternary op have equal shapes and dtypes (as in `jax.lax`);
+`netcl.numpy` broadcasts and promotes before binding. Templates use {0}, {1}, {2} for the
+operands, {T} for the first operand's C compute type and {U} for the result's. Float16 is
+computed in float. Integer division and remainder follow XLA: x / 0 == -1, x % 0 == x,
+INT_MIN / -1 == INT_MIN (no undefined behaviour on any device).
+"""
+import math
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.ad_util import deflinear_elementwise, defjvp, defvjp
+from ..core.codegen import HELPERS, make_elementwise_launcher
+from ..core.tracing import Primitive, ShapedArray
+
+__all__ = []  # filled by _export
+
+
+def _export(fn):
+    __all__.append(fn.__name__)
+    return fn
+
+
+# ---- abstract evaluation ----------------------------------------------------------------
+
+_KIND_NAMES = {"f": "floating", "i": "signed integer", "u": "unsigned integer", "b": "bool"}
+
+
+def _check_kinds(name, dtype, kinds):
+    if dtype.kind not in kinds:
+        allowed = " or ".join(_KIND_NAMES[k] for k in kinds)
+        raise TypeError(f"{name}: operand of dtype {dtype} is not supported; it needs {allowed}")
+
+
+def _same_shapes_dtypes(name, args, check_dtypes=True):
+    s0, d0 = args[0].shape, args[0].dtype
+    for a in args[1:]:
+        if a.shape != s0:
+            raise ValueError(f"{name}: operands must have equal shapes, got "
+                             f"{', '.join(str(tuple(x.shape)) for x in args)} "
+                             "(netcl.numpy broadcasts; netcl.lax does not)")
+        if check_dtypes and a.dtype != d0:
+            raise TypeError(f"{name}: operands must have equal dtypes, got "
+                            f"{', '.join(str(x.dtype) for x in args)}")
+
+
+def _elementwise_prim(name, nargs, kinds, out_dtype=None, precision="follow_inputs"):
+    """A primitive whose result has its operands' shape; dtype kept unless out_dtype given."""
+    p = Primitive(name, fusion="elementwise", precision=precision)
+
+    def abstract_eval(*args, **params):
+        if len(args) != nargs:
+            raise TypeError(f"{name}: expected {nargs} operand(s), got {len(args)}")
+        _same_shapes_dtypes(name, args)
+        _check_kinds(name, args[0].dtype, kinds)
+        weak = all(a.weak_type for a in args)
+        if out_dtype is not None:
+            return ShapedArray(args[0].shape, out_dtype, False)
+        return ShapedArray(args[0].shape, args[0].dtype, weak)
+
+    p.abstract_eval = abstract_eval
+    p.make_launcher = lambda device, args, params, out: make_elementwise_launcher(
+        p, device, args, params, out)
+    return p
+
+
+def _by_kind(table):
+    """A lowering choosing the template by the first operand's dtype kind."""
+    return lambda in_dtypes, out_dtype, **params: table[in_dtypes[0].kind]
+
+
+def _np_float(fn):
+    """Reference for float math: compute in at least float32, return the input dtype."""
+    def ref(*xs, **params):
+        dt = xs[0].dtype
+        with np.errstate(all="ignore"):
+            work = [x.astype(np.float32) if x.dtype == np.float16 else x for x in xs]
+            return np.asarray(fn(*work, **params)).astype(dt)
+    return ref
+
+
+def _unary(name, template, reference, kinds="f", precision="follow_inputs"):
+    p = _elementwise_prim(name, 1, kinds, precision=precision)
+    p.lowering = template if isinstance(template, str) else _by_kind(template)
+    p.reference = reference
+    return p
+
+
+def _binary(name, template, reference, kinds="fiu", out_dtype=None):
+    p = _elementwise_prim(name, 2, kinds, out_dtype)
+    p.lowering = template if isinstance(template, str) else _by_kind(template)
+    p.reference = reference
+    return p
+
+
+# ---- C helpers for integer semantics and erf_inv --------------------------------------
+
+HELPERS["idiv"] = """
+inline int netcl_idiv(int a, int b) { return b == 0 ? -1 : ((a == INT_MIN && b == -1) ? a : a / b); }
+inline uint netcl_udiv(uint a, uint b) { return b == 0 ? 0xffffffffu : a / b; }
+"""
+HELPERS["udiv"] = HELPERS["idiv"]
+HELPERS["irem"] = """
+inline int netcl_irem(int a, int b) { return b == 0 ? a : ((a == INT_MIN && b == -1) ? 0 : a % b); }
+inline uint netcl_urem(uint a, uint b) { return b == 0 ? a : a % b; }
+"""
+HELPERS["urem"] = HELPERS["irem"]
+HELPERS["ifloordiv"] = """
+inline int netcl_ifloordiv(int a, int b) {
+  if (b == 0) return 0;
+  if (a == INT_MIN && b == -1) return a;
+  int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
+"""
+HELPERS["ipow"] = """
+inline int netcl_ipow(int x, int y) {
+  if (y < 0) return x == 1 ? 1 : (x == -1 ? ((y & 1) ? -1 : 1) : 0);
+  int r = 1; while (y) { if (y & 1) r *= x; x *= x; y >>= 1; } return r; }
+inline uint netcl_upow(uint x, uint y) {
+  uint r = 1; while (y) { if (y & 1) r *= x; x *= x; y >>= 1; } return r; }
+"""
+HELPERS["upow"] = HELPERS["ipow"]
+# Giles, "Approximating the erfinv function" (single precision), as XLA uses for float32.
+HELPERS["erfinv"] = """
+inline float netcl_erfinv(float x) {
+  float w = -log((1.0f - x) * (1.0f + x)), p;
+  if (w < 5.0f) { w = w - 2.5f;
+    p = 2.81022636e-08f; p = 3.43273939e-07f + p*w; p = -3.5233877e-06f + p*w;
+    p = -4.39150654e-06f + p*w; p = 0.00021858087f + p*w; p = -0.00125372503f + p*w;
+    p = -0.00417768164f + p*w; p = 0.246640727f + p*w; p = 1.50140941f + p*w;
+  } else { w = sqrt(w) - 3.0f;
+    p = -0.000200214257f; p = 0.000100950558f + p*w; p = 0.00134934322f + p*w;
+    p = -0.00367342844f + p*w; p = 0.00573950773f + p*w; p = -0.0076224613f + p*w;
+    p = 0.00943887047f + p*w; p = 1.00167406f + p*w; p = 2.83297682f + p*w; }
+  return fabs(x) == 1.0f ? x * INFINITY : p * x; }
+"""
+HELPERS["erfinv_d"] = """
+inline double netcl_erfinv_d(double x) {
+  if (fabs(x) >= 1.0) return fabs(x) == 1.0 ? x * INFINITY : NAN;
+  double y = (double)netcl_erfinv((float)x);
+  for (int k = 0; k < 2; ++k) {  /* Newton steps to double precision */
+    double err = erf(y) - x; y -= err / (1.1283791670955126 * exp(-y * y)); }
+  return y; }
+"""
+
+
+# ---- NumPy references with the same integer semantics ----------------------------------
+
+def _int_div(a, b):
+    with np.errstate(all="ignore"):
+        if a.dtype.kind == "u":
+            return np.where(b == 0, np.array(0xFFFFFFFF, a.dtype), a // np.where(b == 0, 1, b))
+        a64, b64 = a.astype(np.int64), b.astype(np.int64)
+        q = np.abs(a64) // np.where(b64 == 0, 1, np.abs(b64)) * np.sign(a64) * np.sign(b64)
+        q = np.where(b64 == 0, -1, q)
+        return ((q + 2**31) % 2**32 - 2**31).astype(a.dtype)  # INT_MIN / -1 wraps to INT_MIN
+
+
+def _int_rem(a, b):
+    with np.errstate(all="ignore"):
+        if a.dtype.kind == "u":
+            return np.where(b == 0, a, a % np.where(b == 0, 1, b))
+        a64, b64 = a.astype(np.int64), b.astype(np.int64)
+        r = np.fmod(a64, np.where(b64 == 0, 1, b64))
+        return np.where(b64 == 0, a64, r).astype(a.dtype)
+
+
+def _div_ref(a, b):
+    if a.dtype.kind in "iu":
+        return _int_div(a, b)
+    return _np_float(np.divide)(a, b)
+
+
+def _rem_ref(a, b):
+    if a.dtype.kind in "iu":
+        return _int_rem(a, b)
+    return _np_float(np.fmod)(a, b)
+
+
+def _floor_div_ref(a, b):
+    if a.dtype.kind in "iu":
+        with np.errstate(all="ignore"):
+            a64, b64 = a.astype(np.int64), b.astype(np.int64)
+            q = np.where(b64 == 0, 0, a64 // np.where(b64 == 0, 1, b64))
+            return ((q + 2**31) % 2**32 - 2**31).astype(a.dtype) if a.dtype.kind == "i" \
+                else q.astype(a.dtype)
+    return _np_float(lambda x, y: np.floor(x / y))(a, b)
+
+
+def _pow_ref(a, b):
+    if a.dtype.kind in "iu":
+        out = np.empty(a.shape, a.dtype)
+        for idx in np.ndindex(a.shape):
+            x, y = int(a[idx]), int(b[idx])
+            if y < 0:
+                r = 1 if x == 1 else ((-1 if y & 1 else 1) if x == -1 else 0)
+            else:
+                r = pow(x, y, 2**32)
+            out[idx] = np.array(r % 2**32, np.uint32).view(a.dtype) if a.dtype.kind == "i" else r
+        return out
+    return _np_float(np.power)(a, b)
+
+
+def _nan_max(a, b):
+    if a.dtype.kind == "f":
+        return _np_float(np.maximum)(a, b)  # np.maximum propagates NaN, like lax.max
+    return np.maximum(a, b)
+
+
+def _nan_min(a, b):
+    if a.dtype.kind == "f":
+        return _np_float(np.minimum)(a, b)
+    return np.minimum(a, b)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _erfinv_np(x):
+    x = np.asarray(x, np.float64)
+    y = np.zeros_like(x)
+    inside = np.abs(x) < 1
+    # Newton on erf from a good start (Winitzki's approximation).
+    a = 0.147
+    xi = x[inside]
+    ln = np.log1p(-xi * xi)
+    t = 2 / (np.pi * a) + ln / 2
+    yi = np.sign(xi) * np.sqrt(np.sqrt(t * t - ln / a) - t)
+    for _ in range(6):
+        yi -= (_erf(yi) - xi) / (2 / np.sqrt(np.pi) * np.exp(-yi * yi))
+    y[inside] = yi
+    y[np.abs(x) == 1] = np.sign(x[np.abs(x) == 1]) * np.inf
+    y[np.abs(x) > 1] = np.nan
+    y[np.isnan(x)] = np.nan
+    return y
+
+
+def _round_ref(x, rounding_method=0):
+    if rounding_method == 1:
+        return np.round(x)
+    x64 = x.astype(np.float64)
+    return np.sign(x64) * np.floor(np.abs(x64) + 0.5)
+
+
+def _sign_ref(x):
+    if x.dtype.kind == "f":
+        return np.where(np.isnan(x) | (x == 0), x, np.sign(x))
+    return np.sign(x)
+
+
+# ---- unary -------------------------------------------------------------------------------
+
+neg_p = _unary("neg", "(-{0})", lambda x: np.negative(x), "fiu")
+abs_p = _unary("abs", {"f": "fabs({0})", "i": "(int)abs({0})", "u": "{0}"}, np.abs, "fiu")
+sign_p = _unary("sign", {"f": "({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : {0}))",
+                         "i": "(({0} > 0) - ({0} < 0))", "u": "(uint)({0} > 0)"}, _sign_ref, "fiu")
+exp_p = _unary("exp", "exp({0})", _np_float(np.exp))
+exp2_p = _unary("exp2", "exp2({0})", _np_float(np.exp2))
+log_p = _unary("log", "log({0})", _np_float(np.log))
+log1p_p = _unary("log1p", "log1p({0})", _np_float(np.log1p))
+expm1_p = _unary("expm1", "expm1({0})", _np_float(np.expm1))
+sqrt_p = _unary("sqrt", "sqrt({0})", _np_float(np.sqrt))
+rsqrt_p = _unary("rsqrt", "rsqrt({0})", _np_float(lambda x: 1 / np.sqrt(x)))
+square_p = _unary("square", "({0} * {0})", lambda x: np.square(x), "fiu")
+reciprocal_p = _unary("reciprocal", "(({T})1 / {0})", _np_float(np.reciprocal))
+tanh_p = _unary("tanh", "tanh({0})", _np_float(np.tanh))
+logistic_p = _unary("logistic", "(({T})1 / (({T})1 + exp(-{0})))",
+                    _np_float(lambda x: 1 / (1 + np.exp(-x))))
+sin_p = _unary("sin", "sin({0})", _np_float(np.sin))
+cos_p = _unary("cos", "cos({0})", _np_float(np.cos))
+tan_p = _unary("tan", "tan({0})", _np_float(np.tan))
+asin_p = _unary("asin", "asin({0})", _np_float(np.arcsin))
+acos_p = _unary("acos", "acos({0})", _np_float(np.arccos))
+atan_p = _unary("atan", "atan({0})", _np_float(np.arctan))
+sinh_p = _unary("sinh", "sinh({0})", _np_float(np.sinh))
+cosh_p = _unary("cosh", "cosh({0})", _np_float(np.cosh))
+asinh_p = _unary("asinh", "asinh({0})", _np_float(np.arcsinh))
+acosh_p = _unary("acosh", "acosh({0})", _np_float(np.arccosh))
+atanh_p = _unary("atanh", "atanh({0})", _np_float(np.arctanh))
+erf_p = _unary("erf", "erf({0})", _np_float(_erf))
+erf_inv_p = _unary("erf_inv", lambda d, o: "netcl_erfinv_d({0})" if d[0] == dtypes.float64
+                   else "netcl_erfinv({0})", _np_float(_erfinv_np))
+floor_p = _unary("floor", "floor({0})", _np_float(np.floor))
+ceil_p = _unary("ceil", "ceil({0})", _np_float(np.ceil))
+round_p = _unary("round", lambda d, o, rounding_method: "rint({0})" if rounding_method
+                 else "round({0})", _np_float(_round_ref))
+is_finite_p = _elementwise_prim("is_finite", 1, "f", out_dtype=dtypes.bool_)
+is_finite_p.lowering = "isfinite({0})"
+is_finite_p.reference = lambda x: np.isfinite(x)
+not_p = _unary("not", {"b": "(!{0})", "i": "(~{0})", "u": "(~{0})"},
+               lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x), "biu")
+copy_p = _unary("copy", "{0}", lambda x: np.array(x, copy=True), "biuf")
+
+
+def _integer_pow_template(in_dtypes, out_dtype, y):
+    if y == 0:
+        return "(({T})1)"
+    base, e = "{0}", abs(y)
+    # Repeated squaring written out: exact for ints, as XLA's integer_pow.
+    terms, sq = [], base
+    while e:
+        if e & 1:
+            terms.append(sq)
+        e >>= 1
+        if e:
+            sq = f"({sq} * {sq})"
+    prod_ = " * ".join(terms)
+    return "(({T})1 / (" + prod_ + "))" if y < 0 else f"({prod_})"
+
+
+integer_pow_p = _elementwise_prim("integer_pow", 1, "fiu")
+integer_pow_p.lowering = _integer_pow_template
+integer_pow_p.reference = lambda x, y: (_np_float(lambda v: np.power(v, float(y)))(x)
+                                        if x.dtype.kind == "f" else _pow_ref(x, np.full_like(x, y)))
+
+
+def _convert_template(in_dtypes, out_dtype, new_dtype, weak_type=False):
+    src = in_dtypes[0]
+    if out_dtype == dtypes.bool_:
+        return "({0} != 0)"
+    if src.kind == "f" and out_dtype.kind in "iu":
+        return f"convert_{kernels_ctype(out_dtype)}_sat_rtz({{0}})"
+    return "(({U}){0})"
+
+
+def kernels_ctype(d):
+    return dtypes.COMPUTE_CTYPE[d]
+
+
+def _convert_ref(x, new_dtype, weak_type=False):
+    if x.dtype.kind == "f" and new_dtype.kind in "iu":
+        info = np.iinfo(new_dtype)
+        with np.errstate(all="ignore"):
+            y = np.where(np.isnan(x), 0, np.clip(np.trunc(x.astype(np.float64)), info.min, info.max))
+        return y.astype(new_dtype)
+    return x.astype(new_dtype)
+
+
+convert_element_type_p = Primitive("convert_element_type", fusion="elementwise")
+convert_element_type_p.lowering = _convert_template
+convert_element_type_p.reference = _convert_ref
+
+
+def _convert_abstract(x, new_dtype, weak_type=False):
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+convert_element_type_p.abstract_eval = _convert_abstract
+convert_element_type_p.make_launcher = lambda device, args, params, out: \
+    make_elementwise_launcher(convert_element_type_p, device, args, params, out)
+
+# ---- binary ------------------------------------------------------------------------------
+
+add_p = _binary("add", "({0} + {1})", lambda a, b: np.add(a, b))
+sub_p = _binary("sub", "({0} - {1})", lambda a, b: np.subtract(a, b))
+mul_p = _binary("mul", "({0} * {1})", lambda a, b: np.multiply(a, b))
+div_p = _binary("div", {"f": "({0} / {1})", "i": "netcl_idiv({0}, {1})",
+                        "u": "netcl_udiv({0}, {1})"}, _div_ref)
+rem_p = _binary("rem", {"f": "fmod({0}, {1})", "i": "netcl_irem({0}, {1})",
+                        "u": "netcl_urem({0}, {1})"}, _rem_ref)
+floor_div_p = _binary("floor_div", {"f": "floor({0} / {1})", "i": "netcl_ifloordiv({0}, {1})",
+                                    "u": "({1} == 0 ? 0u : {0} / {1})"}, _floor_div_ref)
+pow_p = _binary("pow", {"f": "pow({0}, {1})", "i": "netcl_ipow({0}, {1})",
+                        "u": "netcl_upow({0}, {1})"}, _pow_ref)
+atan2_p = _binary("atan2", "atan2({0}, {1})", _np_float(np.arctan2), kinds="f")
+max_p = _binary("max", {"f": "(({0} > {1} || isnan({0})) ? {0} : {1})", "i": "max({0}, {1})",
+                        "u": "max({0}, {1})"}, _nan_max)
+min_p = _binary("min", {"f": "(({0} < {1} || isnan({0})) ? {0} : {1})", "i": "min({0}, {1})",
+                        "u": "min({0}, {1})"}, _nan_min)
+eq_p = _binary("eq", "({0} == {1})", np.equal, "fiub", dtypes.bool_)
+ne_p = _binary("ne", "({0} != {1})", np.not_equal, "fiub", dtypes.bool_)
+lt_p = _binary("lt", "({0} < {1})", np.less, "fiub", dtypes.bool_)
+le_p = _binary("le", "({0} <= {1})", np.less_equal, "fiub", dtypes.bool_)
+gt_p = _binary("gt", "({0} > {1})", np.greater, "fiub", dtypes.bool_)
+ge_p = _binary("ge", "({0} >= {1})", np.greater_equal, "fiub", dtypes.bool_)
+and_p = _binary("and", {"b": "({0} && {1})", "i": "({0} & {1})", "u": "({0} & {1})"},
+                lambda a, b: np.bitwise_and(a, b), "biu")
+or_p = _binary("or", {"b": "({0} || {1})", "i": "({0} | {1})", "u": "({0} | {1})"},
+               lambda a, b: np.bitwise_or(a, b), "biu")
+xor_p = _binary("xor", {"b": "({0} != {1})", "i": "({0} ^ {1})", "u": "({0} ^ {1})"},
+                lambda a, b: np.bitwise_xor(a, b), "biu")
+
+# ---- ternary -----------------------------------------------------------------------------
+
+select_p = Primitive("select", fusion="elementwise")  # select(pred, on_true, on_false)
+
+
+def _select_abstract(pred, on_true, on_false):
+    if pred.dtype != dtypes.bool_:
+        raise TypeError(f"select: pred must be bool, got {pred.dtype}")
+    _same_shapes_dtypes("select", (pred, on_true, on_false), check_dtypes=False)
+    if on_true.dtype != on_false.dtype:
+        raise TypeError(f"select: on_true and on_false must have equal dtypes, got "
+                        f"{on_true.dtype} and {on_false.dtype}")
+    return ShapedArray(on_true.shape, on_true.dtype, on_true.weak_type and on_false.weak_type)
+
+
+select_p.abstract_eval = _select_abstract
+select_p.lowering = lambda d, o: "({0} ? {1} : {2})"
+select_p.reference = lambda p, a, b: np.where(p, a, b)
+select_p.make_launcher = lambda device, args, params, out: make_elementwise_launcher(
+    select_p, device, args, params, out)
+
+clamp_p = _elementwise_prim("clamp", 3, "fiu")  # clamp(lo, x, hi), NaN in x propagates
+clamp_p.lowering = _by_kind({"f": "(isnan({1}) ? {1} : min(max({1}, {0}), {2}))",
+                             "i": "min(max({1}, {0}), {2})", "u": "min(max({1}, {0}), {2})"})
+clamp_p.reference = lambda lo, x, hi: np.where(np.isnan(x), x, np.minimum(np.maximum(x, lo), hi)) \
+    if x.dtype.kind == "f" else np.minimum(np.maximum(x, lo), hi)
+
+
+# ---- lax-level functions (each binds one primitive) ---------------------------------------
+
+def _fn(p):
+    def f(*args):
+        return p.bind(*args)
+    # names that are Python keywords or builtins get a trailing underscore (netcl.lax maps
+    # them back to JAX's names: lax.max, lax.bitwise_and, ...)
+    f.__name__ = p.name + "_" if p.name in ("and", "or", "not", "abs", "pow", "max", "min") \
+        else p.name
+    f.__doc__ = f"lax.{p.name}: elementwise {p.name} (operands of equal shape and dtype)."
+    return f
+
+
+for _p in (neg_p, abs_p, sign_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p,
+           square_p, reciprocal_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p,
+           atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, erf_p, erf_inv_p, floor_p, ceil_p,
+           is_finite_p, not_p, add_p, sub_p, mul_p, div_p, rem_p, floor_div_p, pow_p, atan2_p,
+           max_p, min_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, select_p,
+           clamp_p):
+    _f = _fn(_p)
+    globals()[_f.__name__] = _export(_f)
+
+
+@_export
+def round_(x, rounding_method=0):
+    """Round to integral values; rounding_method 0 = away from zero, 1 = to nearest even."""
+    return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+@_export
+def integer_pow(x, y):
+    """x ** y for a Python int y (exact repeated multiplication)."""
+    return integer_pow_p.bind(x, y=int(y))
+
+
+@_export
+def convert_element_type(x, new_dtype, weak_type=False):
+    """Cast to `new_dtype` (float -> int truncates toward zero and saturates; NaN -> 0)."""
+    new_dtype = dtypes.canonicalize(new_dtype, arg="new_dtype", where="convert_element_type")
+    if x.dtype == new_dtype and x.weak_type == weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+# ---- differentiation: one partial per operand, used for both jvp and vjp --------------------
+# Each partial maps (g, out, *primals) to g times the derivative, written with primitives so
+# the rules differentiate again (grad of grad, hessians).
+
+def _c(x, v):
+    from .views import full_like
+    return full_like(x, v)
+
+
+deflinear_elementwise(neg_p, lambda g, out, x: neg(g))
+deflinear_elementwise(abs_p, lambda g, out, x: mul(g, sign(x)))
+deflinear_elementwise(exp_p, lambda g, out, x: mul(g, out))
+deflinear_elementwise(exp2_p, lambda g, out, x: mul(g, mul(out, _c(x, math.log(2)))))
+deflinear_elementwise(log_p, lambda g, out, x: div(g, x))
+deflinear_elementwise(log1p_p, lambda g, out, x: div(g, add(x, _c(x, 1))))
+deflinear_elementwise(expm1_p, lambda g, out, x: mul(g, add(out, _c(x, 1))))
+deflinear_elementwise(sqrt_p, lambda g, out, x: div(g, mul(out, _c(x, 2))))
+deflinear_elementwise(rsqrt_p, lambda g, out, x: mul(g, mul(div(out, x), _c(x, -0.5))))
+deflinear_elementwise(square_p, lambda g, out, x: mul(g, mul(x, _c(x, 2))))
+deflinear_elementwise(reciprocal_p, lambda g, out, x: neg(mul(g, mul(out, out))))
+deflinear_elementwise(tanh_p, lambda g, out, x: mul(g, sub(_c(x, 1), mul(out, out))))
+deflinear_elementwise(logistic_p, lambda g, out, x: mul(g, mul(out, sub(_c(x, 1), out))))
+deflinear_elementwise(sin_p, lambda g, out, x: mul(g, cos(x)))
+deflinear_elementwise(cos_p, lambda g, out, x: neg(mul(g, sin(x))))
+deflinear_elementwise(tan_p, lambda g, out, x: mul(g, add(_c(x, 1), mul(out, out))))
+deflinear_elementwise(asin_p, lambda g, out, x: mul(g, rsqrt(sub(_c(x, 1), mul(x, x)))))
+deflinear_elementwise(acos_p, lambda g, out, x: neg(mul(g, rsqrt(sub(_c(x, 1), mul(x, x))))))
+deflinear_elementwise(atan_p, lambda g, out, x: div(g, add(_c(x, 1), mul(x, x))))
+deflinear_elementwise(sinh_p, lambda g, out, x: mul(g, cosh(x)))
+deflinear_elementwise(cosh_p, lambda g, out, x: mul(g, sinh(x)))
+deflinear_elementwise(asinh_p, lambda g, out, x: mul(g, rsqrt(add(mul(x, x), _c(x, 1)))))
+deflinear_elementwise(acosh_p, lambda g, out, x: mul(g, rsqrt(mul(sub(x, _c(x, 1)),
+                                                                  add(x, _c(x, 1))))))
+deflinear_elementwise(atanh_p, lambda g, out, x: div(g, sub(_c(x, 1), mul(x, x))))
+deflinear_elementwise(erf_p, lambda g, out, x: mul(g, mul(_c(x, 2 / math.sqrt(math.pi)),
+                                                          exp(neg(mul(x, x))))))
+deflinear_elementwise(erf_inv_p, lambda g, out, x: mul(g, mul(_c(x, math.sqrt(math.pi) / 2),
+                                                              exp(mul(out, out)))))
+deflinear_elementwise(integer_pow_p, lambda g, out, x, y: (
+    mul(g, _c(x, 0)) if y == 0 else
+    mul(g, mul(_c(x, y), integer_pow(x, y - 1) if y != 1 else _c(x, 1)))))
+deflinear_elementwise(copy_p, lambda g, out, x: g)
+deflinear_elementwise(add_p, lambda g, out, x, y: g, lambda g, out, x, y: g)
+deflinear_elementwise(sub_p, lambda g, out, x, y: g, lambda g, out, x, y: neg(g))
+deflinear_elementwise(mul_p, lambda g, out, x, y: mul(g, y), lambda g, out, x, y: mul(g, x))
+deflinear_elementwise(div_p, lambda g, out, x, y: div(g, y),
+                      lambda g, out, x, y: neg(mul(g, div(out, y))))
+
+
+def _pow_dx(g, out, x, y):
+    # y * x^(y-1), with 0 where y == 0 (so x = 0, y = 0 has gradient 0 as in JAX)
+    d = mul(y, pow_(x, sub(y, _c(y, 1))))
+    return mul(g, select(eq(y, _c(y, 0)), _c(y, 0), d))
+
+
+def _pow_dy(g, out, x, y):
+    # out * log(x), with 0 where x == 0 (JAX's convention)
+    zero = _c(x, 0)
+    safe_x = select(eq(x, zero), _c(x, 1), x)
+    return mul(g, select(eq(x, zero), zero, mul(out, log(safe_x))))
+
+
+deflinear_elementwise(pow_p, _pow_dx, _pow_dy)
+
+
+def _atan2_dx(g, out, x, y):
+    return mul(g, div(y, add(mul(x, x), mul(y, y))))
+
+
+def _atan2_dy(g, out, x, y):
+    return neg(mul(g, div(x, add(mul(x, x), mul(y, y)))))
+
+
+deflinear_elementwise(atan2_p, _atan2_dx, _atan2_dy)
+
+
+def _rem_dy(g, out, x, y):
+    q = div(x, y)
+    return neg(mul(g, mul(sign(q), floor(abs_(q)))))
+
+
+deflinear_elementwise(rem_p, lambda g, out, x, y: g, _rem_dy)
+
+
+def _balanced(x, out, other):
+    """1 where x alone attains the max/min, 0.5 on ties, 0 elsewhere (JAX's convention)."""
+    one, half, zero = _c(x, 1), _c(x, 0.5), _c(x, 0)
+    return select(eq(x, out), select(eq(other, out), half, one), zero)
+
+
+deflinear_elementwise(max_p, lambda g, out, x, y: mul(g, _balanced(x, out, y)),
+                      lambda g, out, x, y: mul(g, _balanced(y, out, x)))
+deflinear_elementwise(min_p, lambda g, out, x, y: mul(g, _balanced(x, out, y)),
+                      lambda g, out, x, y: mul(g, _balanced(y, out, x)))
+deflinear_elementwise(select_p, None, lambda g, out, p, a, b: select(p, g, _c(g, 0)),
+                      lambda g, out, p, a, b: select(p, _c(g, 0), g))
+deflinear_elementwise(
+    clamp_p,
+    lambda g, out, lo, x, hi: select(gt(lo, x), g, _c(g, 0)),
+    lambda g, out, lo, x, hi: select(and_(gt(x, lo), lt(x, hi)), g, _c(g, 0)),
+    lambda g, out, lo, x, hi: select(lt(hi, x), g, _c(g, 0)))
+
+# Piecewise-constant or integer-valued ops: zero derivative everywhere.
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, floor_div_p, eq_p, ne_p, lt_p,
+           le_p, gt_p, ge_p, and_p, or_p, xor_p):
+    _n = 2 if _p in (floor_div_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p) else 1
+    defjvp(_p, *([None] * _n))
+    defvjp(_p, *([None] * _n))
+
+
+def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
+    from ..core.ad_util import Zero, is_zero
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if is_zero(t) or new_dtype.kind != "f" or x.dtype.kind != "f":
+        return out, Zero(ShapedArray(out.shape, out.dtype, out.weak_type))
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_vjp(ct, out, x, new_dtype, weak_type=False):
+    if x.dtype.kind != "f" or new_dtype.kind != "f":
+        return (None,)
+    return (convert_element_type(ct, x.dtype, x.weak_type),)
+
+
+convert_element_type_p.jvp = _convert_jvp
+convert_element_type_p.vjp = _convert_vjp
+
+
+# ---- batching: elementwise ops map over any batch axis ------------------------------------
+
+def _batch_elementwise(prim):
+    def rule(args, dims, **params):
+        from .views import bdim_at_front
+        batched = [(a, d) for a, d in zip(args, dims) if d is not None]
+        d0 = batched[0][1]
+        if all(d == d0 for _, d in batched) and len(batched) == len(args):
+            return prim.bind(*args, **params), d0
+        size = batched[0][0].shape[d0]
+        return prim.bind(*[bdim_at_front(a, d, size) for a, d in zip(args, dims)], **params), 0
+    return rule
+
+
+for _p in list(globals().values()):
+    if isinstance(_p, Primitive) and _p.fusion == "elementwise":
+        _p.batch = _batch_elementwise(_p)

@@ -1,0 +1,545 @@
+"""Batched GEMM kernel generator: ``C[b] = epilogue(A[b] @ B[b])``.
+
+Standalone (numpy + pyopencl only).  One OpenCL C source is generated per
+``(config, dtype, trans_a, trans_b, epilogue)``; every size, leading dimension,
+batch stride and offset is a kernel argument, so a single build serves every
+shape.
+
+Kernel signature (all sizes, strides and offsets in ELEMENTS)::
+
+    __kernel void netcl_gemm(__global T* C, __global const T* A, __global const T* B,
+                             int M, int N, int K, int lda, int ldb, int ldc,
+                             int batch_stride_a, int batch_stride_b, int batch_stride_c,
+                             int off_a, int off_b, int off_c)
+
+``A[m, k] = A_mem[off_a + b*batch_stride_a + m*lda + k]`` (``k*lda + m`` when
+``trans_a``); ``B[k, n] = B_mem[off_b + b*batch_stride_b + k*ldb + n]``
+(``n*ldb + k`` when ``trans_b``); ``C[m, n]`` is row-major with ``ldc``.  A batch
+stride of 0 broadcasts that operand.  K == 0 stores ``epilogue(0)``.
+
+The batch index is folded into NDRange dimension 0 (``launch_dims``), so no
+NDRange dimension ever needs more than ``2**31`` work-items and dimension 1
+holds only ``ceil(M / BM)`` groups.  ``launch_dims`` returns a global size with
+a 0 in it when ``batch``, ``M`` or ``N`` is 0: the caller must skip the launch.
+
+Two kernel families:
+
+* ``kind="tiled"`` (GPUs): a work-group computes a ``BM x BN`` block of C with
+  ``wg_m x wg_n`` work-items, each holding a ``tm x tn`` register block.  A and
+  B tiles of depth ``bk`` are staged through local memory (k-major, padded),
+  loaded with ``vec``-wide global loads where the tile is interior and the
+  operand aligned, optionally double-buffered (one barrier per K step).
+* ``kind="cpu"`` (PoCL and other CPU drivers): a work-item owns an
+  ``mr x (nv*vw)`` block held in ``vw``-wide vector registers (an explicit
+  micro-kernel, since PoCL's implicit work-item vectoriser does not reach loops
+  with inner loops).  The B panel of depth ``kc`` is packed into local memory
+  (contiguous per work-item sliver, zero-filled at the edges) once per
+  work-group; A is streamed from global memory with clamped row indices.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GEMM_KERNEL_NAME = "netcl_gemm"
+
+_DTYPES = {"float": 4, "double": 8}
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """Tile configuration (hashable).
+
+    kind="tiled": ``wg_m x wg_n`` work-items per group, ``tm x tn`` outputs per
+    work-item, K step ``bk``, global vector load width ``vec``, local read
+    vector width ``rvec`` (the register block is strided by ``rvec``-wide
+    chunks), local padding ``pad`` (elements), ``double_buffer``.
+
+    kind="cpu": ``wg_m x wg_n`` work-items per group, each ``tm`` rows by
+    ``tn = nv*vw`` columns (``vec`` is the vector width ``vw``), K panel
+    depth ``bk``; ``m_fastest`` makes local dimension 0 walk the M slivers.
+    """
+
+    kind: str = "tiled"
+    wg_m: int = 16
+    wg_n: int = 16
+    tm: int = 8
+    tn: int = 8
+    bk: int = 8
+    vec: int = 4
+    rvec: int = 4
+    pad: int = 4
+    double_buffer: bool = True
+    m_fastest: bool = False
+
+    @property
+    def bm(self) -> int:
+        return self.wg_m * self.tm
+
+    @property
+    def bn(self) -> int:
+        return self.wg_n * self.tn
+
+    @property
+    def threads(self) -> int:
+        return self.wg_m * self.wg_n
+
+    def local_mem_bytes(self, dtype: str) -> int:
+        es = _DTYPES[dtype]
+        if self.kind == "tiled":
+            nbuf = 2 if self.double_buffer else 1
+            return nbuf * self.bk * ((self.bm + self.pad) + (self.bn + self.pad)) * es
+        return self.bk * self.bn * es
+
+    def validate(self, dtype: str = "float") -> None:
+        if dtype not in _DTYPES:
+            raise ValueError(f"dtype must be 'float' or 'double', got {dtype!r}")
+        if self.kind == "tiled":
+            if self.vec not in (1, 2, 4, 8, 16) or self.rvec not in (1, 2, 4, 8, 16):
+                raise ValueError("vec and rvec must be 1, 2, 4, 8 or 16")
+            if self.tm % self.rvec or self.tn % self.rvec:
+                raise ValueError("tm and tn must be multiples of rvec")
+            if (self.bm + self.pad) % self.rvec or (self.bn + self.pad) % self.rvec:
+                raise ValueError("bm+pad and bn+pad must be multiples of rvec")
+            if self.bk % self.vec or self.bm % self.vec or self.bn % self.vec:
+                raise ValueError("bk, bm and bn must be multiples of vec")
+        elif self.kind == "cpu":
+            if self.vec not in (1, 2, 4, 8, 16):
+                raise ValueError("vec must be 1, 2, 4, 8 or 16")
+            if self.tn % self.vec:
+                raise ValueError("tn must be a multiple of vec")
+        else:
+            raise ValueError(f"unknown kind {self.kind!r}")
+        if min(self.wg_m, self.wg_n, self.tm, self.tn, self.bk) < 1:
+            raise ValueError("sizes must be positive")
+
+
+# ----------------------------------------------------------------------------
+# device-dependent choice
+
+def _is_cpu(device) -> bool:
+    import pyopencl as cl
+    try:
+        return bool(device.type & cl.device_type.CPU)
+    except Exception:  # pragma: no cover - exotic drivers
+        return False
+
+
+def _fits(cfg: GemmConfig, dtype: str, max_wg: int, local_mem: int) -> bool:
+    return cfg.threads <= max_wg and cfg.local_mem_bytes(dtype) + 256 <= local_mem
+
+
+# CPU candidates, best first (measured with benchmarks/gemm_tune.py on PoCL 3.0,
+# 2-core znver3: see benchmarks/results/gemm_*).
+CPU_CONFIGS = {
+    "float": [
+        GemmConfig(kind="cpu", wg_m=16, wg_n=8, tm=6, tn=16, bk=256, vec=8, m_fastest=False),
+    ],
+    "double": [
+        GemmConfig(kind="cpu", wg_m=16, wg_n=8, tm=6, tn=8, bk=256, vec=4, m_fastest=False),
+    ],
+}
+CPU_SMALL = {
+    "float": GemmConfig(kind="cpu", wg_m=4, wg_n=4, tm=4, tn=8, bk=128, vec=8),
+    "double": GemmConfig(kind="cpu", wg_m=4, wg_n=4, tm=4, tn=4, bk=128, vec=4),
+}
+
+# GPU candidates, best first.
+GPU_CONFIGS = {
+    "float": [
+        GemmConfig(kind="tiled", wg_m=16, wg_n=16, tm=8, tn=8, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
+        GemmConfig(kind="tiled", wg_m=16, wg_n=16, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
+        GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=False),
+    ],
+    "double": [
+        GemmConfig(kind="tiled", wg_m=16, wg_n=16, tm=4, tn=4, bk=8, vec=2, rvec=2, pad=2, double_buffer=True),
+        GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=4, tn=4, bk=8, vec=2, rvec=2, pad=2, double_buffer=False),
+    ],
+}
+GPU_SMALL = {
+    "float": GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=False),
+    "double": GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=2, tn=2, bk=8, vec=2, rvec=2, pad=2, double_buffer=False),
+}
+FALLBACK = GemmConfig(kind="tiled", wg_m=4, wg_n=4, tm=1, tn=1, bk=4, vec=1, rvec=1, pad=1, double_buffer=False)
+
+
+def choose_config(device, dtype: str, M: int, N: int, K: int) -> GemmConfig:
+    """Pick a tile configuration for ``device`` (a ``pyopencl.Device``) and shape."""
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be 'float' or 'double', got {dtype!r}")
+    max_wg = int(device.max_work_group_size)
+    local_mem = int(device.local_mem_size)
+    if _is_cpu(device):
+        cands = list(CPU_CONFIGS[dtype])
+        small = CPU_SMALL[dtype]
+    else:
+        cands = list(GPU_CONFIGS[dtype])
+        small = GPU_SMALL[dtype]
+    # Small problems: a big block would leave most of it (and of the device) idle.
+    big = cands[0]
+    if M * N < 4 * big.bm * big.bn or M < big.bm // 2 or N < big.bn // 2:
+        cands.insert(0, small)
+    for cfg in cands:
+        if _fits(cfg, dtype, max_wg, local_mem):
+            return cfg
+    return FALLBACK
+
+
+# ----------------------------------------------------------------------------
+# source generation
+
+def _vt(T: str, n: int) -> str:
+    return T if n == 1 else f"{T}{n}"
+
+
+def _comp(n: int, e: int) -> str:
+    """Component ``e`` of an ``n``-wide vector ('' for scalars)."""
+    if n == 1:
+        return ""
+    return ".s" + "0123456789abcdef"[e]
+
+
+def _header(T: str) -> str:
+    h = []
+    if T == "double":
+        h.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    h.append(f"typedef {T} T;")
+    return "\n".join(h) + "\n"
+
+
+_SIG = ("__kernel void " + GEMM_KERNEL_NAME + "(__global T* C, __global const T* A, __global const T* B,\n"
+        "    int M, int N, int K, int lda, int ldb, int ldc,\n"
+        "    int batch_stride_a, int batch_stride_b, int batch_stride_c,\n"
+        "    int off_a, int off_b, int off_c)")
+
+
+def _epi_fn(T: str, epilogue: str | None) -> str:
+    expr = "acc" if not epilogue else epilogue
+    return (f"inline T netcl_gemm_epilogue(T acc, int row, int col, int batch) {{\n"
+            f"    return ({expr});\n}}\n")
+
+
+def _prologue(cfg: GemmConfig) -> str:
+    return f"""    const int ntn = (N + {cfg.bn - 1}) / {cfg.bn};
+    const int g0 = get_group_id(0);
+    const int bidx = g0 / ntn;
+    const int n0 = (g0 - bidx * ntn) * {cfg.bn};
+    const int m0 = get_group_id(1) * {cfg.bm};
+    const long boa = (long)off_a + (long)bidx * batch_stride_a;
+    const long bob = (long)off_b + (long)bidx * batch_stride_b;
+    const long boc = (long)off_c + (long)bidx * batch_stride_c;
+    A += boa; B += bob; C += boc;
+"""
+
+
+def gemm_source(config: GemmConfig, dtype: str, trans_a: bool, trans_b: bool,
+                epilogue: str | None = None) -> str:
+    """OpenCL C source of kernel ``netcl_gemm`` for this configuration."""
+    config.validate(dtype)
+    if config.kind == "tiled":
+        return _tiled_source(config, dtype, bool(trans_a), bool(trans_b), epilogue)
+    return _cpu_source(config, dtype, bool(trans_a), bool(trans_b), epilogue)
+
+
+def launch_dims(config: GemmConfig, batch: int, M: int, N: int):
+    """``(global_size, local_size)`` for ``enqueue_nd_range_kernel``."""
+    ntn = -(-N // config.bn)
+    ntm = -(-M // config.bm)
+    if config.kind == "cpu" and config.m_fastest:
+        local = (config.wg_m, config.wg_n)
+    else:
+        local = (config.wg_n, config.wg_m)
+    glob = (ntn * batch * local[0], ntm * local[1])
+    return glob, local
+
+
+# ---------------------------------------------------------------- tiled (GPU)
+
+def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool):
+    """Code to load one tile of A (BM x BK) or B (BK x BN) into registers,
+    and to store those registers into local memory.
+
+    Returns (decls, load_code(k0expr, fastexpr), store_code(bufexpr)).
+    """
+    BK, LV, NT = cfg.bk, cfg.vec, cfg.threads
+    big = cfg.bm if is_a else cfg.bn          # the M (or N) extent of the tile
+    P = big + cfg.pad                         # padded row length of the local tile
+    # contiguous dimension in memory: A: k (not trans) / m (trans);
+    #                                  B: n (not trans) / k (trans)
+    if is_a:
+        contig_is_k = not trans
+    else:
+        contig_is_k = trans
+    CL = BK if contig_is_k else big           # contiguous length of the tile
+    OL = big if contig_is_k else BK           # other length
+    nvec = CL * OL // LV
+    per = -(-nvec // NT)
+    guard_tail = nvec % NT != 0
+    TV = _vt(T, LV)
+    ld = "lda" if is_a else "ldb"
+    ext = "M" if is_a else "N"                # bound of the big dimension
+    base = "m0" if is_a else "n0"
+    decls = []
+    loads = []
+    stores = []
+    for i in range(per):
+        r = f"{name}r{i}"
+        decls.append(f"    {TV} {r} = ({TV})(0);")
+        v = f"(tid + {i * NT})"
+        cidx = f"(({v} % {CL // LV}) * {LV})"
+        oidx = f"({v} / {CL // LV})"
+        if contig_is_k:
+            kk, bb = cidx, oidx               # k along contiguous
+        else:
+            kk, bb = oidx, cidx
+        # memory address of element 0 of the vector
+        if contig_is_k:
+            addr = f"({base} + {bb}) * {ld} + (k0 + {kk})"
+        else:
+            addr = f"(k0 + {kk}) * {ld} + ({base} + {bb})"
+        fast = f"*((__global const {TV}*)({name_ptr(is_a)} + {addr}))" if LV > 1 else f"{name_ptr(is_a)}[{addr}]"
+        slow = []
+        for e in range(LV):
+            if contig_is_k:
+                ke, be = f"(k0 + {kk} + {e})", f"({base} + {bb})"
+                ae = f"{be} * {ld} + {ke}"
+            else:
+                ke, be = f"(k0 + {kk})", f"({base} + {bb} + {e})"
+                ae = f"{ke} * {ld} + {be}"
+            slow.append(f"{r}{_comp(LV, e)} = ({be} < {ext} && {ke} < K) ? {name_ptr(is_a)}[{ae}] : (T)0;")
+        body = (f"if (FAST) {{ {r} = {fast}; }} else {{ " + " ".join(slow) + " }")
+        if guard_tail:
+            body = f"if ({v} < {nvec}) {{ {body} }}"
+        loads.append("        " + body)
+        # store into local tile [buf][k][big]
+        loc = f"{name}s"
+        st = []
+        if contig_is_k:
+            for e in range(LV):
+                st.append(f"{loc}[((BUF) * {BK} + {kk} + {e}) * {P} + {bb}] = {r}{_comp(LV, e)};")
+        else:
+            if LV > 1:
+                st.append(f"*((__local {TV}*)&{loc}[((BUF) * {BK} + {kk}) * {P} + {bb}]) = {r};")
+            else:
+                st.append(f"{loc}[((BUF) * {BK} + {kk}) * {P} + {bb}] = {r};")
+        body = " ".join(st)
+        if guard_tail:
+            body = f"if ({v} < {nvec}) {{ {body} }}"
+        stores.append("        " + body)
+    return decls, loads, stores
+
+
+def name_ptr(is_a: bool) -> str:
+    return "A" if is_a else "B"
+
+
+def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None) -> str:
+    BM, BN, BK = cfg.bm, cfg.bn, cfg.bk
+    TM, TN, RV, LV = cfg.tm, cfg.tn, cfg.rvec, cfg.vec
+    PA, PB = BM + cfg.pad, BN + cfg.pad
+    NBUF = 2 if cfg.double_buffer else 1
+    TRV = _vt(T, RV)
+    TLV = _vt(T, LV)
+    adecl, aload, astore = _tiled_loader("a", cfg, T, ta, True)
+    bdecl, bload, bstore = _tiled_loader("b", cfg, T, tb, False)
+
+    # alignment of the vector loads: the contiguous dim must start aligned
+    if LV > 1:
+        a_al = f"((lda % {LV}) == 0) && ((boa % {LV}) == 0)"
+        b_al = f"((ldb % {LV}) == 0) && ((bob % {LV}) == 0)"
+    else:
+        a_al = b_al = "1"
+
+    src = [_header(T), _epi_fn(T, epilogue)]
+    src.append(f"__attribute__((reqd_work_group_size({cfg.wg_n}, {cfg.wg_m}, 1)))")
+    src.append(_SIG + " {")
+    src.append(f"    __local {TRV} As4[{NBUF * BK * PA // RV}];")
+    src.append(f"    __local {TRV} Bs4[{NBUF * BK * PB // RV}];")
+    src.append("    __local T* as = (__local T*)As4;")
+    src.append("    __local T* bs = (__local T*)Bs4;")
+    src.append(_prologue(cfg))
+    src.append("    const int tx = get_local_id(0);")
+    src.append("    const int ty = get_local_id(1);")
+    src.append(f"    const int tid = ty * {cfg.wg_n} + tx;")
+    src.append(f"    const int a_ok = ({a_al}) && (m0 + {BM} <= M);")
+    src.append(f"    const int b_ok = ({b_al}) && (n0 + {BN} <= N);")
+    src.extend(adecl)
+    src.extend(bdecl)
+    for i in range(TM):
+        src.append("    " + " ".join(f"T c{i}_{j} = (T)0;" for j in range(TN)))
+    src.append(f"    const int nkt = (K + {BK - 1}) / {BK};")
+
+    def load_block(k0: str) -> list[str]:
+        out = [f"    {{ const int k0 = {k0}; const int kfull = (k0 + {BK} <= K);"]
+        out += [l.replace("FAST", "a_ok && kfull") for l in aload]
+        out += [l.replace("FAST", "b_ok && kfull") for l in bload]
+        out.append("    }")
+        return out
+
+    def store_block(buf: str) -> list[str]:
+        return [l.replace("BUF", buf) for l in astore + bstore]
+
+    def compute(buf: str) -> list[str]:
+        out = ["#pragma unroll", f"        for (int kk = 0; kk < {BK}; ++kk) {{"]
+        for c in range(TM // RV):
+            out.append(f"            const {TRV} ra{c} = As4[(({buf}) * {BK} + kk) * {PA // RV} + {c * cfg.wg_m} + ty];")
+        for c in range(TN // RV):
+            out.append(f"            const {TRV} rb{c} = Bs4[(({buf}) * {BK} + kk) * {PB // RV} + {c * cfg.wg_n} + tx];")
+        for i in range(TM):
+            a = f"ra{i // RV}{_comp(RV, i % RV)}"
+            line = []
+            for j in range(TN):
+                b = f"rb{j // RV}{_comp(RV, j % RV)}"
+                line.append(f"c{i}_{j} = mad({a}, {b}, c{i}_{j});")
+            out.append("            " + " ".join(line))
+        out.append("        }")
+        return out
+
+    if cfg.double_buffer:
+        src.append("    if (nkt > 0) {")
+        src += load_block("0")
+        src += store_block("0")
+        src.append("    }")
+        src.append("    barrier(CLK_LOCAL_MEM_FENCE);")
+        src.append("    for (int kt = 0; kt < nkt; ++kt) {")
+        src.append("        const int cur = kt & 1;")
+        src.append("        const int more = kt + 1 < nkt;")
+        src.append("        if (more) {")
+        src += load_block(f"(kt + 1) * {BK}")
+        src.append("        }")
+        src += compute("cur")
+        src.append("        if (more) {")
+        src += store_block("cur ^ 1")
+        src.append("        }")
+        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
+        src.append("    }")
+    else:
+        src.append("    for (int kt = 0; kt < nkt; ++kt) {")
+        src += load_block(f"kt * {BK}")
+        src += store_block("0")
+        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
+        src += compute("0")
+        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
+        src.append("    }")
+
+    # store C
+    if RV > 1:
+        c_al = f"((ldc % {RV}) == 0) && ((boc % {RV}) == 0)"
+    else:
+        c_al = "1"
+    src.append(f"    const int c_ok = ({c_al}) && (m0 + {BM} <= M) && (n0 + {BN} <= N);")
+    for i in range(TM):
+        row = f"(m0 + {(i // RV) * cfg.wg_m * RV} + ty * {RV} + {i % RV})"
+        src.append(f"    {{ const int row = {row};")
+        for c in range(TN // RV):
+            col = f"(n0 + {c * cfg.wg_n * RV} + tx * {RV})"
+            src.append(f"      {{ const int col = {col};")
+            vals = [f"netcl_gemm_epilogue(c{i}_{c * RV + e}, row, col + {e}, bidx)" for e in range(RV)]
+            if RV > 1:
+                fast = f"*((__global {TRV}*)(C + row * ldc + col)) = ({TRV})({', '.join(vals)});"
+            else:
+                fast = f"C[row * ldc + col] = {vals[0]};"
+            slow = " ".join(
+                f"if (col + {e} < N) C[row * ldc + col + {e}] = {vals[e]};" for e in range(RV))
+            src.append(f"        if (c_ok) {{ {fast} }} else if (row < M) {{ {slow} }}")
+            src.append("      }")
+        src.append("    }")
+    src.append("}")
+    return "\n".join(src) + "\n"
+
+
+# ----------------------------------------------------------------- cpu kind
+
+def _cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None) -> str:
+    MR, NR, VW, KC = cfg.tm, cfg.tn, cfg.vec, cfg.bk
+    NV = NR // VW
+    BN = cfg.bn
+    NT = cfg.threads
+    TV = _vt(T, VW)
+    vload = (lambda off, p: f"{p}[{off}]") if VW == 1 else (lambda off, p: f"vload{VW}(0, {p} + {off})")
+    src = [_header(T), _epi_fn(T, epilogue)]
+    if cfg.m_fastest:
+        src.append(f"__attribute__((reqd_work_group_size({cfg.wg_m}, {cfg.wg_n}, 1)))")
+    else:
+        src.append(f"__attribute__((reqd_work_group_size({cfg.wg_n}, {cfg.wg_m}, 1)))")
+    src.append(_SIG + " {")
+    # packed B panel: sliver s (NR columns) holds KC rows of NR contiguous values
+    src.append(f"    __local {TV} Bp4[{KC * BN // VW}];")
+    src.append("    __local T* bp = (__local T*)Bp4;")
+    src.append(_prologue(cfg))
+    if cfg.m_fastest:
+        src.append("    const int ty = get_local_id(0);\n    const int tx = get_local_id(1);")
+        src.append(f"    const int tid = tx * {cfg.wg_m} + ty;")
+    else:
+        src.append("    const int tx = get_local_id(0);\n    const int ty = get_local_id(1);")
+        src.append(f"    const int tid = ty * {cfg.wg_n} + tx;")
+    src.append(f"    const int r0 = m0 + ty * {MR};")
+    src.append(f"    const int c0 = n0 + tx * {NR};")
+    # clamped row pointers of A (rows beyond M read row M-1; their results are not stored)
+    for i in range(MR):
+        src.append(f"    const int ar{i} = min(r0 + {i}, M - 1);")
+    for i in range(MR):
+        src.append("    " + " ".join(f"{TV} c{i}_{v} = ({TV})(0);" for v in range(NV)))
+    src.append(f"    for (int k0 = 0; k0 < K; k0 += {KC}) {{")
+    src.append(f"        const int kc = min({KC}, K - k0);")
+    src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
+    # ---- pack B[k0:k0+kc, n0:n0+BN] into bp[s][k][NR]
+    if not tb:
+        # rows of B are contiguous in n: copy VW-wide chunks
+        nch = BN // VW
+        src.append(f"        for (int q = tid; q < kc * {nch}; q += {NT}) {{")
+        src.append(f"            const int k = q / {nch}; const int ch = q - k * {nch};")
+        src.append(f"            const int n = n0 + ch * {VW};")
+        src.append(f"            const int s = ch / {NV}; const int w = ch - s * {NV};")
+        src.append(f"            __global const T* p = B + (k0 + k) * ldb + n;")
+        if VW > 1:
+            src.append(f"            {TV} v;")
+            src.append(f"            if (n + {VW} <= N) v = vload{VW}(0, p); else {{")
+            for e in range(VW):
+                src.append(f"                v{_comp(VW, e)} = (n + {e} < N) ? p[{e}] : (T)0;")
+            src.append("            }")
+        else:
+            src.append(f"            {TV} v = (n < N) ? p[0] : (T)0;")
+        src.append(f"            Bp4[(s * {KC} + k) * {NV} + w] = v;")
+        src.append("        }")
+    else:
+        # memory holds B^T (N x K): rows are contiguous in k; walk k fastest
+        src.append(f"        for (int q = tid; q < kc * {BN}; q += {NT}) {{")
+        src.append("            const int nn = q / kc; const int k = q - nn * kc;")
+        src.append(f"            const int n = n0 + nn;")
+        src.append(f"            const int s = nn / {NR}; const int w = nn - s * {NR};")
+        src.append(f"            bp[(s * {KC} + k) * {NR} + w] = (n < N) ? B[n * ldb + k0 + k] : (T)0;")
+        src.append("        }")
+    src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
+    # ---- micro-kernel
+    src.append(f"        __local const {TV}* bq = Bp4 + tx * {KC * NV};")
+    if not ta:
+        for i in range(MR):
+            src.append(f"        __global const T* pa{i} = A + ar{i} * lda + k0;")
+    else:
+        src.append("        __global const T* pa = A + k0 * lda;")
+    src.append("        for (int k = 0; k < kc; ++k) {")
+    for v in range(NV):
+        src.append(f"            const {TV} b{v} = bq[k * {NV} + {v}];")
+    for i in range(MR):
+        a = f"pa{i}[k]" if not ta else f"pa[k * lda + ar{i}]"
+        src.append(f"            {{ const {TV} a = ({TV})({a});")
+        src.append("              " + " ".join(f"c{i}_{v} += a * b{v};" for v in range(NV)) + " }")
+    src.append("        }")
+    src.append("    }")
+    # ---- store
+    src.append(f"    const int cfull = (c0 + {NR} <= N);")
+    for i in range(MR):
+        src.append(f"    if (r0 + {i} < M) {{ const int row = r0 + {i};")
+        src.append(f"      __global T* pc = C + row * ldc;")
+        for v in range(NV):
+            col = f"c0 + {v * VW}"
+            vals = [f"netcl_gemm_epilogue(c{i}_{v}{_comp(VW, e)}, row, {col} + {e}, bidx)" for e in range(VW)]
+            if VW > 1:
+                fast = f"vstore{VW}(({TV})({', '.join(vals)}), 0, pc + {col});"
+            else:
+                fast = f"pc[{col}] = {vals[0]};"
+            slow = " ".join(f"if ({col} + {e} < N) pc[{col} + {e}] = {vals[e]};" for e in range(VW))
+            src.append(f"      if (cfull) {{ {fast} }} else {{ {slow} }}")
+        src.append("    }")
+    src.append("}")
+    return "\n".join(src) + "\n"
