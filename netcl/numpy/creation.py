@@ -44,7 +44,7 @@ def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's na
         from .manipulation import stack
         return stack([array(o, dt, device=device) for o in object])
     host = np.asarray(object)
-    if host.dtype == object or host.dtype.kind not in "biuf":
+    if host.dtype.kind not in "biuf":
         raise TypeError(f"array: cannot make a numeric array from {type(object).__name__} "
                         f"(numpy sees dtype {host.dtype})")
     if dt is None:

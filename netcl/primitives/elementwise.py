@@ -427,7 +427,7 @@ for _p in (neg_p, abs_p, sign_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p,
            atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, erf_p, erf_inv_p, floor_p, ceil_p,
            is_finite_p, not_p, add_p, sub_p, mul_p, div_p, rem_p, floor_div_p, pow_p, atan2_p,
            max_p, min_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, select_p,
-           clamp_p):
+           clamp_p, copy_p):
     _f = _fn(_p)
     globals()[_f.__name__] = _export(_f)
 

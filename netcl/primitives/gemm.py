@@ -476,39 +476,46 @@ def _cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | Non
     src.append(f"    const int c0 = n0 + tx * {NR};")
     # clamped row pointers of A (rows beyond M read row M-1; their results are not stored)
     for i in range(MR):
-        src.append(f"    const int ar{i} = min(r0 + {i}, M - 1);")
+        src.append(f"    const int ar{i} = (r0 + {i} < M) ? r0 + {i} : M - 1;")
     for i in range(MR):
         src.append("    " + " ".join(f"{TV} c{i}_{v} = ({TV})(0);" for v in range(NV)))
     src.append(f"    for (int k0 = 0; k0 < K; k0 += {KC}) {{")
-    src.append(f"        const int kc = min({KC}, K - k0);")
+    src.append(f"        const int kc = (K - k0 < {KC}) ? K - k0 : {KC};")
     src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
-    # ---- pack B[k0:k0+kc, n0:n0+BN] into bp[s][k][NR]
+    # ---- pack B[k0:k0+kc, n0:n0+BN] into bp[s][k][NR].  All work-items of a
+    # group run on one CPU thread, so one work-item packing with plain loops
+    # (which LLVM vectorises; PoCL's vload/min are out-of-line calls) is as
+    # parallel as sharing the work, and much cheaper.
+    src.append("        if (tid == 0) {")
+    src.append(f"          const int nfull = n0 + {BN} <= N;")
     if not tb:
-        # rows of B are contiguous in n: copy VW-wide chunks
-        nch = BN // VW
-        src.append(f"        for (int q = tid; q < kc * {nch}; q += {NT}) {{")
-        src.append(f"            const int k = q / {nch}; const int ch = q - k * {nch};")
-        src.append(f"            const int n = n0 + ch * {VW};")
-        src.append(f"            const int s = ch / {NV}; const int w = ch - s * {NV};")
-        src.append(f"            __global const T* p = B + (k0 + k) * ldb + n;")
-        if VW > 1:
-            src.append(f"            {TV} v;")
-            src.append(f"            if (n + {VW} <= N) v = vload{VW}(0, p); else {{")
-            for e in range(VW):
-                src.append(f"                v{_comp(VW, e)} = (n + {e} < N) ? p[{e}] : (T)0;")
-            src.append("            }")
-        else:
-            src.append(f"            {TV} v = (n < N) ? p[0] : (T)0;")
-        src.append(f"            Bp4[(s * {KC} + k) * {NV} + w] = v;")
-        src.append("        }")
+        src.append("          for (int k = 0; k < kc; ++k) {")
+        src.append("            __global const T* p = B + (k0 + k) * ldb + n0;")
+        src.append(f"            __local T* d = bp + k * {NR};")
+        src.append("            if (nfull) {")
+        src.append(f"              for (int s = 0; s < {BN // NR}; ++s)")
+        src.append(f"                for (int w = 0; w < {NR}; ++w) d[s * {KC * NR} + w] = p[s * {NR} + w];")
+        src.append("            } else {")
+        src.append(f"              for (int s = 0; s < {BN // NR}; ++s)")
+        src.append(f"                for (int w = 0; w < {NR}; ++w)")
+        src.append(f"                  d[s * {KC * NR} + w] = (n0 + s * {NR} + w < N) ? p[s * {NR} + w] : (T)0;")
+        src.append("            }")
+        src.append("          }")
     else:
-        # memory holds B^T (N x K): rows are contiguous in k; walk k fastest
-        src.append(f"        for (int q = tid; q < kc * {BN}; q += {NT}) {{")
-        src.append("            const int nn = q / kc; const int k = q - nn * kc;")
-        src.append(f"            const int n = n0 + nn;")
-        src.append(f"            const int s = nn / {NR}; const int w = nn - s * {NR};")
-        src.append(f"            bp[(s * {KC} + k) * {NR} + w] = (n < N) ? B[n * ldb + k0 + k] : (T)0;")
-        src.append("        }")
+        # memory holds B^T (N x K): column n of B is contiguous in k
+        src.append(f"          for (int s = 0; s < {BN // NR}; ++s) {{")
+        src.append(f"            __local T* d = bp + s * {KC * NR};")
+        src.append(f"            for (int w = 0; w < {NR}; ++w) {{")
+        src.append(f"              const int n = n0 + s * {NR} + w;")
+        src.append("              if (n < N) {")
+        src.append("                __global const T* p = B + n * ldb + k0;")
+        src.append(f"                for (int k = 0; k < kc; ++k) d[k * {NR} + w] = p[k];")
+        src.append("              } else {")
+        src.append(f"                for (int k = 0; k < kc; ++k) d[k * {NR} + w] = (T)0;")
+        src.append("              }")
+        src.append("            }")
+        src.append("          }")
+    src.append("        }")
     src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
     # ---- micro-kernel
     src.append(f"        __local const {TV}* bq = Bp4 + tx * {KC * NV};")

@@ -1,0 +1,61 @@
+"""Shared test helpers: random data, tolerances, hypothesis strategies, layouts."""
+import numpy as np
+from hypothesis import strategies as st
+
+import netcl.numpy as jnp
+
+FLOAT_TOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}
+
+
+def rand(rng, shape, dtype=np.float32, low=-3.0, high=3.0, special=False):
+    """Random host data of `dtype`; with special=True some entries are inf/-inf/nan/0."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        lo = max(int(low), np.iinfo(dtype).min)
+        return rng.integers(lo, int(high) + 1, size=shape).astype(dtype)
+    x = rng.uniform(low, high, size=shape).astype(dtype)
+    if special and x.size:
+        flat = x.reshape(-1)
+        for v in (np.inf, -np.inf, np.nan, 0.0):
+            flat[rng.integers(0, flat.size)] = v
+    return x
+
+
+def assert_close(got, want, dtype=None, rtol=None, atol=None):
+    """Compare a netcl result with a NumPy reference (dtype and shape too)."""
+    got_h = np.asarray(got)
+    want = np.asarray(want)
+    assert got_h.shape == want.shape, f"shape {got_h.shape} != {want.shape}"
+    if dtype is not None:
+        assert got_h.dtype == np.dtype(dtype), f"dtype {got_h.dtype} != {dtype}"
+    if got_h.dtype.kind == "f":
+        tol = FLOAT_TOL.get(got_h.dtype, 1e-5)
+        np.testing.assert_allclose(got_h.astype(np.float64), want.astype(np.float64),
+                                   rtol=rtol or tol, atol=atol if atol is not None else tol,
+                                   equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got_h, want)
+
+
+def shapes(min_dims=0, max_dims=4, min_side=0, max_side=5):
+    return st.lists(st.integers(min_side, max_side), min_size=min_dims,
+                    max_size=max_dims).map(tuple)
+
+
+def layouts():
+    """How to present a host array to netcl: dense, transposed view, reversed view."""
+    return st.sampled_from(["dense", "transposed", "reversed"])
+
+
+def to_device(host, layout="dense"):
+    """Upload `host`, returning a netcl array with the same values in the given layout."""
+    if layout == "dense" or host.ndim == 0:
+        return jnp.asarray(host)
+    if layout == "transposed":
+        # store the transpose densely, then view it transposed back
+        return jnp.transpose(jnp.asarray(np.ascontiguousarray(host.T)))
+    if layout == "reversed":
+        return jnp.flip(jnp.asarray(np.ascontiguousarray(np.flip(host))))
+    raise ValueError(layout)
