@@ -75,7 +75,7 @@ class Array(ArrayBase):
     @staticmethod
     def from_numpy(device, host, weak_type=False):
         """Copy a numpy array (of a supported dtype) to `device`."""
-        host = np.ascontiguousarray(host)
+        host = np.asarray(host, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
         shape = tuple(host.shape)
         if device.is_numpy:
             return Array(device, host.copy(), None, shape, host.dtype, None, 0, weak_type)
