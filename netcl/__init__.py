@@ -2,7 +2,7 @@
 
 >>> import netcl, netcl.numpy as jnp
 >>> x = jnp.arange(4.0)
->>> (x * 2.0).sum()
+>>> netcl.grad(lambda x: jnp.sum(jnp.sin(x)))(x)
 """
 from .core import (Array, ConcretizationError, Device, KernelBuildError, LeakedTracerError,
                    ShapedArray, block_until_ready, default_device, devices)
@@ -11,5 +11,7 @@ from . import tree_util  # noqa: F401
 from . import numpy  # noqa: F401  (installs array operators)
 from . import lax  # noqa: F401
 from .numpy.creation import device_put
+from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
+                         make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
 
 __version__ = "0.1.0"

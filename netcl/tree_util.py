@@ -59,7 +59,7 @@ class _KeyEntry:
 
 class SequenceKey(_KeyEntry):
     """Index into a tuple/list; ``str(SequenceKey(0)) == '[0]'``."""
-    __slots__, __match_args__, _fmt = ("idx",), ("idx",), "[{!r}]"
+    __slots__, __match_args__, _fmt = ("idx",), ("idx",), "[{}]"
 
 
 class DictKey(_KeyEntry):
@@ -198,6 +198,8 @@ def _build(node, it):
     vals = [next(it) if c is None else _build(c, it) for c in children]
     if h is _TUPLE:
         return tuple(vals)
+    if h is _DICT:
+        return dict(zip(aux, vals))
     return vals if h is _LIST else h.unflatten(aux, vals)
 
 
@@ -360,10 +362,13 @@ class PyTreeDef:
         return f"PyTreeDef({_node_repr(self._node)})"
 
 
-def _walk(x, h, leaves, is_leaf, _get=_cache.get, _MISS=_MISS, _T=_TUPLE, _L=_LIST):
+def _walk(x, h, leaves, is_leaf, _get=_cache.get, _MISS=_MISS, _T=_TUPLE, _L=_LIST, _D=_DICT):
     """Flatten node ``x`` (handler ``h``) appending to ``leaves``; return its treedef node."""
     if h is _T or h is _L:
         children, aux = x, None
+    elif h is _D:
+        aux = _dict_keys(x)
+        children = [x[k] for k in aux]
     else:
         children, aux = h.flatten(x)
     nodes = []

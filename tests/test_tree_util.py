@@ -419,10 +419,12 @@ def test_tree_map_mismatch_names_path_and_both_structures():
 
 
 def test_tree_map_requires_callable():
-    with pytest.raises(TypeError, match="callable"):
+    with pytest.raises(TypeError, match="tree_map: f must be callable, got int"):
         tree_map(3, [1, 2])
-    with pytest.raises(TypeError, match="callable"):
-        tree_map_with_path("f", [1])
+    with pytest.raises(TypeError, match="must be callable"):
+        tree_map(3, None)  # checked even when there is no leaf to call it on
+    with pytest.raises(TypeError, match="tree_map_with_path: f must be callable"):
+        tree_map_with_path("f", [])
 
 
 def test_flatten_is_fast_enough():

@@ -72,6 +72,9 @@ class Primitive:
         self.vjp = None
         self.batch = None
         self.lowering = None  # elementwise: the expression template (see core.codegen)
+        # Call primitives (custom_jvp, custom_vjp, checkpoint) wrap a Python function; `call`
+        # is an object with eval/jvp/vjp/batch/stage methods that each interpreter defers to.
+        self.call = None
 
     def bind(self, *args, **params):
         return _current.get(_root).process(self, args, params)

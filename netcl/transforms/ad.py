@@ -1,0 +1,380 @@
+"""Automatic differentiation: forward mode (jvp) and reverse mode (vjp, grad) interpreters.
+
+Both follow autodidax2: an interpreter wraps its parent, unwraps only its own tracers (so
+nested transforms never confuse their perturbations), applies the primitive's rule while the
+parent is current, and wraps the results. Reverse mode records a tape of primitive
+applications with their concrete inputs (eager values, so Python control flow on values
+works outside jit) and walks it backwards binding primitives again: the backward pass is
+itself traced by any enclosing transform, which is how grad-of-grad and jit-of-grad work.
+"""
+import numpy as np
+
+from ..core.ad_util import Zero, add_tangents, instantiate, is_zero
+from ..core.array import Array
+from ..core.eval import to_array
+from ..core.tracing import (Interpreter, Primitive, ShapedArray, Tracer, current_interpreter,
+                            get_aval, set_interpreter)
+from ..tree_util import tree_flatten, tree_map, tree_unflatten
+
+
+class MissingRuleError(NotImplementedError):
+    pass
+
+
+def _as_array(x, where):
+    return x if isinstance(x, (Array, Tracer)) else to_array(x, where)
+
+
+# ---- forward mode --------------------------------------------------------------------------
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, interp, primal, tangent):
+        self._interp = interp
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+
+class JVPInterpreter(Interpreter):
+    transform_name = "jvp"
+
+    def __init__(self, parent):
+        self.parent = parent
+
+    def lift(self, x):
+        if isinstance(x, JVPTracer) and x._interp is self:
+            return x.primal, x.tangent
+        return x, Zero(get_aval(x))
+
+    def process(self, prim, args, params):
+        if prim.call is not None:
+            return prim.call.jvp(self, args, params)
+        primals, tangents = zip(*[self.lift(a) for a in args]) if args else ((), ())
+        if all(type(t) is Zero for t in tangents):
+            with set_interpreter(self.parent):
+                return prim.bind(*primals, **params)
+        if prim.jvp is None:
+            raise MissingRuleError(f"forward-mode differentiation rule for '{prim.name}' "
+                                   "is not implemented")
+        with set_interpreter(self.parent):
+            out, t_out = prim.jvp(primals, tangents, **params)
+        if prim.multiple_results:
+            return tuple(self._wrap(o, t) for o, t in zip(out, t_out))
+        return self._wrap(out, t_out)
+
+    def _wrap(self, out, t):
+        if type(t) is Zero or out.dtype.kind != "f":
+            return out
+        return JVPTracer(self, out, t)
+
+    def concrete(self, tracer, what):
+        p = tracer.primal
+        return p._concrete(what) if isinstance(p, Tracer) else p
+
+
+def _check_float(x, fname, argname):
+    if x.dtype.kind != "f":
+        raise TypeError(f"{fname}: {argname} must be a float array to be differentiated, got "
+                        f"{x.dtype}; convert it with .astype(jnp.float32), or leave it out of "
+                        "argnums")
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """Forward mode: (fun(*primals), d fun(primals) . tangents).
+
+    >>> y, dy = netcl.jvp(jnp.sin, (x,), (jnp.ones_like(x),))
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples (or lists) of arguments, got "
+                        f"{type(primals).__name__} and {type(tangents).__name__}")
+    p_flat, p_tree = tree_flatten(tuple(primals))
+    t_flat, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise ValueError(f"jvp: primals and tangents must have the same structure, got "
+                         f"{p_tree} and {t_tree}")
+    p_flat = [_as_array(p, "jvp") for p in p_flat]
+    t_flat = [_as_array(t, "jvp") for t in t_flat]
+    for i, (p, t) in enumerate(zip(p_flat, t_flat)):
+        if tuple(p.shape) != tuple(t.shape) or (p.dtype.kind == "f" and p.dtype != t.dtype):
+            raise ValueError(f"jvp: primal {i} has shape/dtype {p.shape} {p.dtype} but its "
+                             f"tangent has {t.shape} {t.dtype}")
+    interp = JVPInterpreter(current_interpreter())
+    ins = [JVPTracer(interp, p, t) if p.dtype.kind == "f" else p for p, t in zip(p_flat, t_flat)]
+    with set_interpreter(interp):
+        out = fun(*tree_unflatten(p_tree, ins))
+    if has_aux:
+        out, aux = out
+    outs, out_tree = tree_flatten(out)
+    po, to = [], []
+    for o in outs:
+        p, t = interp.lift(o) if isinstance(o, Tracer) else (o, None)
+        po.append(p)
+        to.append(instantiate(t) if t is not None and not is_zero(t) else
+                  _zeros_like(p))
+    res = (tree_unflatten(out_tree, po), tree_unflatten(out_tree, to))
+    if has_aux:
+        return res + (_unwrap_aux(interp, aux),)
+    return res
+
+
+def _zeros_like(x):
+    from ..primitives.views import full
+    x = _as_array(x, "jvp")
+    return full(x.shape, 0, x.dtype)
+
+
+def _unwrap_aux(interp, aux):
+    def unwrap(x):
+        while isinstance(x, (JVPTracer, VJPTracer)) and x._interp is interp:
+            x = x.primal
+        return x
+    return tree_map(unwrap, aux)
+
+
+# ---- reverse mode --------------------------------------------------------------------------
+
+class VJPTracer(Tracer):
+    __slots__ = ("primal", "node")
+
+    def __init__(self, interp, primal, node):
+        self._interp = interp
+        self.primal = primal
+        self.node = node
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+
+class _Node:
+    """One recorded application: how to send its output cotangent back to its inputs."""
+    __slots__ = ("backward", "parents", "n_out")
+
+    def __init__(self, backward, parents, n_out):
+        self.backward = backward  # ct (or tuple of cts) -> tuple of input cts (None = none)
+        self.parents = parents    # per input: (node index, output index) or None
+        self.n_out = n_out        # 0 for single-result nodes
+
+
+class VJPInterpreter(Interpreter):
+    transform_name = "grad"
+
+    def __init__(self, parent):
+        self.parent = parent
+        self.tape = []
+
+    def lift(self, x):
+        if isinstance(x, VJPTracer) and x._interp is self:
+            return x.primal, x.node
+        return x, None
+
+    def process(self, prim, args, params):
+        if prim.call is not None:
+            return prim.call.vjp(self, args, params)
+        primals, parents = zip(*[self.lift(a) for a in args]) if args else ((), ())
+        with set_interpreter(self.parent):
+            out = prim.bind(*primals, **params)
+        if all(p is None for p in parents):
+            return out
+        if prim.vjp is None:
+            raise MissingRuleError(f"reverse-mode differentiation rule for '{prim.name}' "
+                                   "is not implemented")
+        rule = prim.vjp
+
+        def backward(ct, out=out, primals=primals, params=params):
+            return rule(ct, out, *primals, **params)
+        return self.record(backward, parents, out, prim.multiple_results)
+
+    def record(self, backward, parents, out, multiple_results=False):
+        """Add a node to the tape; wrap its float outputs as tracers."""
+        idx = len(self.tape)
+        self.tape.append(_Node(backward, parents, len(out) if multiple_results else 0))
+        if multiple_results:
+            return tuple(VJPTracer(self, o, (idx, k)) if o.dtype.kind == "f" else o
+                         for k, o in enumerate(out))
+        return VJPTracer(self, out, (idx, 0)) if out.dtype.kind == "f" else out
+
+    def concrete(self, tracer, what):
+        p = tracer.primal
+        return p._concrete(what) if isinstance(p, Tracer) else p
+
+    def backward_pass(self, out_nodes, cts):
+        """Propagate cotangents from outputs to every node; return the cotangent map."""
+        acc = {}
+        for node, ct in zip(out_nodes, cts):
+            if node is not None:
+                acc[node] = add_tangents(acc[node], ct) if node in acc else ct
+        for idx in range(len(self.tape) - 1, -1, -1):
+            n = self.tape[idx]
+            if n.n_out:
+                got = [acc.pop((idx, k), None) for k in range(n.n_out)]
+                if all(g is None for g in got):
+                    continue
+                ct = tuple(got)
+            else:
+                ct = acc.pop((idx, 0), None)
+                if ct is None:
+                    continue
+            in_cts = n.backward(ct)
+            for parent, c in zip(n.parents, in_cts):
+                if parent is None or c is None or is_zero(c):
+                    continue
+                acc[parent] = add_tangents(acc[parent], c) if parent in acc else c
+        return acc
+
+
+_INPUT = -1  # node index of the differentiated inputs
+
+
+def vjp(fun, *primals, has_aux=False):
+    """Reverse mode: (fun(*primals), vjp_fun), where vjp_fun(ct) gives the input cotangents.
+
+    >>> y, f_vjp = netcl.vjp(jnp.sin, x)
+    >>> (dx,) = f_vjp(jnp.ones_like(y))
+    """
+    p_flat, p_tree = tree_flatten(tuple(primals))
+    p_flat = [_as_array(p, "vjp") for p in p_flat]
+    interp = VJPInterpreter(current_interpreter())
+    ins = [VJPTracer(interp, p, (_INPUT, i)) if p.dtype.kind == "f" else p
+           for i, p in enumerate(p_flat)]
+    with set_interpreter(interp):
+        out = fun(*tree_unflatten(p_tree, ins))
+    if has_aux:
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError("vjp: with has_aux=True the function must return a pair (out, aux)")
+        out, aux = out
+    outs, out_tree = tree_flatten(out)
+    out_primals, out_nodes = zip(*[interp.lift(o) for o in outs]) if outs else ((), ())
+
+    def vjp_fun(ct):
+        ct_flat, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise ValueError(f"vjp: the cotangent's structure {ct_tree} differs from the "
+                             f"output's {out_tree}")
+        ct_flat = [_as_array(c, "vjp") for c in ct_flat]
+        for c, o in zip(ct_flat, out_primals):
+            if tuple(c.shape) != tuple(o.shape):
+                raise ValueError(f"vjp: cotangent of shape {c.shape} for an output of shape "
+                                 f"{o.shape}")
+        acc = interp.backward_pass(out_nodes, ct_flat)
+        grads = []
+        for i, p in enumerate(p_flat):
+            g = acc.get((_INPUT, i))
+            grads.append(_zeros_like(p) if g is None else _cast_like(g, p))
+        return tree_unflatten(p_tree, grads)
+
+    primal_out = tree_unflatten(out_tree, list(out_primals))
+    if has_aux:
+        return primal_out, vjp_fun, _unwrap_aux(interp, aux)
+    return primal_out, vjp_fun
+
+
+def _cast_like(g, p):
+    from ..primitives.elementwise import convert_element_type
+    from ..primitives.views import broadcast_in_dim
+    g = instantiate(g)
+    if tuple(g.shape) != tuple(p.shape):
+        g = broadcast_in_dim(g, p.shape, tuple(range(len(p.shape) - g.ndim, len(p.shape))))
+    if g.dtype != p.dtype or g.weak_type != p.weak_type:
+        g = convert_element_type(g, p.dtype, p.weak_type)
+    return g
+
+
+def _argnums_tuple(argnums, nargs, fname):
+    multi = isinstance(argnums, (tuple, list))
+    nums = tuple(argnums) if multi else (argnums,)
+    for a in nums:
+        if not isinstance(a, int):
+            raise TypeError(f"{fname}: argnums must be ints, got {argnums!r}")
+        if not -nargs <= a < nargs:
+            raise ValueError(f"{fname}: argnums={argnums!r} is out of range for a call with "
+                             f"{nargs} positional arguments")
+    return tuple(a % nargs for a in nums), multi
+
+
+def value_and_grad(fun, argnums=0, has_aux=False):
+    """Like grad, but returns (value, gradient).
+
+    >>> loss, g = netcl.value_and_grad(loss_fn)(params, x, y)
+    """
+    fname = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
+
+    def wrapped(*args, **kwargs):
+        nums, multi = _argnums_tuple(argnums, len(args), fname)
+
+        def partial_fun(*dyn):
+            full = list(args)
+            for n, d in zip(nums, dyn):
+                full[n] = d
+            return fun(*full, **kwargs)
+        dyn = [args[n] for n in nums]
+        for n, d in zip(nums, dyn):
+            for leaf in tree_flatten(d)[0]:
+                leaf = _as_array(leaf, fname)
+                _check_float(leaf, fname, f"argument {n}")
+        res = vjp(partial_fun, *dyn, has_aux=has_aux)
+        out, f_vjp = res[0], res[1]
+        if not isinstance(out, (Array, Tracer)) and not np.isscalar(out):
+            raise TypeError(f"{fname}: the function must return a scalar array, got "
+                            f"{type(out).__name__}" + (" (with has_aux=True return a pair "
+                                                        "(scalar, aux))" if not has_aux else ""))
+        out_a = _as_array(out, fname)
+        if out_a.shape != ():
+            raise TypeError(f"{fname}: the function must return a scalar (shape ()), got shape "
+                            f"{tuple(out_a.shape)}; use netcl.vjp or netcl.jacrev for "
+                            "non-scalar outputs")
+        if out_a.dtype.kind != "f":
+            raise TypeError(f"{fname}: the function must return a float scalar, got "
+                            f"{out_a.dtype}")
+        from ..primitives.views import full
+        grads = f_vjp(full((), 1, out_a.dtype))
+        g = grads if multi else grads[0]
+        if has_aux:
+            return (out, res[2]), g
+        return out, g
+    wrapped.__name__ = f"value_and_grad_{getattr(fun, '__name__', 'fun')}"
+    wrapped.__doc__ = fun.__doc__
+    return wrapped
+
+
+def grad(fun, argnums=0, has_aux=False):
+    """The gradient of a scalar function with respect to argument(s) `argnums`.
+
+    >>> netcl.grad(lambda x: jnp.sum(x ** 2))(jnp.arange(3.0))   # [0, 2, 4]
+    """
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    def wrapped(*args, **kwargs):
+        (out, g) = vg(*args, **kwargs)
+        if has_aux:
+            return g, out[1]
+        return g
+    wrapped.__name__ = f"grad_{getattr(fun, '__name__', 'fun')}"
+    wrapped.__doc__ = fun.__doc__
+    return wrapped
+
+
+# ---- stop_gradient -------------------------------------------------------------------------
+
+stop_gradient_p = Primitive("stop_gradient", fusion="view")
+stop_gradient_p.abstract_eval = lambda x: ShapedArray(x.shape, x.dtype, x.weak_type)
+stop_gradient_p.make_launcher = lambda device, args, params, out: (lambda x: x)
+stop_gradient_p.reference = lambda x: x
+stop_gradient_p.jvp = lambda primals, tangents: (stop_gradient_p.bind(*primals),
+                                                 Zero(get_aval(primals[0])))
+stop_gradient_p.vjp = lambda ct, out, x: (None,)
+stop_gradient_p.batch = lambda args, dims: (stop_gradient_p.bind(args[0]), dims[0])
+
+
+def stop_gradient(x):
+    """The identity, with zero derivative (applies to every array in a pytree)."""
+    def stop(leaf):
+        leaf = _as_array(leaf, "stop_gradient")
+        return stop_gradient_p.bind(leaf) if leaf.dtype.kind == "f" else leaf
+    return tree_map(stop, x)
+

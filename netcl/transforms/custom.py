@@ -1,0 +1,269 @@
+"""User-defined derivatives (`custom_jvp`, `custom_vjp`) and rematerialisation (`checkpoint`).
+
+Each is a *call primitive*: binding it hands the wrapped Python function to the current
+interpreter, which applies the user's rule (differentiation interpreters) or simply traces
+through the function (eager, vmap, staging). Reverse mode on a `custom_jvp` function
+transposes the user's (linear) tangent rule by differentiating it in reverse, so one rule
+serves both modes, as in JAX.
+"""
+import functools
+
+from ..core.ad_util import instantiate, is_zero
+from ..core.tracing import Primitive, set_interpreter
+from ..tree_util import tree_flatten, tree_unflatten
+
+
+class _CallRules:
+    """Defaults: trace straight through the wrapped function."""
+
+    def eval(self, args, params):
+        return params["fun"](*args)
+
+    def _through(self, interp, args, params):
+        return params["fun"](*args)
+
+    jvp_through = batch = stage = _through
+
+    def jvp(self, interp, args, params):
+        return self.jvp_through(interp, args, params)
+
+    def vjp(self, interp, args, params):
+        return self._through(interp, args, params)
+
+
+def _zeros_for(x):
+    from ..primitives.views import full
+    return full(x.shape, 0, x.dtype)
+
+
+# ---- custom_jvp ----------------------------------------------------------------------------
+
+class _CustomJVPRules(_CallRules):
+    def jvp(self, interp, args, params):
+        primals, tangents = zip(*[interp.lift(a) for a in args])
+        if all(is_zero(t) for t in tangents):
+            with set_interpreter(interp.parent):
+                return custom_jvp_call_p.bind(*primals, **params)
+        with set_interpreter(interp.parent):
+            outs, t_outs = params["jvp"](primals, tuple(instantiate(t) for t in tangents))
+        return tuple(interp._wrap(o, t) for o, t in zip(outs, t_outs))
+
+    def vjp(self, interp, args, params):
+        primals, parents = zip(*[interp.lift(a) for a in args])
+        with set_interpreter(interp.parent):
+            outs = custom_jvp_call_p.bind(*primals, **params)
+        if all(p is None for p in parents):
+            return outs
+        jvp_rule = params["jvp"]
+
+        def backward(cts):
+            from .ad import vjp as _vjp
+            # The tangent map t -> jvp_rule(primals, t)[1] is linear; its reverse-mode
+            # derivative at any point is its transpose.
+            zeros = [_zeros_for(p) for p in primals]
+            _, f_vjp = _vjp(lambda *ts: tuple(jvp_rule(primals, ts)[1]), *zeros)
+            cts = tuple(_zeros_for(o) if c is None else c for c, o in zip(cts, outs))
+            return f_vjp(cts)
+        return interp.record(backward, parents, outs, multiple_results=True)
+
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.call = _CustomJVPRules()
+
+
+class custom_jvp:
+    """A function with a user-defined forward-mode derivative (also used by grad).
+
+    >>> @netcl.custom_jvp
+    ... def f(x): return jnp.log1p(jnp.exp(x))
+    >>> @f.defjvp
+    ... def f_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return f(x), t * netcl.nn.sigmoid(x)
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+        functools.update_wrapper(self, fun)
+
+    def defjvp(self, jvp):
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        """One function per argument: jvps[i](t_i, primal_out, *primals) -> tangent part."""
+        def jvp(primals, tangents):
+            out = self.fun(*primals)
+            acc = None
+            for f, t in zip(jvps, tangents):
+                if f is None:
+                    continue
+                part = f(t, out, *primals)
+                acc = part if acc is None else acc + part
+            return out, acc if acc is not None else _zeros_for(out)
+        self.jvp = jvp
+
+    def __call__(self, *args):
+        if self.jvp is None:
+            raise TypeError(f"custom_jvp {self.fun.__name__}: no rule defined; call .defjvp "
+                            "first")
+        nd = self.nondiff_argnums
+        static = {i: args[i] for i in nd}
+        dyn = [a for i, a in enumerate(args) if i not in nd]
+        flat, tree = tree_flatten(tuple(dyn))
+        out_tree = []
+
+        def merge(dyn_args):
+            it = iter(dyn_args)
+            return [static[i] if i in static else next(it) for i in range(len(args))]
+
+        def fun_flat(*xs):
+            out = self.fun(*merge(tree_unflatten(tree, xs)))
+            o, t = tree_flatten(out)
+            out_tree[:] = [t]
+            return tuple(o)
+
+        user_jvp = self.jvp
+
+        def jvp_flat(primals, tangents):
+            # the user's rule gets the non-differentiable arguments first (as in JAX)
+            dp = tuple(tree_unflatten(tree, primals))
+            dt = tuple(tree_unflatten(tree, tangents))
+            out, t_out = user_jvp(*[static[i] for i in nd], dp, dt)
+            o, ot = tree_flatten(out)
+            out_tree[:] = [ot]
+            return tuple(o), tuple(tree_flatten(t_out)[0])
+
+        outs = custom_jvp_call_p.bind(*flat, fun=fun_flat, jvp=jvp_flat)
+        return tree_unflatten(out_tree[0], list(outs))
+
+
+# ---- custom_vjp ----------------------------------------------------------------------------
+
+class _CustomVJPRules(_CallRules):
+    def jvp(self, interp, args, params):
+        if all(is_zero(interp.lift(a)[1]) for a in args):
+            with set_interpreter(interp.parent):
+                return custom_vjp_call_p.bind(*[interp.lift(a)[0] for a in args], **params)
+        raise TypeError("can't apply forward-mode differentiation (jvp, jacfwd, hessian) to a "
+                        "custom_vjp function; define a custom_jvp instead")
+
+    def vjp(self, interp, args, params):
+        primals, parents = zip(*[interp.lift(a) for a in args])
+        with set_interpreter(interp.parent):
+            if all(p is None for p in parents):
+                return custom_vjp_call_p.bind(*primals, **params)
+            outs, res = params["fwd"](*primals)
+        bwd = params["bwd"]
+
+        def backward(cts):
+            cts = tuple(_zeros_for(o) if c is None else c for c, o in zip(cts, outs))
+            return bwd(res, cts)
+        return interp.record(backward, parents, outs, multiple_results=True)
+
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.call = _CustomVJPRules()
+
+
+class custom_vjp:
+    """A function with a user-defined reverse-mode derivative.
+
+    >>> @netcl.custom_vjp
+    ... def clip_grad(x): return x
+    >>> clip_grad.defvjp(lambda x: (x, None), lambda res, g: (jnp.clip(g, -1, 1),))
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        if nondiff_argnums:
+            raise ValueError("custom_vjp: nondiff_argnums is not supported; close over the "
+                             "values instead (functools.partial)")
+        self.fun = fun
+        self.fwd = self.bwd = None
+        functools.update_wrapper(self, fun)
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        if self.fwd is None:
+            raise TypeError(f"custom_vjp {self.fun.__name__}: no rule defined; call .defvjp "
+                            "first")
+        flat, tree = tree_flatten(tuple(args))
+        out_tree = []
+
+        def fun_flat(*xs):
+            o, t = tree_flatten(self.fun(*tree_unflatten(tree, xs)))
+            out_tree[:] = [t]
+            return tuple(o)
+
+        def fwd_flat(*xs):
+            out, res = self.fwd(*tree_unflatten(tree, xs))
+            o, t = tree_flatten(out)
+            out_tree[:] = [t]
+            return tuple(o), res
+
+        def bwd_flat(res, cts):
+            ct_tree = tree_unflatten(out_tree[0], list(cts))
+            in_cts = self.bwd(res, ct_tree)
+            if not isinstance(in_cts, tuple) or len(in_cts) != len(args):
+                raise TypeError(f"custom_vjp {self.fun.__name__}: bwd must return a tuple with "
+                                f"one cotangent per argument ({len(args)}), got {in_cts!r}")
+            flat_cts = []
+            for a, c in zip(args, in_cts):
+                leaves = tree_flatten(a)[0]
+                flat_cts += [None] * len(leaves) if c is None else tree_flatten(c)[0]
+            return tuple(flat_cts)
+
+        outs = custom_vjp_call_p.bind(*flat, fun=fun_flat, fwd=fwd_flat, bwd=bwd_flat)
+        return tree_unflatten(out_tree[0], list(outs))
+
+
+# ---- checkpoint (rematerialisation) --------------------------------------------------------
+
+class _CheckpointRules(_CallRules):
+    def vjp(self, interp, args, params):
+        primals, parents = zip(*[interp.lift(a) for a in args])
+        fun = params["fun"]
+        with set_interpreter(interp.parent):
+            outs = fun(*primals)  # no tape inside: only inputs are kept
+        if all(p is None for p in parents):
+            return outs
+
+        def backward(cts):
+            from .ad import vjp as _vjp
+            _, f_vjp = _vjp(fun, *primals)  # recompute the forward pass, then go back
+            cts = tuple(_zeros_for(o) if c is None else c for c, o in zip(cts, outs))
+            return f_vjp(cts)
+        return interp.record(backward, parents, outs, multiple_results=True)
+
+
+checkpoint_call_p = Primitive("checkpoint", multiple_results=True)
+checkpoint_call_p.call = _CheckpointRules()
+
+
+def checkpoint(fun, prevent_cse=True, policy=None, static_argnums=()):
+    """Recompute `fun`'s intermediate values in the backward pass instead of storing them.
+
+    >>> layer = netcl.checkpoint(lambda p, x: jnp.tanh(x @ p))
+    """
+    if policy is not None:
+        raise ValueError("checkpoint: policies are not supported (everything is recomputed)")
+
+    @functools.wraps(fun)
+    def wrapped(*args):
+        flat, tree = tree_flatten(tuple(args))
+        out_tree = []
+
+        def fun_flat(*xs):
+            o, t = tree_flatten(fun(*tree_unflatten(tree, xs)))
+            out_tree[:] = [t]
+            return tuple(o)
+        outs = checkpoint_call_p.bind(*flat, fun=fun_flat)
+        return tree_unflatten(out_tree[0], list(outs))
+    return wrapped
+
+
+remat = checkpoint

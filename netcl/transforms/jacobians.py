@@ -1,0 +1,107 @@
+"""Jacobians and Hessians: vmap over vjp (jacrev) or over jvp (jacfwd), as in JAX."""
+from ..core.shapes import prod
+from ..tree_util import tree_flatten, tree_unflatten
+from .ad import _argnums_tuple, _as_array, jvp, vjp
+from .batching import vmap
+
+
+def _basis(x):
+    """The standard basis of x's space, stacked: shape (x.size, *x.shape)."""
+    from ..numpy import eye, reshape
+    n = prod(x.shape)
+    return reshape(eye(n, dtype=x.dtype), (n,) + tuple(x.shape))
+
+
+def _reshape(x, shape):
+    from ..primitives.views import reshape
+    return reshape(x, shape)
+
+
+def jacrev(fun, argnums=0, has_aux=False):
+    """Jacobian by reverse mode: one vjp per output element, batched with vmap.
+
+    >>> J = netcl.jacrev(f)(x)      # shape f(x).shape + x.shape
+    """
+    def wrapped(*args):
+        nums, multi = _argnums_tuple(argnums, len(args), "jacrev")
+
+        def partial_fun(*dyn):
+            full = list(args)
+            for n, d in zip(nums, dyn):
+                full[n] = d
+            return fun(*full)
+        dyn = [args[n] for n in nums]
+        res = vjp(partial_fun, *dyn, has_aux=has_aux)
+        y, pullback = res[0], res[1]
+        ys, y_tree = tree_flatten(y)
+        ys = [_as_array(v, "jacrev") for v in ys]
+        dyn_flat, dyn_tree = tree_flatten(tuple(dyn))
+        per_out = []
+        for i, yi in enumerate(ys):
+            def pull_i(ct, i=i):
+                cts = [ct if j == i else _zeros(yj) for j, yj in enumerate(ys)]
+                return tree_flatten(pullback(tree_unflatten(y_tree, cts)))[0]
+            cols = vmap(pull_i)(_basis(yi))  # each: (yi.size, *arg_shape)
+            per_out.append([_reshape(c, tuple(yi.shape) + tuple(a.shape))
+                            for c, a in zip(cols, dyn_flat)])
+        # result structure: outputs outside, arguments inside (as JAX)
+        out = tree_unflatten(y_tree, [_pick(tree_unflatten(dyn_tree, cols), multi)
+                                      for cols in per_out])
+        return (out, res[2]) if has_aux else out
+    return wrapped
+
+
+def _pick(dyn_tuple, multi):
+    return dyn_tuple if multi else dyn_tuple[0]
+
+
+def _zeros(x):
+    from ..primitives.views import full
+    return full(x.shape, 0, x.dtype)
+
+
+def jacfwd(fun, argnums=0, has_aux=False):
+    """Jacobian by forward mode: one jvp per input element, batched with vmap."""
+    def wrapped(*args):
+        nums, multi = _argnums_tuple(argnums, len(args), "jacfwd")
+        dyn = [args[n] for n in nums]
+        dyn_flat, dyn_tree = tree_flatten(tuple(dyn))
+        dyn_flat = [_as_array(d, "jacfwd") for d in dyn_flat]
+
+        def partial_fun(*flat):
+            full = list(args)
+            for n, d in zip(nums, tree_unflatten(dyn_tree, flat)):
+                full[n] = d
+            return fun(*full)
+        per_arg = []
+        aux = None
+        y_tree = None
+        for k, a in enumerate(dyn_flat):
+            def push(t, k=k):
+                ts = [t if j == k else _zeros(d) for j, d in enumerate(dyn_flat)]
+                r = jvp(partial_fun, tuple(dyn_flat), tuple(ts), has_aux=has_aux)
+                return r[1]
+            cols = vmap(push)(_basis(a))  # pytree of (a.size, *y_shape)
+            leaves, y_tree = tree_flatten(cols)
+            per_arg.append(leaves)
+        if has_aux:
+            aux = jvp(partial_fun, tuple(dyn_flat), tuple(_zeros(d) for d in dyn_flat),
+                      has_aux=True)[2]
+        from ..numpy import moveaxis
+        outs = []
+        for j in range(len(per_arg[0]) if per_arg else 0):
+            cols = []
+            for k, a in enumerate(dyn_flat):
+                c = per_arg[k][j]  # (a.size, *y_shape)
+                y_shape = tuple(c.shape[1:])
+                c = moveaxis(c, 0, -1) if c.ndim > 1 else c
+                cols.append(_reshape(c, y_shape + tuple(a.shape)))
+            outs.append(_pick(tree_unflatten(dyn_tree, cols), multi))
+        out = tree_unflatten(y_tree, outs)
+        return (out, aux) if has_aux else out
+    return wrapped
+
+
+def hessian(fun, argnums=0, has_aux=False):
+    """Hessian of a scalar function: jacfwd(jacrev(f))."""
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)

@@ -1,0 +1,290 @@
+"""Raw-pyopencl tests of netcl.primitives.gemm on the default (PoCL) device.
+
+Every kernel run poisons C with NaN, and fills every element of A and B that
+the kernel must NOT read (offsets, leading-dimension padding, batch gaps) with
+NaN too, so a missed write or a stray read shows up as a NaN.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+cl = pytest.importorskip("pyopencl")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from netcl.primitives import gemm as G  # noqa: E402
+from netcl.primitives.gemm import GemmConfig  # noqa: E402
+
+_STATE: dict = {}
+_STATS = {'builds': 0, 'build_s': 0.0}
+_KERNELS: dict = {}   # (config, dtype, trans_a, trans_b, epilogue) -> cl.Kernel
+
+
+def _ctx():
+    if "ctx" not in _STATE:
+        try:
+            dev = cl.get_platforms()[0].get_devices()[0]
+        except Exception as ex:  # pragma: no cover - no OpenCL at all
+            pytest.skip(f"no OpenCL device: {ex}")
+        ctx = cl.Context([dev])
+        _STATE.update(ctx=ctx, dev=dev, queue=cl.CommandQueue(ctx),
+                      fp64="cl_khr_fp64" in dev.extensions)
+    return _STATE["ctx"], _STATE["queue"], _STATE["dev"]
+
+
+def _kernel(cfg, dtype, ta, tb, epi):
+    key = (cfg, dtype, ta, tb, epi)
+    k = _KERNELS.get(key)
+    if k is None:
+        ctx, _, _ = _ctx()
+        t0 = time.perf_counter()
+        prg = cl.Program(ctx, G.gemm_source(cfg, dtype, ta, tb, epi)).build()
+        k = _KERNELS[key] = cl.Kernel(prg, G.GEMM_KERNEL_NAME)
+        _STATS["builds"] += 1
+        _STATS["build_s"] += time.perf_counter() - t0
+    return k
+
+
+def _pack(mats, rows, cols, ld, off, stride, dtype, rng):
+    """Flat NaN-poisoned buffer holding mats[i] (rows x cols) at off + i*stride, leading dim ld."""
+    nb = mats.shape[0]
+    size = off + (nb - 1) * stride + (rows - 1) * ld + cols if rows and cols else off + 1
+    flat = np.full(max(size, 1) + int(rng.integers(0, 3)), np.nan, dtype)
+    for i in range(nb):
+        for r in range(rows):
+            base = off + i * stride + r * ld
+            flat[base:base + cols] = mats[i, r]
+    return flat
+
+
+def check_gemm(cfg, dtype, ta, tb, M, N, K, batch=1, bcast_a=False, bcast_b=False,
+               offs=(0, 0, 0), pads=(0, 0, 0), gaps=(0, 0, 0), epi=None, epi_ref=None, seed=0):
+    ctx, queue, dev = _ctx()
+    if dtype == "double" and not _STATE["fp64"]:
+        pytest.skip("no fp64")
+    npdt = np.float32 if dtype == "float" else np.float64
+    rng = np.random.default_rng(seed)
+    na = 1 if bcast_a else batch
+    nb = 1 if bcast_b else batch
+    a = rng.standard_normal((na, M, K)).astype(npdt)
+    b = rng.standard_normal((nb, K, N)).astype(npdt)
+    # memory images (A^T / B^T when transposed)
+    am = a.transpose(0, 2, 1) if ta else a
+    bm = b.transpose(0, 2, 1) if tb else b
+    lda = am.shape[2] + pads[0]
+    ldb = bm.shape[2] + pads[1]
+    ldc = N + pads[2]
+    bsa = 0 if bcast_a else am.shape[1] * lda + gaps[0]
+    bsb = 0 if bcast_b else bm.shape[1] * ldb + gaps[1]
+    bsc = M * ldc + gaps[2]
+    fa = _pack(am, am.shape[1], am.shape[2], lda, offs[0], bsa, npdt, rng)
+    fb = _pack(bm, bm.shape[1], bm.shape[2], ldb, offs[1], bsb, npdt, rng)
+    csize = offs[2] + (batch - 1) * bsc + M * ldc + 3
+    fc = np.full(csize, np.nan, npdt)
+
+    mf = cl.mem_flags
+    A = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=fa)
+    B = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=fb)
+    C = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=fc)
+    k = _kernel(cfg, dtype, ta, tb, epi)
+    i32 = np.int32
+    k.set_args(C, A, B, i32(M), i32(N), i32(K), i32(lda), i32(ldb), i32(ldc),
+               i32(bsa), i32(bsb), i32(bsc), i32(offs[0]), i32(offs[1]), i32(offs[2]))
+    gsize, lsize = G.launch_dims(cfg, batch, M, N)
+    assert len(gsize) == len(lsize)
+    assert all(g % l == 0 for g, l in zip(gsize, lsize))
+    if batch and M and N:
+        assert 0 not in gsize
+        cl.enqueue_nd_range_kernel(queue, k, gsize, lsize)
+    else:
+        assert 0 in gsize
+    cl.enqueue_copy(queue, fc, C)
+    queue.finish()
+
+    a64 = np.broadcast_to(a.astype(np.float64), (batch, M, K))
+    b64 = np.broadcast_to(b.astype(np.float64), (batch, K, N))
+    ref = np.matmul(a64, b64)
+    bound = np.matmul(np.abs(a64), np.abs(b64))
+    if epi_ref is not None:
+        ref = epi_ref(ref)
+    rtol = 1e-4 if dtype == "float" else 1e-11
+    got = np.empty((batch, M, N), npdt)
+    written = np.zeros(csize, bool)
+    for i in range(batch):
+        for r in range(M):
+            base = offs[2] + i * bsc + r * ldc
+            got[i, r] = fc[base:base + N]
+            written[base:base + N] = True
+    ctxt = f"cfg={cfg} {dtype} ta={ta} tb={tb} M={M} N={N} K={K} batch={batch} epi={epi}"
+    assert not np.isnan(got).any(), "unwritten outputs: " + ctxt
+    err = np.abs(got - ref)
+    tol = rtol * (bound + np.abs(ref) + 1.0)
+    assert (err <= tol).all(), f"max err {err.max():.3g}: " + ctxt
+    assert np.isnan(fc[~written]).all(), "wrote outside C: " + ctxt
+
+
+# --------------------------------------------------------------------------- configs
+
+CPU_BIG_F = G.CPU_CONFIGS["float"][0]
+CPU_BIG_D = G.CPU_CONFIGS["double"][0]
+GPU_BIG_F = G.GPU_CONFIGS["float"][0]
+GPU_BIG_D = G.GPU_CONFIGS["double"][0]
+TRANS = list(itertools.product([False, True], repeat=2))
+
+# (config, dtype) pairs covered by the fixed-shape tests: what choose_config
+# can return on CPU and GPU, plus the fallback.
+ALL_CONFIGS = [
+    (CPU_BIG_F, "float"), (G.CPU_SMALL["float"], "float"),
+    (CPU_BIG_D, "double"), (G.CPU_SMALL["double"], "double"),
+    (GPU_BIG_F, "float"), (G.GPU_SMALL["float"], "float"),
+    (GPU_BIG_D, "double"), (G.GPU_SMALL["double"], "double"),
+    (G.FALLBACK, "float"),
+]
+
+
+def _cid(p):
+    cfg, dt = p
+    return f"{cfg.kind}{cfg.bm}x{cfg.bn}k{cfg.bk}-{dt}"
+
+
+def _awkward(cfg):
+    bm, bn = cfg.bm, cfg.bn
+    return [(1, 1, 1), (1, 7, 13), (7, 1, 13), (13, 7, 1), (3, 5, 0),
+            (bm - 1, bn + 1, 31), (bm + 1, bn - 1, cfg.bk + 1), (bm, bn, 2 * cfg.bk),
+            (2 * bm, 2 * bn, 64), (127, 257, 41), (1031, 3, 7), (5, 1031, 2), (2, 3, 1031)]
+
+
+# NN and TT between them exercise every operand loader (plain and transposed);
+# the mixed cases are run for the configs the devices actually pick for big work.
+CASES = [(p, t) for p in ALL_CONFIGS for t in [(False, False), (True, True)]]
+CASES += [(p, t) for p in [(CPU_BIG_F, "float"), (GPU_BIG_F, "float")] for t in [(False, True), (True, False)]]
+
+
+def _case_id(c):
+    (cfg_dt, (ta, tb)) = c
+    return _cid(cfg_dt) + "-" + ("T" if ta else "N") + ("T" if tb else "N")
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_awkward_shapes(case):
+    (cfg, dt), (ta, tb) = case
+    for j, (M, N, K) in enumerate(_awkward(cfg)):
+        # aligned (offsets 0 / multiples of 4) and misaligned operands, with batching
+        check_gemm(cfg, dt, ta, tb, M, N, K, batch=1, seed=j)
+        if M * N * K <= 40000:
+            check_gemm(cfg, dt, ta, tb, M, N, K, batch=2, offs=(4, 8, 4), pads=(4, 0, 4),
+                       gaps=(4, 4, 0), seed=j)
+            check_gemm(cfg, dt, ta, tb, M, N, K, batch=2, offs=(1, 3, 2), pads=(1, 2, 3),
+                       gaps=(3, 1, 2), bcast_a=True, seed=j)
+
+
+@pytest.mark.parametrize("cfg_dt", [(CPU_BIG_F, "float"), (GPU_BIG_F, "float"), (CPU_BIG_D, "double")],
+                         ids=_cid)
+def test_full_tiles_and_k_blocks(cfg_dt):
+    """Several full tiles, several K panels, aligned (fast paths) and misaligned."""
+    cfg, dt = cfg_dt
+    M, N = 2 * cfg.bm + 3, 2 * cfg.bn
+    for K in (cfg.bk * 2, 300):
+        check_gemm(cfg, dt, False, False, M, N, K)
+        check_gemm(cfg, dt, True, True, M, N, K, offs=(1, 2, 3))
+    check_gemm(cfg, dt, False, False, M, N, 300, batch=2, bcast_b=True, offs=(4, 4, 4))
+    check_gemm(cfg, dt, True, True, M, N, 300, batch=2, bcast_a=True, pads=(3, 0, 1))
+
+
+@pytest.mark.parametrize("cfg_dt", [(CPU_BIG_F, "float"), (GPU_BIG_F, "float")], ids=_cid)
+def test_epilogue(cfg_dt):
+    """relu plus the row/col/batch indices; K = 0 gives epilogue(0)."""
+    cfg, dt = cfg_dt
+    epi = "max(acc, (T)0) + (T)(row * 1000 + col) + (T)batch * (T)0.5"
+
+    def epi_ref(r):
+        bb, m, n = np.meshgrid(np.arange(r.shape[0]), np.arange(r.shape[1]), np.arange(r.shape[2]),
+                               indexing="ij")
+        return np.maximum(r, 0) + m * 1000 + n + 0.5 * bb
+
+    for K in (0, 5, 19):
+        check_gemm(cfg, dt, False, False, 23, 29, K, batch=3, epi=epi, epi_ref=epi_ref, offs=(0, 0, 1))
+    check_gemm(cfg, dt, False, False, cfg.bm + 2, cfg.bn, 7, epi=epi, epi_ref=epi_ref)
+
+
+@pytest.mark.parametrize("cfg_dt", [(G.CPU_SMALL["float"], "float"), (G.GPU_SMALL["float"], "float")],
+                         ids=_cid)
+def test_large_batch(cfg_dt):
+    cfg, dt = cfg_dt
+    check_gemm(cfg, dt, False, False, 3, 5, 4, batch=3000, bcast_b=True)
+    check_gemm(cfg, dt, True, True, 2, 1, 3, batch=1500)
+    check_gemm(cfg, dt, False, False, 4, 4, 4, batch=0)
+
+
+# --------------------------------------------------------------------------- hypothesis
+
+def _hyp_configs():
+    _, _, dev = _ctx()
+    out = []
+    for dt in ("float", "double"):
+        for shape in ((64, 64, 64), (1024, 1024, 1024)):
+            c = G.choose_config(dev, dt, *shape)
+            if (c, dt) not in out:
+                out.append((c, dt))
+    return out
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(),
+       M=st.integers(0, 70), N=st.integers(0, 70), K=st.integers(0, 70),
+       batch=st.integers(1, 4), ta=st.booleans(), tb=st.booleans(),
+       bcast_a=st.booleans(), bcast_b=st.booleans(),
+       offs=st.tuples(*[st.integers(0, 5)] * 3), pads=st.tuples(*[st.integers(0, 3)] * 3),
+       gaps=st.tuples(*[st.integers(0, 3)] * 3))
+def test_hypothesis(data, M, N, K, batch, ta, tb, bcast_a, bcast_b, offs, pads, gaps):
+    cfgs = _hyp_configs()
+    cfg, dt = data.draw(st.sampled_from(cfgs), label="config")
+    check_gemm(cfg, dt, ta, tb, M, N, K, batch=batch, bcast_a=bcast_a, bcast_b=bcast_b,
+               offs=offs, pads=pads, gaps=gaps, seed=M * 7919 + N * 31 + K)
+
+
+# --------------------------------------------------------------------------- choose_config
+
+def _fake(kind, max_wg, local):
+    t = cl.device_type.CPU if kind == "cpu" else cl.device_type.GPU
+    return SimpleNamespace(type=t, max_work_group_size=max_wg, local_mem_size=local, name="fake")
+
+
+@pytest.mark.parametrize("dev_args", [("gpu", 1024, 48 * 1024), ("gpu", 256, 32 * 1024),
+                                      ("gpu", 64, 16 * 1024), ("gpu", 32, 4096),
+                                      ("cpu", 4096, 512 * 1024), ("cpu", 1024, 32 * 1024),
+                                      ("cpu", 16, 8192)])
+def test_choose_config_respects_limits(dev_args):
+    dev = _fake(*dev_args)
+    for dt in ("float", "double"):
+        for shape in [(1, 1, 1), (64, 64, 64), (1024, 1024, 1024), (8192, 8192, 8192), (3, 5000, 7)]:
+            cfg = G.choose_config(dev, dt, *shape)
+            assert isinstance(cfg, GemmConfig)
+            hash(cfg)
+            cfg.validate(dt)
+            assert cfg.threads <= dev.max_work_group_size
+            assert cfg.local_mem_bytes(dt) <= dev.local_mem_size
+            gs, ls = G.launch_dims(cfg, 2, *shape[:2])
+            assert all(g % l == 0 for g, l in zip(gs, ls))
+            assert np.prod(ls) <= dev.max_work_group_size
+
+
+def test_choose_config_real_device_and_source():
+    _, _, dev = _ctx()
+    cfg = G.choose_config(dev, "float", 1024, 1024, 1024)
+    assert cfg.threads <= dev.max_work_group_size
+    src = G.gemm_source(cfg, "double", False, True, "max(acc, (T)0)")
+    assert src.lstrip().startswith("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    assert f"__kernel void {G.GEMM_KERNEL_NAME}(" in src
+    assert "cl_khr_fp64" not in G.gemm_source(cfg, "float", False, False)
+    with pytest.raises(ValueError):
+        G.gemm_source(cfg, "half", False, False)
+
+
+def test_zz_stats():
+    print("\nGEMM builds:", _STATS)
