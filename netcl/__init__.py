@@ -10,7 +10,9 @@ from .core.dtypes import bool_, float16, float32, float64, int32, uint32
 from . import tree_util  # noqa: F401
 from . import numpy  # noqa: F401  (installs array operators)
 from . import lax  # noqa: F401
+from . import nn  # noqa: F401
 from .numpy.creation import device_put
+from . import test_util  # noqa: F401
 from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                          make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
 

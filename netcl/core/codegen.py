@@ -32,7 +32,16 @@ _HELPER_RE = re.compile(r"\bnetcl_(\w+)\(")
 def helpers_for(source):
     """The helper definitions `source` calls, in registration order."""
     used = set(_HELPER_RE.findall(source))
-    return "".join(src for name, src in HELPERS.items() if name in used)
+    while True:  # helpers may call helpers
+        more = {m for name in used if name in HELPERS for m in _HELPER_RE.findall(HELPERS[name])}
+        if more <= used:
+            break
+        used |= more
+    out = []
+    for name, src in HELPERS.items():  # registration order: callees first
+        if name in used and src not in out:
+            out.append(src)
+    return "".join(out)
 
 
 def expression(prim, in_dtypes, out_dtype, params):

@@ -83,14 +83,14 @@ def _np_float(fn):
 
 def _unary(name, template, reference, kinds="f", precision="follow_inputs"):
     p = _elementwise_prim(name, 1, kinds, precision=precision)
-    p.lowering = template if isinstance(template, str) else _by_kind(template)
+    p.lowering = _by_kind(template) if isinstance(template, dict) else template
     p.reference = reference
     return p
 
 
 def _binary(name, template, reference, kinds="fiu", out_dtype=None):
     p = _elementwise_prim(name, 2, kinds, out_dtype)
-    p.lowering = template if isinstance(template, str) else _by_kind(template)
+    p.lowering = _by_kind(template) if isinstance(template, dict) else template
     p.reference = reference
     return p
 
@@ -320,7 +320,8 @@ def _convert_template(in_dtypes, out_dtype, new_dtype, weak_type=False):
     if out_dtype == dtypes.bool_:
         return "({0} != 0)"
     if src.kind == "f" and out_dtype.kind in "iu":
-        return f"convert_{kernels_ctype(out_dtype)}_sat_rtz({{0}})"
+        # isnan first: PoCL's _sat conversion does not map NaN to 0 as the spec says
+        return f"(isnan({{0}}) ? 0 : convert_{kernels_ctype(out_dtype)}_sat_rtz({{0}}))"
     return "(({U}){0})"
 
 

@@ -206,7 +206,8 @@ def _header(T: str) -> str:
     return "\n".join(h) + "\n"
 
 
-_SIG = ("__kernel void " + GEMM_KERNEL_NAME + "(__global T* C, __global const T* A, __global const T* B,\n"
+_SIG = ("__kernel void " + GEMM_KERNEL_NAME + "(__global T* restrict C, __global const T* restrict A,\n"
+        "    __global const T* restrict B,\n"
         "    int M, int N, int K, int lda, int ldb, int ldc,\n"
         "    int batch_stride_a, int batch_stride_b, int batch_stride_c,\n"
         "    int off_a, int off_b, int off_c)")
@@ -255,20 +256,20 @@ def launch_dims(config: GemmConfig, batch: int, M: int, N: int):
 # ---------------------------------------------------------------- tiled (GPU)
 
 def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool):
-    """Code to load one tile of A (BM x BK) or B (BK x BN) into registers,
-    and to store those registers into local memory.
+    """Code to load one tile of A (BM x BK) or B (BK x BN) into registers
+    (``vec``-wide when FAST, else guarded scalars), and to store those registers
+    into the k-major local tile.
 
-    Returns (decls, load_code(k0expr, fastexpr), store_code(bufexpr)).
+    Returns (decls, loads, stores); loads use ``k0`` and the token FAST,
+    stores the token BUF.
     """
     BK, LV, NT = cfg.bk, cfg.vec, cfg.threads
     big = cfg.bm if is_a else cfg.bn          # the M (or N) extent of the tile
     P = big + cfg.pad                         # padded row length of the local tile
+    ptr = "A" if is_a else "B"
     # contiguous dimension in memory: A: k (not trans) / m (trans);
     #                                  B: n (not trans) / k (trans)
-    if is_a:
-        contig_is_k = not trans
-    else:
-        contig_is_k = trans
+    contig_is_k = (not trans) if is_a else trans
     CL = BK if contig_is_k else big           # contiguous length of the tile
     OL = big if contig_is_k else BK           # other length
     nvec = CL * OL // LV
@@ -278,58 +279,50 @@ def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool):
     ld = "lda" if is_a else "ldb"
     ext = "M" if is_a else "N"                # bound of the big dimension
     base = "m0" if is_a else "n0"
-    decls = []
-    loads = []
-    stores = []
+    decls, loads, stores = [], [], []
     for i in range(per):
         r = f"{name}r{i}"
+        v = i * NT
         decls.append(f"    {TV} {r} = ({TV})(0);")
-        v = f"(tid + {i * NT})"
-        cidx = f"(({v} % {CL // LV}) * {LV})"
-        oidx = f"({v} / {CL // LV})"
+        decls.append(f"    const int {r}_v = tid + {v};")
+        decls.append(f"    const int {r}_c = ({r}_v % {CL // LV}) * {LV};")   # index along contiguous dim
+        decls.append(f"    const int {r}_o = {r}_v / {CL // LV};")            # index along other dim
         if contig_is_k:
-            kk, bb = cidx, oidx               # k along contiguous
+            kk, bb = f"{r}_c", f"{r}_o"
+            decls.append(f"    const int {r}_b = {base} + {bb};")              # global row/col (M or N)
+            decls.append(f"    const int {r}_p = {r}_b * {ld} + {kk};")        # offset at k0 = 0
+            koff = "k0"
         else:
-            kk, bb = oidx, cidx
-        # memory address of element 0 of the vector
-        if contig_is_k:
-            addr = f"({base} + {bb}) * {ld} + (k0 + {kk})"
-        else:
-            addr = f"(k0 + {kk}) * {ld} + ({base} + {bb})"
-        fast = f"*((__global const {TV}*)({name_ptr(is_a)} + {addr}))" if LV > 1 else f"{name_ptr(is_a)}[{addr}]"
+            kk, bb = f"{r}_o", f"{r}_c"
+            decls.append(f"    const int {r}_b = {base} + {bb};")
+            decls.append(f"    const int {r}_p = {kk} * {ld} + {r}_b;")
+            koff = f"k0 * {ld}"
+        fast = (f"{r} = *((__global const {TV}*)({ptr} + ({r}_p + {koff})));" if LV > 1
+                else f"{r} = {ptr}[{r}_p + {koff}];")
         slow = []
         for e in range(LV):
             if contig_is_k:
-                ke, be = f"(k0 + {kk} + {e})", f"({base} + {bb})"
-                ae = f"{be} * {ld} + {ke}"
+                cond = f"{r}_b < {ext} && k0 + {kk} + {e} < K"
             else:
-                ke, be = f"(k0 + {kk})", f"({base} + {bb} + {e})"
-                ae = f"{ke} * {ld} + {be}"
-            slow.append(f"{r}{_comp(LV, e)} = ({be} < {ext} && {ke} < K) ? {name_ptr(is_a)}[{ae}] : (T)0;")
-        body = (f"if (FAST) {{ {r} = {fast}; }} else {{ " + " ".join(slow) + " }")
+                cond = f"{r}_b + {e} < {ext} && k0 + {kk} < K"
+            slow.append(f"{r}{_comp(LV, e)} = ({cond}) ? {ptr}[{r}_p + {koff} + {e}] : (T)0;")
+        body = f"if (FAST) {{ {fast} }} else {{ " + " ".join(slow) + " }"
         if guard_tail:
-            body = f"if ({v} < {nvec}) {{ {body} }}"
+            body = f"if ({r}_v < {nvec}) {{ {body} }}"
         loads.append("        " + body)
-        # store into local tile [buf][k][big]
+        # store into the local tile [BUF][k][big]
         loc = f"{name}s"
-        st = []
         if contig_is_k:
-            for e in range(LV):
-                st.append(f"{loc}[((BUF) * {BK} + {kk} + {e}) * {P} + {bb}] = {r}{_comp(LV, e)};")
+            st = " ".join(f"{loc}[((BUF) * {BK} + {kk} + {e}) * {P} + {bb}] = {r}{_comp(LV, e)};"
+                          for e in range(LV))
+        elif LV > 1:
+            st = f"*((__local {TV}*)&{loc}[((BUF) * {BK} + {kk}) * {P} + {bb}]) = {r};"
         else:
-            if LV > 1:
-                st.append(f"*((__local {TV}*)&{loc}[((BUF) * {BK} + {kk}) * {P} + {bb}]) = {r};")
-            else:
-                st.append(f"{loc}[((BUF) * {BK} + {kk}) * {P} + {bb}] = {r};")
-        body = " ".join(st)
+            st = f"{loc}[((BUF) * {BK} + {kk}) * {P} + {bb}] = {r};"
         if guard_tail:
-            body = f"if ({v} < {nvec}) {{ {body} }}"
-        stores.append("        " + body)
+            st = f"if ({r}_v < {nvec}) {{ {st} }}"
+        stores.append("        " + st)
     return decls, loads, stores
-
-
-def name_ptr(is_a: bool) -> str:
-    return "A" if is_a else "B"
 
 
 def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None) -> str:
@@ -379,11 +372,13 @@ def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | N
         return [l.replace("BUF", buf) for l in astore + bstore]
 
     def compute(buf: str) -> list[str]:
-        out = ["#pragma unroll", f"        for (int kk = 0; kk < {BK}; ++kk) {{"]
+        out = [f"        __local const {TRV}* pla = As4 + ({buf}) * {BK * PA // RV} + ty;",
+               f"        __local const {TRV}* plb = Bs4 + ({buf}) * {BK * PB // RV} + tx;",
+               "#pragma unroll", f"        for (int kk = 0; kk < {BK}; ++kk) {{"]
         for c in range(TM // RV):
-            out.append(f"            const {TRV} ra{c} = As4[(({buf}) * {BK} + kk) * {PA // RV} + {c * cfg.wg_m} + ty];")
+            out.append(f"            const {TRV} ra{c} = pla[kk * {PA // RV} + {c * cfg.wg_m}];")
         for c in range(TN // RV):
-            out.append(f"            const {TRV} rb{c} = Bs4[(({buf}) * {BK} + kk) * {PB // RV} + {c * cfg.wg_n} + tx];")
+            out.append(f"            const {TRV} rb{c} = plb[kk * {PB // RV} + {c * cfg.wg_n}];")
         for i in range(TM):
             a = f"ra{i // RV}{_comp(RV, i % RV)}"
             line = []

@@ -1,0 +1,187 @@
+"""netcl.nn: activations and normalisations with jax.nn's names.
+
+Each is written so that its derivative is finite for any finite input: logsumexp,
+log_softmax and softmax subtract a stop_gradient'ed maximum; softplus and log_sigmoid go
+through logaddexp; sigmoid is the `logistic` primitive whose derivative uses its output.
+"""
+import math
+
+from . import numpy as jnp
+from .core import dtypes
+from .primitives import elementwise as ew
+from .primitives.views import full_like
+from .transforms.ad import stop_gradient
+from .numpy._util import asarray_arg, promote_to_float
+
+__all__ = ["relu", "relu6", "gelu", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "elu",
+           "celu", "selu", "leaky_relu", "hard_tanh", "tanh", "softmax", "log_softmax",
+           "logsumexp", "one_hot", "standardize", "normalize", "glu", "soft_sign"]
+
+
+def _float(x, where):
+    return promote_to_float(where, x)[0]
+
+
+def relu(x):
+    """max(x, 0); its derivative at 0 is 0, as in JAX."""
+    x = asarray_arg(x, "relu")
+    return ew.max_(x, full_like(x, 0))
+
+
+def relu6(x):
+    x = asarray_arg(x, "relu6")
+    return ew.min_(ew.max_(x, full_like(x, 0)), full_like(x, 6))
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x))."""
+    return ew.logistic(_float(x, "sigmoid"))
+
+
+def softplus(x):
+    """log(1 + exp(x)), stable for large |x|."""
+    return jnp.logaddexp(_float(x, "softplus"), 0.0)
+
+
+def log_sigmoid(x):
+    x = _float(x, "log_sigmoid")
+    return ew.neg(softplus(ew.neg(x)))
+
+
+def silu(x):
+    """x * sigmoid(x)."""
+    x = _float(x, "silu")
+    return ew.mul(x, ew.logistic(x))
+
+
+swish = silu
+
+
+def gelu(x, approximate=True):
+    """Gaussian error linear unit; the tanh approximation by default (as jax.nn.gelu)."""
+    x = _float(x, "gelu")
+    if approximate:
+        c = math.sqrt(2 / math.pi)
+        inner = ew.mul(full_like(x, c), ew.add(x, ew.mul(full_like(x, 0.044715),
+                                                          ew.integer_pow(x, 3))))
+        return ew.mul(ew.mul(full_like(x, 0.5), x), ew.add(full_like(x, 1), ew.tanh(inner)))
+    return ew.mul(ew.mul(full_like(x, 0.5), x),
+                  ew.add(full_like(x, 1), ew.erf(ew.mul(x, full_like(x, 1 / math.sqrt(2))))))
+
+
+def elu(x, alpha=1.0):
+    x = _float(x, "elu")
+    safe = ew.min_(x, full_like(x, 0))  # expm1 of large x is never evaluated
+    return ew.select(ew.gt(x, full_like(x, 0)), x,
+                     ew.mul(full_like(x, alpha), ew.expm1(safe)))
+
+
+def celu(x, alpha=1.0):
+    x = _float(x, "celu")
+    safe = ew.min_(x, full_like(x, 0))
+    return ew.select(ew.gt(x, full_like(x, 0)), x,
+                     ew.mul(full_like(x, alpha), ew.expm1(ew.div(safe, full_like(x, alpha)))))
+
+
+def selu(x):
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    return jnp.multiply(scale, elu(x, alpha))
+
+
+def leaky_relu(x, negative_slope=0.01):
+    x = _float(x, "leaky_relu")
+    return ew.select(ew.ge(x, full_like(x, 0)), x, ew.mul(x, full_like(x, negative_slope)))
+
+
+def hard_tanh(x):
+    x = _float(x, "hard_tanh")
+    return ew.min_(ew.max_(x, full_like(x, -1)), full_like(x, 1))
+
+
+def soft_sign(x):
+    x = _float(x, "soft_sign")
+    return ew.div(x, ew.add(ew.abs_(x), full_like(x, 1)))
+
+
+def tanh(x):
+    return jnp.tanh(x)
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(exp(a))) along `axis`, without overflow; -inf rows give -inf.
+
+    >>> netcl.nn.logsumexp(jnp.array([1000.0, 1000.0]))   # 1000.6931
+    """
+    a = _float(a, "logsumexp")
+    if return_sign:
+        raise ValueError("logsumexp: return_sign is not supported")
+    m = jnp.max(a, axis=axis, keepdims=True)
+    # A row of -inf (or +inf) makes a - m NaN: shift by 0 there instead.
+    m = stop_gradient(ew.select(jnp.isfinite(m), m, full_like(m, 0)))
+    e = ew.exp(ew.sub(a, jnp.broadcast_to(m, a.shape)))
+    if b is not None:
+        e = jnp.multiply(e, b)
+    s = jnp.sum(e, axis=axis, keepdims=True)
+    out = ew.add(ew.log(s), m)
+    if not keepdims:
+        out = jnp.squeeze(out, axis=axis) if axis is not None else jnp.reshape(out, ())
+    return out
+
+
+def log_softmax(x, axis=-1):
+    """x - logsumexp(x) along `axis`."""
+    x = _float(x, "log_softmax")
+    shifted = ew.sub(x, jnp.broadcast_to(stop_gradient(jnp.max(x, axis=axis, keepdims=True)),
+                                         x.shape))
+    lse = ew.log(jnp.sum(ew.exp(shifted), axis=axis, keepdims=True))
+    return ew.sub(shifted, jnp.broadcast_to(lse, x.shape))
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along `axis`."""
+    x = _float(x, "softmax")
+    e = ew.exp(ew.sub(x, jnp.broadcast_to(stop_gradient(jnp.max(x, axis=axis, keepdims=True)),
+                                          x.shape)))
+    return ew.div(e, jnp.broadcast_to(jnp.sum(e, axis=axis, keepdims=True), x.shape))
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
+    """(x - mean) / sqrt(variance + epsilon) along `axis`."""
+    x = _float(x, "standardize")
+    if mean is None:
+        mean = jnp.mean(x, axis=axis, keepdims=True)
+    if variance is None:
+        variance = jnp.mean(jnp.square(ew.sub(x, jnp.broadcast_to(mean, x.shape))), axis=axis,
+                            keepdims=True)
+    return jnp.multiply(jnp.subtract(x, mean), ew.rsqrt(jnp.add(variance, epsilon)))
+
+
+normalize = standardize
+
+
+def one_hot(x, num_classes, dtype=dtypes.float32, axis=-1):
+    """One-hot encode integer labels: out[..., c] = (x[...] == c).
+
+    >>> netcl.nn.one_hot(jnp.array([0, 2]), 3)    # [[1, 0, 0], [0, 0, 1]]
+    """
+    x = asarray_arg(x, "one_hot")
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: labels must be integers, got {x.dtype}")
+    if not isinstance(num_classes, int) or num_classes < 0:
+        raise ValueError(f"one_hot: num_classes must be a non-negative int, got {num_classes!r}")
+    classes = jnp.arange(num_classes, dtype=x.dtype)
+    out_ndim = x.ndim + 1
+    ax = axis % out_ndim
+    labels = jnp.expand_dims(x, ax)
+    shape = list(x.shape)
+    shape.insert(ax, num_classes)
+    cls_shape = [1] * out_ndim
+    cls_shape[ax] = num_classes
+    eq = jnp.equal(labels, jnp.reshape(classes, tuple(cls_shape)))
+    return ew.convert_element_type(eq, dtypes.canonicalize(dtype, where="one_hot"))
+
+
+def glu(x, axis=-1):
+    """a * sigmoid(b) where a, b are the halves of x along `axis`."""
+    a, b = jnp.split(x, 2, axis=axis)
+    return jnp.multiply(a, sigmoid(b))

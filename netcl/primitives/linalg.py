@@ -1,0 +1,503 @@
+"""dot_general: the one contraction primitive (matmul, einsum, tensordot, dense layers).
+
+`dot_general(lhs, rhs, ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)))` has
+jax.lax.dot_general's semantics: the result's dimensions are the batch dimensions, then the
+lhs free dimensions, then the rhs free dimensions (each in operand order).
+
+Eager lowering: every call becomes one batched GEMM `C[b] = A[b] @ B[b]` of
+`netcl.primitives.gemm` (float and double; int32/uint32 and devices where the tuned kernel
+fails to build use the simple tiled kernel below, with the same signature). Operand layouts
+are inspected once per launcher: when an operand's batch, row and column dimension groups
+each merge into one stride (a plain or transposed matrix per batch, batch stride possibly 0
+for broadcasts) it is passed as is, with trans flags, leading dimension, batch stride and
+offset; otherwise it is copied once into the canonical (batch, M, K) / (batch, K, N) order.
+float16 is storage only: operands are converted to float32 on the way in and back on the way
+out (the same path serves `preferred_element_type`).
+"""
+import warnings
+
+import numpy as np
+import pyopencl as cl
+
+from ..core import dtypes, kernels
+from ..core.array import Array
+from ..core.ad_util import Zero, is_zero
+from ..core.shapes import contiguous_strides, prod
+from ..core.tracing import Primitive, ShapedArray
+from . import gemm
+
+__all__ = ["dot_general", "dot", "batch_matmul"]
+
+dot_general_p = Primitive("dot_general", fusion="opaque", precision="low")
+
+_KINDS = "fiu"
+_INT_MAX = 2**31 - 1
+
+
+# ---- parameters and abstract evaluation -------------------------------------------------------
+
+def _dn_str(dn):
+    (lc, rc), (lb, rb) = dn
+    return f"(({lc}, {rc}), ({lb}, {rb}))"
+
+
+def _free_dims(ndim, contract, batch):
+    used = set(contract) | set(batch)
+    return tuple(d for d in range(ndim) if d not in used)
+
+
+def _kernel_dtype(in_dtype, out_dtype):
+    """The dtype the GEMM runs in for these input and result dtypes."""
+    if out_dtype.kind == "f" or in_dtype.kind == "f":
+        return dtypes.float64 if dtypes.float64 in (in_dtype, out_dtype) else dtypes.float32
+    return in_dtype
+
+
+def _dot_general_abstract(lhs, rhs, *, dimension_numbers, precision=None,
+                          preferred_element_type=None):
+    dn = dimension_numbers
+    (lc, rc), (lb, rb) = dn
+    where = (f"dot_general: lhs shape {tuple(lhs.shape)}, rhs shape {tuple(rhs.shape)}, "
+             f"dimension_numbers {_dn_str(dn)}")
+    if lhs.dtype != rhs.dtype:
+        raise TypeError(f"dot_general: operands must have equal dtypes, got {lhs.dtype} and "
+                        f"{rhs.dtype} (netcl.numpy promotes; netcl.lax does not)")
+    if lhs.dtype.kind not in _KINDS:
+        raise TypeError(f"dot_general: operand dtype {lhs.dtype} is not supported; it needs a "
+                        "floating or integer dtype")
+    if len(lc) != len(rc):
+        raise ValueError(f"{where}: lhs and rhs need the same number of contracting "
+                         "dimensions")
+    if len(lb) != len(rb):
+        raise ValueError(f"{where}: lhs and rhs need the same number of batch dimensions")
+    for name, ds, x in (("lhs", lc + lb, lhs), ("rhs", rc + rb, rhs)):
+        if any(not 0 <= d < x.ndim for d in ds):
+            raise ValueError(f"{where}: a {name} dimension is out of range for rank {x.ndim}")
+        if len(set(ds)) != len(ds):
+            raise ValueError(f"{where}: {name} contracting and batch dimensions must be "
+                             "distinct")
+    for kind, ls, rs in (("contracting", lc, rc), ("batch", lb, rb)):
+        for a, b in zip(ls, rs):
+            if lhs.shape[a] != rhs.shape[b]:
+                raise ValueError(f"{where}: {kind} dimension sizes differ (lhs dimension {a} "
+                                 f"has size {lhs.shape[a]}, rhs dimension {b} has size "
+                                 f"{rhs.shape[b]})")
+    out_dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
+    if out_dtype.kind not in _KINDS:
+        raise TypeError(f"dot_general: preferred_element_type {out_dtype} is not supported")
+    if lhs.dtype.kind == "f" and out_dtype.kind != "f":
+        raise TypeError(f"dot_general: preferred_element_type {out_dtype} cannot hold the "
+                        f"product of {lhs.dtype} operands")
+    shape = (tuple(lhs.shape[d] for d in lb)
+             + tuple(lhs.shape[d] for d in _free_dims(lhs.ndim, lc, lb))
+             + tuple(rhs.shape[d] for d in _free_dims(rhs.ndim, rc, rb)))
+    return ShapedArray(shape, out_dtype, lhs.weak_type and rhs.weak_type)
+
+
+# ---- NumPy reference ------------------------------------------------------------------------
+
+def _dot_general_ref(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    out_dtype = lhs.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
+    kd = _kernel_dtype(lhs.dtype, out_dtype)
+    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+    out_shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in lf)
+                 + tuple(rhs.shape[d] for d in rf))
+    B = prod(lhs.shape[d] for d in lb)
+    M, N, K = (prod(lhs.shape[d] for d in lf), prod(rhs.shape[d] for d in rf),
+               prod(lhs.shape[d] for d in lc))
+    work = np.int64 if kd.kind == "i" else (np.uint64 if kd.kind == "u" else kd)
+    a = np.transpose(lhs, lb + lf + lc).astype(work).reshape(B, M, K)
+    b = np.transpose(rhs, rb + rc + rf).astype(work).reshape(B, K, N)
+    with np.errstate(all="ignore"):
+        out = np.matmul(a, b)
+    if kd.kind in "iu":  # wrap around as 32-bit integer arithmetic does
+        out = out.astype(np.uint64 if kd.kind == "u" else np.int64) % (2**32)
+        out = out.astype(np.uint32)
+        if kd.kind == "i":
+            out = out.view(np.int32)
+    return out.astype(kd).reshape(out_shape).astype(out_dtype)
+
+
+# ---- OpenCL: the simple tiled kernel (integers, and fallback where gemm.py fails) ----------
+
+_SIMPLE_SOURCE = """
+#define TS {ts}
+typedef {T} T;
+typedef {ACC} ACC;
+__kernel __attribute__((reqd_work_group_size(TS, TS, 1)))
+void netcl_gemm(__global T* C, __global const T* A, __global const T* B,
+    int M, int N, int K, int lda, int ldb, int ldc,
+    int batch_stride_a, int batch_stride_b, int batch_stride_c,
+    int off_a, int off_b, int off_c) {{
+  __local ACC As[TS][TS + 1];
+  __local ACC Bs[TS][TS + 1];
+  const int tx = get_local_id(0), ty = get_local_id(1);
+  const int n = get_global_id(0), m = get_global_id(1), b = get_global_id(2);
+  A += off_a + (long)b * batch_stride_a;
+  B += off_b + (long)b * batch_stride_b;
+  C += off_c + (long)b * batch_stride_c;
+  ACC acc = (ACC)0;
+  for (int k0 = 0; k0 < K; k0 += TS) {{
+    const int ka = k0 + tx, kb = k0 + ty;
+    As[ty][tx] = (m < M && ka < K) ? (ACC)A[{a_index}] : (ACC)0;
+    Bs[ty][tx] = (n < N && kb < K) ? (ACC)B[{b_index}] : (ACC)0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int kk = 0; kk < TS; ++kk) acc += As[ty][kk] * Bs[kk][tx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  if (m < M && n < N) C[(long)m * ldc + n] = (T)acc;
+}}
+"""
+
+_SIMPLE_CTYPES = {dtypes.float32: ("float", "float"), dtypes.float64: ("double", "double"),
+                  dtypes.int32: ("int", "uint"), dtypes.uint32: ("uint", "uint")}
+
+
+def _simple_tile(device):
+    mwg = device.capabilities.max_work_group_size
+    return 16 if mwg >= 256 else 8 if mwg >= 64 else 4 if mwg >= 16 else 1
+
+
+def simple_source(dtype, trans_a, trans_b, tile=16):
+    """OpenCL C of the simple tiled batched GEMM (signature of gemm.py's netcl_gemm)."""
+    t, acc = _SIMPLE_CTYPES[dtype]
+    a_index = "(long)ka * lda + m" if trans_a else "(long)m * lda + ka"
+    b_index = "(long)n * ldb + kb" if trans_b else "(long)kb * ldb + n"
+    return _SIMPLE_SOURCE.format(ts=tile, T=t, ACC=acc, a_index=a_index, b_index=b_index)
+
+
+def _simple_dims(tile, batch, M, N):
+    up = kernels.round_up
+    return (up(N, tile), up(M, tile), batch), (tile, tile, 1)
+
+
+_gemm_failed = set()  # (context, source) pairs whose build failed: use the simple kernel
+
+
+def _gemm_kernel(device, kdtype, trans_a, trans_b, B, M, N, K):
+    """(cl.Kernel, global size, local size) for this problem on `device`."""
+    if kdtype in (dtypes.float32, dtypes.float64):
+        name = "float" if kdtype == dtypes.float32 else "double"
+        try:
+            cfg = gemm.choose_config(device.cl_device, name, M, N, K)
+            src = gemm.gemm_source(cfg, name, trans_a, trans_b)
+        except Exception as e:  # a config the generator rejects: use the simple kernel
+            src, cfg = None, e
+        key = (device.context.int_ptr, src)
+        if src is not None and key not in _gemm_failed:
+            try:
+                k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
+                g, l = gemm.launch_dims(cfg, B, M, N)
+                return k, g, l
+            except kernels.KernelBuildError as e:
+                _gemm_failed.add(key)
+                warnings.warn(f"netcl: the tuned GEMM kernel failed to build on {device.name} "
+                              f"({str(e).splitlines()[1] if len(str(e).splitlines()) > 1 else e}"
+                              "); using the simple kernel", RuntimeWarning, stacklevel=6)
+    tile = _simple_tile(device)
+    k = kernels.kernel(device, simple_source(kdtype, trans_a, trans_b, tile), "netcl_gemm")
+    g, l = _simple_dims(tile, B, M, N)
+    return k, g, l
+
+
+# ---- OpenCL: layout analysis and the launcher -------------------------------------------------
+
+def _merge(shape, strides, dims):
+    """(size, stride) of dimension group `dims` read as one dimension: stride None when the
+    group has no dimension of size > 1, False when the dimensions do not merge."""
+    dims = [d for d in dims if shape[d] != 1]
+    size = prod(shape[d] for d in dims)
+    if not dims:
+        return size, None
+    for a, b in zip(dims, dims[1:]):
+        if strides[a] != strides[b] * shape[b]:
+            return size, False
+    return size, strides[dims[-1]]
+
+
+def _as_matrix(shape, strides, batch, rows, cols):
+    """(trans, ld, batch_stride) reading the operand as a (batch, rows, cols) matrix stack
+    with unit stride along cols (trans False) or rows (trans True); None if it cannot be."""
+    _, sb = _merge(shape, strides, batch)
+    R, sr = _merge(shape, strides, rows)
+    C, sc = _merge(shape, strides, cols)
+    if sb is False or sr is False or sc is False:
+        return None
+    sb = 0 if sb is None else sb
+    if sb < 0:
+        return None
+    if sc in (None, 1) and (sr is None or sr >= 0):
+        return False, (max(C, 1) if sr is None else sr), sb
+    if sr in (None, 1) and sc is not None and sc >= 0:
+        return True, sc, sb
+    return None
+
+
+class _Prep:
+    """How one operand reaches the kernel: as is, or through a copy/convert kernel into the
+    canonical dense order `perm` (in `kdtype`)."""
+
+    def __init__(self, x, batch, rows, cols, kdtype):
+        perm = batch + rows + cols
+        self.perm_shape = tuple(x.shape[d] for d in perm)
+        self.perm = perm
+        self.kdtype = kdtype
+        layout = None if x.dtype != kdtype else _as_matrix(x.shape, x.strides, batch, rows, cols)
+        if layout is None:
+            self.direct = False
+            self.trans = False
+            self.ld = max(prod(x.shape[d] for d in cols), 1)
+            self.bstride = prod(x.shape[d] for d in rows + cols)
+            self.offset = 0
+        else:
+            self.direct = True
+            self.trans, self.ld, self.bstride = layout
+            self.offset = x.offset
+        if self.direct:
+            self.prep = None
+        else:
+            from ..core.eval import eval_interpreter
+            from .elementwise import convert_element_type_p, copy_p
+            process = eval_interpreter.process
+            pshape, perm_ = self.perm_shape, perm
+            if x.dtype == kdtype:
+                prim, params = copy_p, {}
+            else:
+                prim, params = convert_element_type_p, {"new_dtype": kdtype, "weak_type": False}
+
+            def prep(a):
+                view = a._view(pshape, tuple(a.strides[d] for d in perm_), a.offset)
+                return process(prim, (view,), params)
+            self.prep = prep
+
+
+def _index_extent(p, rows, cols, B):
+    """Largest element index the kernel reads for an operand (must fit an int)."""
+    if p.trans:
+        return p.offset + (B - 1) * p.bstride + (cols - 1) * p.ld + rows
+    return p.offset + (B - 1) * p.bstride + (rows - 1) * p.ld + cols
+
+
+def _dot_general_launcher(device, args, params, out_aval):
+    lhs, rhs = args
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+    B = prod(lhs.shape[d] for d in lb)
+    M = prod(lhs.shape[d] for d in lf)
+    N = prod(rhs.shape[d] for d in rf)
+    K = prod(lhs.shape[d] for d in lc)
+    shape, out_dtype, weak = out_aval.shape, out_aval.dtype, out_aval.weak_type
+    kd = _kernel_dtype(lhs.dtype, out_dtype)
+    if kd == dtypes.float64 and not device.capabilities.fp64:
+        raise TypeError(f"dot_general: float64 is not supported on {device.name} (no fp64)")
+    if B * M * N == 0:
+        return lambda a, b: Array.empty(device, shape, out_dtype, weak)
+    if K == 0:  # an empty sum: zeros, without touching the (empty) operands
+        from ..core.eval import eval_interpreter, scalar_constant
+        from .elementwise import copy_p
+        zero = scalar_constant(0, out_dtype, device, weak=False)
+        zeros = zero._view(shape, (0,) * len(shape), zero.offset, weak)
+        return lambda a, b: eval_interpreter.process(copy_p, (zeros,), {})
+
+    pa = _Prep(lhs, lb, lf, lc, kd)
+    pb = _Prep(rhs, rb, rc, rf, kd)
+    if max(B * M * N, _index_extent(pa, M, K, B), _index_extent(pb, K, N, B)) > _INT_MAX:
+        raise ValueError(f"dot_general: lhs {lhs.shape} x rhs {rhs.shape} exceeds the 2^31 "
+                         "element index limit of the GEMM kernel")
+    k, gsize, lsize = _gemm_kernel(device, kd, pa.trans, pb.trans, B, M, N, K)
+    i32 = np.int32
+    for i, v in enumerate((M, N, K, pa.ld, pb.ld, N, pa.bstride, pb.bstride, M * N,
+                           pa.offset, pb.offset, 0)):
+        k.set_arg(3 + i, i32(v))
+
+    queue, pool = device.queue, device.pool
+    out_strides = contiguous_strides(shape)
+    nbytes = B * M * N * kd.itemsize
+    enqueue, set_arg = cl.enqueue_nd_range_kernel, k.set_arg
+    from ..core.pool import Storage
+    prep_a, prep_b = pa.prep, pb.prep
+
+    def run(a, b):
+        if prep_a is not None:
+            a = prep_a(a)
+        if prep_b is not None:
+            b = prep_b(b)
+        st = Storage(pool, nbytes)
+        out = Array(device, st.buf, st, shape, kd, out_strides, 0, weak, True)
+        set_arg(0, out._buf)
+        set_arg(1, a._buf)
+        set_arg(2, b._buf)
+        enqueue(queue, k, gsize, lsize)
+        return out
+
+    if kd == out_dtype:
+        return run
+    from ..core.eval import eval_interpreter
+    from .elementwise import convert_element_type_p
+    process, cparams = eval_interpreter.process, {"new_dtype": out_dtype, "weak_type": weak}
+    return lambda a, b: process(convert_element_type_p, (run(a, b),), cparams)
+
+
+# ---- differentiation and batching -----------------------------------------------------------
+
+def _ranges_like(*xs):
+    start = 0
+    for x in xs:
+        yield tuple(range(start, start + len(x)))
+        start += len(x)
+
+
+def _argsort(seq):
+    return tuple(sorted(range(len(seq)), key=seq.__getitem__))
+
+
+def _transpose_lhs(g, x_aval, y, dimension_numbers, precision, swap_ans=False):
+    """Cotangent of x in dot_general(x, y) (swap_ans: the answer's free dims are y's first)."""
+    from .elementwise import convert_element_type
+    from .views import transpose
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
+    y_kept = _free_dims(y.ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((ans_y, y_kept), (ans_batch, y_batch))
+    y_order = _argsort(y_contract)
+    x_contract_by_y = tuple(x_contract[i] for i in y_order)
+    out_axes = _argsort(tuple(x_batch) + x_kept + x_contract_by_y)
+    if y.dtype != g.dtype:
+        y = convert_element_type(y, g.dtype)
+    x_bar = transpose(dot_general(g, y, dims, precision), out_axes)
+    if x_bar.dtype != x_aval.dtype:
+        x_bar = convert_element_type(x_bar, x_aval.dtype, x_aval.weak_type)
+    return x_bar
+
+
+def _dot_general_vjp(ct, out, lhs, rhs, *, dimension_numbers, precision=None,
+                     preferred_element_type=None):
+    if is_zero(ct) or lhs.dtype.kind != "f":
+        return None, None
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs_bar = _transpose_lhs(ct, lhs, rhs, dimension_numbers, precision)
+    rhs_bar = _transpose_lhs(ct, rhs, lhs, ((rc, lc), (rb, lb)), precision, swap_ans=True)
+    return lhs_bar, rhs_bar
+
+
+def _dot_general_jvp(primals, tangents, *, dimension_numbers, precision=None,
+                     preferred_element_type=None):
+    from ..core.ad_util import add_tangents
+    lhs, rhs = primals
+    tl, tr = tangents
+    params = dict(dimension_numbers=dimension_numbers, precision=precision,
+                  preferred_element_type=preferred_element_type)
+    out = dot_general_p.bind(lhs, rhs, **params)
+    t = Zero(ShapedArray(out.shape, out.dtype, out.weak_type))
+    if lhs.dtype.kind != "f":
+        return out, t
+    if not is_zero(tl):
+        t = add_tangents(t, dot_general_p.bind(tl, rhs, **params))
+    if not is_zero(tr):
+        t = add_tangents(t, dot_general_p.bind(lhs, tr, **params))
+    return out, t
+
+
+def _shift(ds, d):
+    """Dimension indices after inserting a new dimension at position d."""
+    return tuple(x + (x >= d) for x in ds)
+
+
+def _dot_general_batch(args, dims, *, dimension_numbers, precision=None,
+                       preferred_element_type=None):
+    (lhs, rhs), (ld, rd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    p = dict(precision=precision, preferred_element_type=preferred_element_type)
+    if ld is not None and rd is not None:
+        dn = ((_shift(lc, ld), _shift(rc, rd)), ((ld,) + _shift(lb, ld), (rd,) + _shift(rb, rd)))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **p), 0
+    if ld is not None:
+        lc2, lb2 = _shift(lc, ld), _shift(lb, ld)
+        dn = ((lc2, rc), (lb2, rb))
+        used = set(lc2) | set(lb2)
+        out_dim = len(lb) + sum(1 for d in range(ld) if d not in used)
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **p), out_dim
+    rc2, rb2 = _shift(rc, rd), _shift(rb, rd)
+    dn = ((lc, rc2), (lb, rb2))
+    used = set(rc2) | set(rb2)
+    n_lhs_free = lhs.ndim - len(lc) - len(lb)
+    out_dim = len(lb) + n_lhs_free + sum(1 for d in range(rd) if d not in used)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **p), out_dim
+
+
+dot_general_p.abstract_eval = _dot_general_abstract
+dot_general_p.make_launcher = _dot_general_launcher
+dot_general_p.reference = _dot_general_ref
+dot_general_p.jvp = _dot_general_jvp
+dot_general_p.vjp = _dot_general_vjp
+dot_general_p.batch = _dot_general_batch
+
+
+# ---- lax-level functions ------------------------------------------------------------------
+
+def _canon_dims(ds, ndim, which):
+    if isinstance(ds, (int, np.integer)):
+        ds = (ds,)
+    try:
+        out = tuple(int(d) for d in ds)
+    except TypeError:
+        raise TypeError(f"dot_general: {which} dimensions must be ints, got {ds!r}") from None
+    return tuple(d + ndim if -ndim <= d < 0 else d for d in out)
+
+
+def _canon_precision(precision):
+    if precision is None or isinstance(precision, str):
+        return precision
+    if isinstance(precision, (list, tuple)):
+        return tuple(_canon_precision(p) for p in precision)
+    return str(getattr(precision, "name", precision))
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """lax.dot_general: contract `lhs` and `rhs` over the contracting dimensions, batched over
+    the batch dimensions. dimension_numbers = ((lhs_contracting, rhs_contracting),
+    (lhs_batch, rhs_batch)); the result's dimensions are the batch dimensions, then the free
+    dimensions of lhs, then those of rhs.
+
+    >>> dot_general(a, b, (((1,), (0,)), ((), ())))      # a @ b for matrices
+    """
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+    except (TypeError, ValueError):
+        raise TypeError("dot_general: dimension_numbers must be ((lhs_contracting, "
+                        "rhs_contracting), (lhs_batch, rhs_batch)), got "
+                        f"{dimension_numbers!r}") from None
+    dn = ((_canon_dims(lc, lhs.ndim, "lhs contracting"), _canon_dims(rc, rhs.ndim, "rhs contracting")),
+          (_canon_dims(lb, lhs.ndim, "lhs batch"), _canon_dims(rb, rhs.ndim, "rhs batch")))
+    pet = None if preferred_element_type is None else dtypes.canonicalize(
+        preferred_element_type, arg="preferred_element_type", where="dot_general")
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn,
+                              precision=_canon_precision(precision), preferred_element_type=pet)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """lax.dot: vector·vector, matrix·vector, vector·matrix or matrix·matrix product."""
+    if not (1 <= lhs.ndim <= 2 and 1 <= rhs.ndim <= 2):
+        raise TypeError(f"dot: operands must have rank 1 or 2, got shapes {tuple(lhs.shape)} "
+                        f"and {tuple(rhs.shape)} (use dot_general or netcl.numpy.matmul)")
+    if lhs.shape[-1] != rhs.shape[0]:
+        raise ValueError(f"dot: shapes {tuple(lhs.shape)} and {tuple(rhs.shape)} are not "
+                         f"aligned: {lhs.shape[-1]} (dim {lhs.ndim - 1}) != {rhs.shape[0]} "
+                         "(dim 0)")
+    return dot_general(lhs, rhs, (((lhs.ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """lax.batch_matmul: (..., m, k) @ (..., k, n) with equal leading (batch) dimensions."""
+    if lhs.ndim < 2 or lhs.ndim != rhs.ndim or lhs.shape[:-2] != rhs.shape[:-2]:
+        raise ValueError(f"batch_matmul: operands need equal rank >= 2 and equal batch "
+                         f"dimensions, got shapes {tuple(lhs.shape)} and {tuple(rhs.shape)}")
+    n = lhs.ndim
+    batch = tuple(range(n - 2))
+    return dot_general(lhs, rhs, (((n - 1,), (n - 2,)), (batch, batch)), precision)

@@ -1,0 +1,407 @@
+"""Primitives of the random-number stack: the Threefry-2x32 block cipher and the bit-level
+elementwise ops that turn its output into floats.
+
+  threefry2x32(k1, k2, x1, x2) -> (y1, y2)   Threefry-2x32 with 20 rounds (Salmon et al.,
+                                              "Parallel random numbers: as easy as 1, 2, 3",
+                                              SC'11), exactly as JAX's `threefry2x32_p`: uint32
+                                              operands, 0-d operands broadcast, others share a
+                                              rank and broadcast size-1 dimensions.
+  iota_2x32_shape(shape) -> (hi, lo)          the row-major flat index of every element as two
+                                              uint32 words (JAX's counter layout; hi is 0 below
+                                              2^32 elements, which netcl never exceeds)
+  shift_left, shift_right_logical, shift_right_arithmetic
+                                              XLA semantics: shift amounts >= 32 (as unsigned)
+                                              give 0, or the sign fill for the arithmetic shift
+  bitcast_convert_type(x, new_dtype)          reinterpret the bits (int32/uint32/float32)
+  nextafter(x, y)                             next representable float after x toward y
+
+Integer outputs have no derivative: jvp gives symbolic zeros, vjp gives None per input.
+netcl.random builds PRNGKey/split/fold_in/bits/uniform/... from these (see its docstring).
+"""
+import numpy as np
+import pyopencl as cl
+
+from ..core import dtypes, kernels
+from ..core.ad_util import Zero, defjvp, defvjp
+from ..core.array import Array
+from ..core.codegen import HELPERS, input_kind, make_elementwise_launcher, render_elementwise
+from ..core.shapes import canonical_shape, prod
+from ..core.tracing import Primitive, ShapedArray
+
+__all__ = ["threefry2x32", "iota_2x32_shape", "shift_left", "shift_right_logical",
+           "shift_right_arithmetic", "bitcast_convert_type", "nextafter"]
+
+_U32 = dtypes.uint32
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = 0x1BD11BDA  # Skein key-schedule parity constant for 32-bit words
+
+
+# ---- threefry2x32: the cipher ---------------------------------------------------------------
+
+def _threefry_c():
+    """The cipher as one C function, unrolled: 5 groups of 4 rounds, each group followed by
+    a key injection (x0 += ks[(g+1)%3]; x1 += ks[(g+2)%3] + g+1)."""
+    lines = ["inline uint2 netcl_threefry2x32(uint k0, uint k1, uint x0, uint x1) {",
+             f"  const uint k2 = k0 ^ k1 ^ 0x{_PARITY:08X}u;",
+             "  x0 += k0; x1 += k1;"]
+    ks = ("k0", "k1", "k2")
+    for g in range(5):
+        for r in _ROTATIONS[g % 2]:
+            lines.append(f"  x0 += x1; x1 = rotate(x1, {r}u); x1 ^= x0;")
+        lines.append(f"  x0 += {ks[(g + 1) % 3]}; x1 += {ks[(g + 2) % 3]} + {g + 1}u;")
+    lines += ["  return (uint2)(x0, x1);", "}", ""]
+    return "\n".join(lines)
+
+
+HELPERS["threefry2x32"] = _threefry_c()
+
+threefry2x32_p = Primitive("threefry2x32", multiple_results=True, fusion="opaque")
+
+
+def _broadcast_shape(name, avals):
+    """JAX's rule for threefry2x32: 0-d operands broadcast; the others must have one rank,
+    and each dimension agrees or is 1."""
+    shapes = [tuple(a.shape) for a in avals if a.shape]
+    if not shapes:
+        return ()
+    ranks = {len(s) for s in shapes}
+    if len(ranks) != 1:
+        raise ValueError(f"{name}: operands must be 0-d or share one rank, got shapes "
+                         f"{', '.join(str(tuple(a.shape)) for a in avals)}")
+    out = []
+    for dims in zip(*shapes):
+        big = {d for d in dims if d != 1}
+        if len(big) > 1:
+            raise ValueError(f"{name}: shapes {', '.join(str(tuple(a.shape)) for a in avals)} "
+                             "do not broadcast (each dimension must agree or be 1)")
+        out.append(big.pop() if big else 1)
+    return tuple(out)
+
+
+def _threefry_abstract(k1, k2, x1, x2):
+    avals = (k1, k2, x1, x2)
+    if any(a.dtype != _U32 for a in avals):
+        raise TypeError("threefry2x32: operands must be uint32, got dtypes "
+                        f"{', '.join(str(a.dtype) for a in avals)}")
+    shape = _broadcast_shape("threefry2x32", avals)
+    return (ShapedArray(shape, _U32), ShapedArray(shape, _U32))
+
+
+def _strided_meta(device, shape, strided):
+    vals = list(shape)
+    for x in strided:
+        vals += [st if d != 1 else 0 for st, d in zip(x.strides, x.shape)]
+    host = np.array(vals or [0], dtype=np.int32)
+    return cl.Buffer(device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                     hostbuf=host)
+
+
+def _threefry_launcher(device, args, params, out_avals):
+    shape = out_avals[0].shape
+    n = prod(shape)
+    if n >= 2**31:
+        raise ValueError(f"threefry2x32: {n} elements exceed the 2^31 index limit")
+
+    def empties():
+        return (Array.empty(device, shape, _U32), Array.empty(device, shape, _U32))
+
+    if n == 0:
+        return lambda *xs: empties()
+    kinds = [input_kind(x, shape) for x in args]
+    body = [("y", "uint2", "netcl_threefry2x32(x0, x1, x2, x3)")]
+    src = render_elementwise("threefry2x32", [(_U32, k) for k in kinds], body,
+                             [(_U32, "y.s0"), (_U32, "y.s1")])
+    k = kernels.kernel(device, src, "threefry2x32")
+    k.set_arg(2, np.int32(n))
+    for j, x in enumerate(args):
+        k.set_arg(4 + 2 * j, np.int32(x.offset))
+    strided = [x for x, kind in zip(args, kinds) if kind == "g"]
+    if strided:
+        meta = _strided_meta(device, shape, strided)
+        k.set_arg(11, meta)
+        k.set_arg(12, np.int32(len(shape)))
+        k._netcl_meta = meta  # keep the buffer alive as long as the kernel
+    gsize, lsize = kernels.grid_1d(device, n)
+    queue, set_arg, enqueue = device.queue, k.set_arg, cl.enqueue_nd_range_kernel
+
+    def launch(k1, k2, x1, x2):
+        y1, y2 = empties()
+        set_arg(0, y1._buf)
+        set_arg(1, y2._buf)
+        set_arg(3, k1._buf)
+        set_arg(5, k2._buf)
+        set_arg(7, x1._buf)
+        set_arg(9, x2._buf)
+        enqueue(queue, k, gsize, lsize)
+        return y1, y2
+    return launch
+
+
+def _rotl(x, r):
+    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+
+def _threefry_ref(k1, k2, x1, x2):
+    """NumPy reference, written as the looped key schedule (independent of the C unrolling)."""
+    k1, k2, x1, x2 = (np.asarray(a, np.uint32) for a in np.broadcast_arrays(k1, k2, x1, x2))
+    ks = [k1, k2, k1 ^ k2 ^ np.uint32(_PARITY)]
+    x = [x1 + ks[0], x2 + ks[1]]
+    for g in range(5):
+        for r in _ROTATIONS[g % 2]:
+            x[0] = x[0] + x[1]
+            x[1] = _rotl(x[1], r) ^ x[0]
+        x[0] = x[0] + ks[(g + 1) % 3]
+        x[1] = x[1] + ks[(g + 2) % 3] + np.uint32(g + 1)
+    return np.asarray(x[0], np.uint32), np.asarray(x[1], np.uint32)
+
+
+def _threefry_jvp(primals, tangents):
+    outs = threefry2x32_p.bind(*primals)
+    return outs, tuple(Zero(ShapedArray(o.shape, o.dtype)) for o in outs)
+
+
+def _threefry_vjp(cts, outs, k1, k2, x1, x2):
+    return (None, None, None, None)
+
+
+def _threefry_batch(args, dims):
+    """Like JAX's defbroadcasting: batch axes to the front; a batched 0-d operand becomes
+    (B, 1, ..., 1), an unbatched operand of full rank gets a leading 1, unbatched 0-d
+    operands stay 0-d."""
+    from .views import move_batch_axis, reshape
+    rank = max(a.ndim - (d is not None) for a, d in zip(args, dims))
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    moved = []
+    for a, d in zip(args, dims):
+        if d is None:
+            moved.append(a if a.ndim == 0 else reshape(a, (1,) + tuple(a.shape)))
+            continue
+        a = move_batch_axis(a, d, 0)
+        core = tuple(a.shape[1:])
+        moved.append(reshape(a, (size,) + ((1,) * rank if not core else core)))
+    return threefry2x32_p.bind(*moved), (0, 0)
+
+
+threefry2x32_p.abstract_eval = _threefry_abstract
+threefry2x32_p.make_launcher = _threefry_launcher
+threefry2x32_p.reference = _threefry_ref
+threefry2x32_p.jvp = _threefry_jvp
+threefry2x32_p.vjp = _threefry_vjp
+threefry2x32_p.batch = _threefry_batch
+
+
+def threefry2x32(k1, k2, x1, x2):
+    """Threefry-2x32 (20 rounds) of the counter pair (x1, x2) under the key (k1, k2).
+
+    All operands uint32; 0-d operands broadcast against the others. Returns (y1, y2).
+
+    >>> threefry2x32(*(netcl.numpy.array(0, netcl.uint32),) * 4)   # (0x6b200159, 0x99ba4efe)
+    """
+    return tuple(threefry2x32_p.bind(k1, k2, x1, x2))
+
+
+# ---- iota_2x32_shape: counters ----------------------------------------------------------------
+
+counter_iota_p = Primitive("counter_iota", fusion="opaque")
+_IOTA_SRC = """
+__kernel void counter_iota(__global uint* out, const int n) {
+  const int i = get_global_id(0);
+  if (i < n) out[i] = (uint)i;
+}
+"""
+
+
+def _counter_abstract(*, shape, device=None):
+    return ShapedArray(shape, _U32)
+
+
+def _counter_launcher(device, args, params, out_aval):
+    shape = out_aval.shape
+    n = prod(shape)
+    if n >= 2**31:
+        raise ValueError(f"iota_2x32_shape: {n} elements exceed the 2^31 index limit")
+    if n == 0:
+        return lambda: Array.empty(device, shape, _U32)
+    k = kernels.kernel(device, _IOTA_SRC, "counter_iota")
+    k.set_arg(1, np.int32(n))
+    gsize, lsize = kernels.grid_1d(device, n)
+
+    def launch():
+        out = Array.empty(device, shape, _U32)
+        k.set_arg(0, out._buf)
+        cl.enqueue_nd_range_kernel(device.queue, k, gsize, lsize)
+        return out
+    return launch
+
+
+counter_iota_p.abstract_eval = _counter_abstract
+counter_iota_p.make_launcher = _counter_launcher
+counter_iota_p.reference = lambda *, shape, device=None: \
+    np.arange(prod(shape), dtype=np.uint32).reshape(shape)
+counter_iota_p.jvp = lambda primals, tangents, **params: (
+    counter_iota_p.bind(**params), Zero(_counter_abstract(**params)))
+counter_iota_p.vjp = lambda ct, out, **params: ()
+
+
+def iota_2x32_shape(shape, device=None):
+    """(hi, lo): the row-major flat index of each element of `shape` as two uint32 words.
+
+    JAX's counter layout for the partitionable threefry stream; hi is always 0 here (netcl
+    arrays hold fewer than 2^31 elements) and is returned as a broadcast zero.
+    """
+    from .views import full
+    shape = canonical_shape(shape, "iota_2x32_shape")
+    lo = counter_iota_p.bind(shape=shape, device=device)
+    return full(shape, 0, _U32, device=device), lo
+
+
+# ---- elementwise bit ops ---------------------------------------------------------------------
+
+def _ew_prim(name, nargs, kinds, template, reference):
+    """An elementwise primitive over operands of equal shape and dtype (lax style)."""
+    p = Primitive(name, fusion="elementwise")
+
+    def abstract_eval(*args):
+        if len(args) != nargs:
+            raise TypeError(f"{name}: expected {nargs} operand(s), got {len(args)}")
+        if any(a.shape != args[0].shape for a in args):
+            raise ValueError(f"{name}: operands must have equal shapes, got "
+                             f"{', '.join(str(tuple(a.shape)) for a in args)}")
+        if any(a.dtype != args[0].dtype for a in args):
+            raise TypeError(f"{name}: operands must have equal dtypes, got "
+                            f"{', '.join(str(a.dtype) for a in args)}")
+        if args[0].dtype.kind not in kinds:
+            raise TypeError(f"{name}: dtype {args[0].dtype} is not supported")
+        return ShapedArray(args[0].shape, args[0].dtype, all(a.weak_type for a in args))
+
+    p.abstract_eval = abstract_eval
+    p.lowering = (lambda in_dtypes, out_dtype: template[in_dtypes[0].kind]) \
+        if isinstance(template, dict) else template
+    p.reference = reference
+    p.make_launcher = lambda device, args, params, out: make_elementwise_launcher(
+        p, device, args, params, out)
+    p.batch = _batch_elementwise(p)
+    return p
+
+
+def _batch_elementwise(prim):
+    def rule(args, dims, **params):
+        from .views import bdim_at_front
+        batched = [(a, d) for a, d in zip(args, dims) if d is not None]
+        d0 = batched[0][1]
+        if len(batched) == len(args) and all(d == d0 for _, d in batched):
+            return prim.bind(*args, **params), d0
+        size = batched[0][0].shape[d0]
+        return prim.bind(*[bdim_at_front(a, d, size) for a, d in zip(args, dims)], **params), 0
+    return rule
+
+
+def _shift_ref(kind):
+    def ref(x, y):
+        bits, s = x.view(np.uint32), y.view(np.uint32)
+        big = s >= 32
+        safe = np.where(big, 0, s).astype(np.uint32)
+        if kind == "left":
+            out = np.where(big, np.uint32(0), bits << safe)
+        elif kind == "logical":
+            out = np.where(big, np.uint32(0), bits >> safe)
+        else:
+            out = (x.view(np.int32) >> np.minimum(s, 31).astype(np.int32)).view(np.uint32)
+        return np.asarray(out, np.uint32).view(x.dtype)
+    return ref
+
+
+shift_left_p = _ew_prim(
+    "shift_left", 2, "iu",
+    {"u": "((uint){1} < 32u ? ({0} << {1}) : 0u)",
+     "i": "((uint){1} < 32u ? as_int(as_uint({0}) << as_uint({1})) : 0)"}, _shift_ref("left"))
+shift_right_logical_p = _ew_prim(
+    "shift_right_logical", 2, "iu",
+    {"u": "((uint){1} < 32u ? ({0} >> {1}) : 0u)",
+     "i": "((uint){1} < 32u ? as_int(as_uint({0}) >> as_uint({1})) : 0)"},
+    _shift_ref("logical"))
+shift_right_arithmetic_p = _ew_prim(
+    "shift_right_arithmetic", 2, "iu",
+    {"u": "as_uint(as_int({0}) >> (int)min({1}, 31u))",
+     "i": "({0} >> (int)min(as_uint({1}), 31u))"}, _shift_ref("arithmetic"))
+
+for _p in (shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
+    defjvp(_p, None, None)
+    defvjp(_p, None, None)
+
+
+def shift_left(x, y):
+    """lax.shift_left: x << y elementwise (equal shapes and dtypes); y >= 32 gives 0."""
+    return shift_left_p.bind(x, y)
+
+
+def shift_right_logical(x, y):
+    """lax.shift_right_logical: zero-filling right shift; y >= 32 gives 0."""
+    return shift_right_logical_p.bind(x, y)
+
+
+def shift_right_arithmetic(x, y):
+    """lax.shift_right_arithmetic: sign-filling right shift (of the bits read as int32)."""
+    return shift_right_arithmetic_p.bind(x, y)
+
+
+# ---- bitcast_convert_type ------------------------------------------------------------------
+
+_BITCASTABLE = (dtypes.int32, dtypes.uint32, dtypes.float32)
+bitcast_convert_type_p = Primitive("bitcast_convert_type", fusion="elementwise")
+
+
+def _bitcast_abstract(x, *, new_dtype):
+    if x.dtype not in _BITCASTABLE or new_dtype not in _BITCASTABLE:
+        raise TypeError(f"bitcast_convert_type: only int32, uint32 and float32 can be "
+                        f"reinterpreted, got {x.dtype} -> {new_dtype}")
+    return ShapedArray(x.shape, new_dtype, False)
+
+
+bitcast_convert_type_p.abstract_eval = _bitcast_abstract
+bitcast_convert_type_p.lowering = lambda in_dtypes, out_dtype, new_dtype: \
+    f"as_{dtypes.COMPUTE_CTYPE[new_dtype]}({{0}})"
+bitcast_convert_type_p.reference = lambda x, *, new_dtype: np.asarray(x).view(new_dtype)
+bitcast_convert_type_p.make_launcher = lambda device, args, params, out: \
+    make_elementwise_launcher(bitcast_convert_type_p, device, args, params, out)
+bitcast_convert_type_p.batch = _batch_elementwise(bitcast_convert_type_p)
+defjvp(bitcast_convert_type_p, None)
+defvjp(bitcast_convert_type_p, None)
+
+
+def bitcast_convert_type(x, new_dtype):
+    """lax.bitcast_convert_type between the 32-bit types: the same bits, another dtype.
+
+    >>> bitcast_convert_type(netcl.numpy.array(0x3f800000, netcl.uint32), 'float32')  # 1.0
+    """
+    new_dtype = dtypes.canonicalize(new_dtype, arg="new_dtype", where="bitcast_convert_type")
+    if x.dtype == new_dtype:
+        return x
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype)
+
+
+# ---- nextafter -----------------------------------------------------------------------------
+
+# Half is storage-only in netcl (math in float), so the next half value is found on the
+# half bit pattern itself: store to a private ushort, step it, load it back.
+HELPERS["nextafter_h"] = """
+inline float netcl_nextafter_h(float x, float y) {
+  if (isnan(x) || isnan(y)) return x + y;
+  if (x == y) return y;
+  ushort h; vstore_half(x, 0, (__private half*)&h);
+  if (x == 0.0f) h = (ushort)(y > 0.0f ? 0x0001u : 0x8001u);
+  else if ((x < y) == (x > 0.0f)) h = (ushort)(h + 1u);
+  else h = (ushort)(h - 1u);
+  return vload_half(0, (__private const half*)&h); }
+"""
+nextafter_p = _ew_prim("nextafter", 2, "f", None, None)
+nextafter_p.lowering = lambda in_dtypes, out_dtype: (
+    "netcl_nextafter_h({0}, {1})" if in_dtypes[0] == dtypes.float16 else "nextafter({0}, {1})")
+nextafter_p.reference = lambda x, y: np.nextafter(x, y).astype(x.dtype)
+defjvp(nextafter_p, None, None)
+defvjp(nextafter_p, None, None)
+
+
+def nextafter(x, y):
+    """lax.nextafter: the representable float next to x in the direction of y."""
+    return nextafter_p.bind(x, y)

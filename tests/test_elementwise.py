@@ -1,0 +1,204 @@
+"""Elementwise primitives against their NumPy references, and their derivative rules."""
+
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import netcl
+import netcl.numpy as jnp
+from netcl import lax
+from netcl.primitives import elementwise as ew
+from netcl.test_util import check_grads
+from util import assert_close, layouts, rand, shapes, to_device
+
+SETTINGS = settings(max_examples=20, deadline=None)
+
+# (primitive, dtypes to try, value range); float ops also see inf/nan.
+UNARY = [
+    (ew.neg_p, ("float32", "int32"), (-5, 5)), (ew.abs_p, ("float32", "int32"), (-5, 5)),
+    (ew.sign_p, ("float32", "int32"), (-5, 5)), (ew.exp_p, ("float32",), (-5, 5)),
+    (ew.exp2_p, ("float32",), (-5, 5)), (ew.log_p, ("float32",), (0.01, 5)),
+    (ew.log1p_p, ("float32",), (-0.9, 5)), (ew.expm1_p, ("float32",), (-5, 5)),
+    (ew.sqrt_p, ("float32",), (0, 5)), (ew.rsqrt_p, ("float32",), (0.1, 5)),
+    (ew.square_p, ("float32", "int32"), (-5, 5)), (ew.reciprocal_p, ("float32",), (0.5, 5)),
+    (ew.tanh_p, ("float32",), (-5, 5)), (ew.logistic_p, ("float32",), (-20, 20)),
+    (ew.sin_p, ("float32",), (-5, 5)), (ew.cos_p, ("float32",), (-5, 5)),
+    (ew.tan_p, ("float32",), (-1.5, 1.5)), (ew.erf_p, ("float32",), (-3, 3)),
+    (ew.erf_inv_p, ("float32",), (-0.99, 0.99)), (ew.floor_p, ("float32",), (-5, 5)),
+    (ew.ceil_p, ("float32",), (-5, 5)), (ew.atan_p, ("float32",), (-5, 5)),
+    (ew.not_p, ("bool", "int32"), (-5, 5)), (ew.is_finite_p, ("float32",), (-5, 5)),
+]
+BINARY = [
+    (ew.add_p, ("float32", "int32"), (-5, 5)), (ew.sub_p, ("float32", "int32"), (-5, 5)),
+    (ew.mul_p, ("float32", "int32"), (-5, 5)), (ew.div_p, ("float32", "int32"), (-5, 5)),
+    (ew.rem_p, ("float32", "int32"), (-5, 5)), (ew.floor_div_p, ("float32", "int32"), (-5, 5)),
+    (ew.pow_p, ("float32",), (0.1, 3)), (ew.max_p, ("float32", "int32"), (-5, 5)),
+    (ew.min_p, ("float32", "int32"), (-5, 5)), (ew.atan2_p, ("float32",), (-5, 5)),
+    (ew.eq_p, ("float32", "int32"), (-2, 2)), (ew.lt_p, ("float32", "int32"), (-2, 2)),
+    (ew.ge_p, ("float32",), (-2, 2)), (ew.and_p, ("bool", "int32"), (-5, 5)),
+    (ew.or_p, ("bool", "int32"), (-5, 5)), (ew.xor_p, ("bool",), (-5, 5)),
+]
+
+
+def _case_strategy(table):
+    return st.tuples(st.sampled_from(table), st.integers(0, 10))
+
+
+@SETTINGS
+@given(case=_case_strategy(UNARY), shape=shapes(max_dims=3), layout=layouts(),
+       seed=st.integers(0, 2**16), special=st.booleans())
+def test_unary_matches_reference(case, shape, layout, seed, special):
+    (prim, dts, (lo, hi)), k = case
+    dt = np.dtype(dts[k % len(dts)])
+    rng = np.random.default_rng(seed)
+    x = rand(rng, shape, dt, lo, hi, special=special and dt.kind == "f")
+    got = prim.bind(to_device(x, layout))
+    want = prim.reference(x)
+    assert_close(got, want, want.dtype, rtol=1e-4 if dt.kind == "f" else None, atol=1e-5)
+
+
+@SETTINGS
+@given(case=_case_strategy(BINARY), shape=shapes(max_dims=3), layouts_=st.tuples(layouts(),
+       layouts()), seed=st.integers(0, 2**16))
+def test_binary_matches_reference(case, shape, layouts_, seed):
+    (prim, dts, (lo, hi)), k = case
+    dt = np.dtype(dts[k % len(dts)])
+    rng = np.random.default_rng(seed)
+    a, b = rand(rng, shape, dt, lo, hi), rand(rng, shape, dt, lo, hi)
+    if prim in (ew.div_p, ew.rem_p, ew.floor_div_p) and dt.kind == "f":
+        b = np.where(np.abs(b) < 0.1, np.float32(1), b).astype(dt)
+    got = prim.bind(to_device(a, layouts_[0]), to_device(b, layouts_[1]))
+    assert_close(got, prim.reference(a, b), rtol=1e-4, atol=1e-5)
+
+
+def test_integer_division_never_traps():
+    a = jnp.array([7, -7, 5, -2147483648, 0], jnp.int32)
+    b = jnp.array([0, 2, -3, -1, 0], jnp.int32)
+    assert np.asarray(lax.div(a, b)).tolist() == [-1, -3, -1, -2147483648, -1]
+    assert np.asarray(lax.rem(a, b)).tolist() == [7, -1, 2, 0, 0]
+    assert np.asarray(jnp.floor_divide(a, b)).tolist() == [0, -4, -2, -2147483648, 0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64", "uint32"])
+def test_other_dtypes(dtype):
+    rng = np.random.default_rng(0)
+    x = rand(rng, (5, 3), dtype, 0, 4)
+    y = rand(rng, (5, 3), dtype, 1, 4)
+    assert_close(jnp.add(x, y), (x + y).astype(dtype), dtype)
+    assert_close(jnp.multiply(jnp.asarray(x), jnp.asarray(y)), (x * y).astype(dtype), dtype)
+    if np.dtype(dtype).kind == "f":
+        assert_close(jnp.exp(jnp.asarray(x)), np.exp(x.astype(np.float64)).astype(dtype),
+                     dtype, rtol=2e-3)
+
+
+def test_select_clamp_convert():
+    rng = np.random.default_rng(1)
+    x = rand(rng, (4, 5), np.float32, -3, 3, special=True)
+    p = x > 0
+    assert_close(lax.select(jnp.asarray(p), jnp.asarray(x), jnp.zeros((4, 5))),
+                 np.where(p, x, 0))
+    lo, hi = np.full((4, 5), -1, np.float32), np.full((4, 5), 1, np.float32)
+    assert_close(lax.clamp(jnp.asarray(lo), jnp.asarray(x), jnp.asarray(hi)),
+                 ew.clamp_p.reference(lo, x, hi))
+    conv = lax.convert_element_type(jnp.asarray(x), jnp.int32)
+    assert_close(conv, ew.convert_element_type_p.reference(x, np.dtype(np.int32)))
+    assert np.asarray(lax.convert_element_type(jnp.array([0.0, 2.5]), jnp.bool_)).tolist() == \
+        [False, True]
+
+
+def test_round_methods():
+    x = jnp.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997])
+    assert np.asarray(lax.round(x, 0)).tolist() == [1, 2, 3, -1, -3, 0]
+    assert np.asarray(jnp.round(x)).tolist() == [0, 2, 2, -0.0, -2, 0]
+
+
+def test_integer_pow():
+    x = jnp.array([1.5, -2.0, 3.0])
+    for y in (-3, 0, 1, 2, 5):
+        assert_close(lax.integer_pow(x, y), np.array([1.5, -2.0, 3.0], np.float32) ** y,
+                     rtol=1e-6)
+    assert np.asarray(jnp.array([2, -3]) ** 3).tolist() == [8, -27]
+
+
+def test_weak_type_promotion():
+    x = jnp.ones(3)  # float32
+    assert (x * 2).dtype == np.float32 and (x * 2.0).dtype == np.float32
+    i = jnp.arange(3)
+    assert i.dtype == np.int32
+    assert (i * 2).dtype == np.int32
+    assert (i * 2.5).dtype == np.float32
+    assert (i + jnp.ones(3, jnp.float16)).dtype == np.float16
+    h = jnp.ones(3, jnp.float16)
+    assert (h + 1.0).dtype == np.float16
+    assert jnp.sin(i).dtype == np.float32
+    assert (jnp.ones(2, jnp.float64) + jnp.ones(2)).dtype == np.float64
+
+
+@pytest.mark.parametrize("fn, bad, err", [
+    (lambda: lax.add(jnp.ones(3), jnp.ones(4)), ValueError, "add: operands must have equal shapes"),
+    (lambda: lax.add(jnp.ones(3), jnp.ones(3, jnp.int32)), TypeError, "add: .*equal dtypes"),
+    (lambda: lax.exp(jnp.ones(3, jnp.int32)), TypeError, "exp: operand of dtype int32"),
+    (lambda: jnp.add(jnp.ones((2, 3)), jnp.ones((4,))), ValueError, r"\(2, 3\) and \(4,\)"),
+    (lambda: jnp.add(jnp.ones(2), "a"), TypeError, "numeric"),
+    (lambda: lax.select(jnp.ones(3), jnp.ones(3), jnp.ones(3)), TypeError, "select: pred"),
+    (lambda: jnp.bitwise_and(jnp.ones(2), jnp.ones(2)), TypeError, "bitwise_and"),
+])
+def test_bad_input(fn, bad, err):
+    with pytest.raises(bad, match=err):
+        fn()
+
+
+# ---- derivatives --------------------------------------------------------------------------
+
+GRAD_CASES = [
+    (jnp.sin, (-2, 2)), (jnp.cos, (-2, 2)), (jnp.tan, (-1, 1)), (jnp.exp, (-2, 2)),
+    (jnp.exp2, (-2, 2)), (jnp.log, (0.5, 3)), (jnp.log1p, (0.1, 2)), (jnp.expm1, (-1, 1)),
+    (jnp.sqrt, (0.5, 3)), (lax.rsqrt, (0.5, 3)), (jnp.square, (-2, 2)),
+    (jnp.reciprocal, (0.5, 2)), (jnp.tanh, (-2, 2)), (lax.logistic, (-3, 3)),
+    (jnp.arcsin, (-0.8, 0.8)), (jnp.arccos, (-0.8, 0.8)), (jnp.arctan, (-2, 2)),
+    (jnp.sinh, (-2, 2)), (jnp.cosh, (-2, 2)), (jnp.arcsinh, (-2, 2)), (jnp.arccosh, (1.2, 3)),
+    (jnp.arctanh, (-0.8, 0.8)), (lax.erf, (-2, 2)), (lax.erf_inv, (-0.8, 0.8)),
+    (jnp.abs, (0.2, 2)), (lambda x: x ** 3, (-2, 2)), (lambda x: x ** -2, (0.5, 2)),
+    (lambda x: jnp.maximum(x, 0.3), (-2, 2)), (lambda x: jnp.clip(x, -0.5, 0.5), (-2, 2)),
+    (lambda x: jnp.where(x > 0, x * x, -x), (-2, 2)), (lambda x: x.astype(jnp.float32), (-1, 1)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(GRAD_CASES)))
+def test_unary_grads(k):
+    f, (lo, hi) = GRAD_CASES[k]
+    rng = np.random.default_rng(k)
+    x = jnp.asarray(rng.uniform(lo, hi, size=(3,)))  # float64 on the device
+    if f is GRAD_CASES[30][0]:  # the float32 cast: first order only (precision)
+        check_grads(f, (x,), order=1, modes=("rev",), atol=1e-3, rtol=1e-3)
+        return
+    check_grads(f, (x,), order=2)
+
+
+@pytest.mark.parametrize("f", [jnp.add, jnp.subtract, jnp.multiply, jnp.divide, jnp.power,
+                               jnp.arctan2, jnp.maximum, jnp.minimum, jnp.fmod])
+def test_binary_grads(f):
+    rng = np.random.default_rng(3)
+    x = jnp.asarray(rng.uniform(0.5, 2, size=(4,)))
+    y = jnp.asarray(rng.uniform(0.5, 2, size=(4,)))
+    check_grads(f, (x, y), order=2)
+
+
+def test_max_tie_splits_gradient():
+    g = netcl.grad(lambda x, y: jnp.sum(jnp.maximum(x, y)), argnums=(0, 1))(
+        jnp.array([1.0, 2.0]), jnp.array([1.0, 0.0]))
+    assert np.asarray(g[0]).tolist() == [0.5, 1.0] and np.asarray(g[1]).tolist() == [0.5, 0.0]
+
+
+def test_vmap_elementwise_mixed_axes():
+    a = jnp.asarray(np.arange(6.0).reshape(2, 3))
+    b = jnp.asarray(np.arange(2.0))
+    out = netcl.vmap(lambda x, y: x * y + 1.0, in_axes=(1, None))(a, b)
+    assert_close(out, (np.arange(6.0).reshape(2, 3).T * np.arange(2.0)[None, :] + 1))
+    out = netcl.vmap(netcl.vmap(jnp.add, (0, None)), (None, 0))(jnp.ones(2), jnp.ones(3))
+    assert out.shape == (3, 2)
+
+
+
