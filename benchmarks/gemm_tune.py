@@ -103,6 +103,15 @@ class Runner:
             prg = cl.Program(self.ctx, G.gemm_source(cfg, dtype, ta, tb)).build()
             k = cl.Kernel(prg, G.GEMM_KERNEL_NAME)
             self.kernels[key] = (k, time.perf_counter() - t)
+            if getattr(self, "verbose", False):
+                try:
+                    p2 = cl.Program(self.ctx, G.gemm_source(cfg, dtype, ta, tb)).build(options=["-cl-nv-verbose"])
+                    log = p2.get_build_info(self.dev, cl.program_build_info.LOG)
+                    info = [ln.strip() for ln in log.splitlines()
+                            if "registers" in ln or "spill" in ln or "smem" in ln.lower()]
+                    print("    ptxas:", " | ".join(info)[:300])
+                except Exception as ex:  # pragma: no cover
+                    print("    ptxas info unavailable:", ex)
         return self.kernels[key]
 
     def setup(self, cfg, dtype, ta, tb, M, N, K, a, b, c_buf):
@@ -140,7 +149,7 @@ def check_small(r: Runner, cfg, dtype, ta, tb):
     return worst
 
 
-def time_fn(fn, sync, warmup, repeats):
+def time_fn(fn, sync, warmup, repeats, with_min=False):
     for _ in range(warmup):
         fn()
     sync()
@@ -150,7 +159,7 @@ def time_fn(fn, sync, warmup, repeats):
         fn()
         sync()
         ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+    return (statistics.median(ts), min(ts)) if with_min else statistics.median(ts)
 
 
 def bench_torch(n, warmup, repeats):
@@ -178,6 +187,10 @@ def main():
     ap.add_argument("--only", type=str, default="", help="comma list of candidate indices")
     ap.add_argument("--trans", action="store_true", help="also time the 3 transposed variants of the best")
     ap.add_argument("--out", type=str, default="")
+    ap.add_argument("--cands", choices=["auto", "cpu", "gpu"], default="auto",
+                    help="candidate list (default: by device type)")
+    ap.add_argument("--verbose-build", action="store_true",
+                    help="NVIDIA: print ptxas register/spill info (-cl-nv-verbose) per config")
     args = ap.parse_args()
 
     dev = pick_device()
@@ -190,13 +203,15 @@ def main():
           f"max_wg {dev.max_work_group_size} local {dev.local_mem_size} CU {dev.max_compute_units}")
     print(f"n = {n}, dtype = {dtype}, median of {repeats} after {args.warmup} warm-up")
     chosen = G.choose_config(dev, dtype, n, n, n)
-    cands = cpu_candidates(dtype) if is_cpu else gpu_candidates(dtype)
+    use_cpu = is_cpu if args.cands == "auto" else args.cands == "cpu"
+    cands = cpu_candidates(dtype) if use_cpu else gpu_candidates(dtype)
     if chosen not in cands:
         cands.insert(0, chosen)
     if args.only:
         cands = [cands[int(i)] for i in args.only.split(",")]
 
     r = Runner(dev)
+    r.verbose = args.verbose_build and "nvidia" in dev.platform.name.lower()
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(npdt)
     b = rng.standard_normal((n, n)).astype(npdt)
@@ -226,14 +241,14 @@ def main():
             cl.enqueue_copy(r.q, c, C)
             r.q.finish()
             e_big = float(np.max(np.abs(c[rows] - ref_rows)) / scale)
-            t = time_fn(fn, r.q.finish, args.warmup, repeats)
+            t, tmin = time_fn(fn, r.q.finish, args.warmup, repeats, with_min=True)
         except Exception as ex:  # keep going: a config may not build or fit
             print(f"{label:58s} FAILED: {type(ex).__name__}: {str(ex).splitlines()[0][:200]}")
             return None
         ok = e_small < tol and e_big < tol
         gf = flop / t / 1e9
         tr = ("T" if ta else "N") + ("T" if tb else "N")
-        line = (f"{label:58s} {tr}  {gf:10.1f} GFLOP/s  {t * 1e3:9.3f} ms  build {tbuild:5.2f} s  "
+        line = (f"{label:58s} {tr}  {gf:10.1f} GFLOP/s  {t * 1e3:9.3f} ms (min {tmin * 1e3:8.3f})  build {tbuild:5.2f} s  "
                 f"err {max(e_small, e_big):.1e} {'ok' if ok else 'WRONG'}")
         print(line, flush=True)
         results.append((label, tr, gf, t, tbuild, max(e_small, e_big), ok))

@@ -67,6 +67,8 @@ def check_gemm(cfg, dtype, ta, tb, M, N, K, batch=1, bcast_a=False, bcast_b=Fals
     ctx, queue, dev = _ctx()
     if dtype == "double" and not _STATE["fp64"]:
         pytest.skip("no fp64")
+    if cfg.threads > dev.max_work_group_size or cfg.local_mem_bytes(dtype) > dev.local_mem_size:
+        pytest.skip(f"{cfg} does not fit {dev.name}")
     npdt = np.float32 if dtype == "float" else np.float64
     rng = np.random.default_rng(seed)
     na = 1 if bcast_a else batch
@@ -162,6 +164,7 @@ def _awkward(cfg):
 # NN and TT between them exercise every operand loader (plain and transposed);
 # the mixed cases are run for the configs the devices actually pick for big work.
 CASES = [(p, t) for p in ALL_CONFIGS for t in [(False, False), (True, True)]]
+CASES += [((tiers[dt][1], dt), (False, False)) for tiers in (G.CPU_TIERS, G.GPU_TIERS) for dt in ("float", "double")]
 CASES += [(p, t) for p in [(CPU_BIG_F, "float"), (GPU_BIG_F, "float")] for t in [(False, True), (True, False)]]
 
 
@@ -252,7 +255,8 @@ def test_hypothesis(data, M, N, K, batch, ta, tb, bcast_a, bcast_b, offs, pads, 
 
 def _fake(kind, max_wg, local):
     t = cl.device_type.CPU if kind == "cpu" else cl.device_type.GPU
-    return SimpleNamespace(type=t, max_work_group_size=max_wg, local_mem_size=local, name="fake")
+    return SimpleNamespace(type=t, max_work_group_size=max_wg, local_mem_size=local, name="fake",
+                           max_compute_units=132 if kind == "gpu" else 2)
 
 
 @pytest.mark.parametrize("dev_args", [("gpu", 1024, 48 * 1024), ("gpu", 256, 32 * 1024),

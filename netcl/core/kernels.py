@@ -5,6 +5,8 @@ one program, built once per process. Callers hold the returned `cl.Kernel` objec
 `program.name`, which makes a new kernel object on each access). A failed build raises
 `KernelBuildError` carrying the compiler's log and the numbered source.
 """
+import warnings
+
 import numpy as np
 import pyopencl as cl
 
@@ -34,8 +36,11 @@ def build(device, source, options=()):
         if "double" in source and "cl_khr_fp64" not in source:
             source = PREAMBLE_FP64 + source
         try:
-            prg = cl.Program(device.context, source).build(options=list(options),
-                                                           devices=[device.cl_device])
+            with warnings.catch_warnings():
+                # NVIDIA prints informational build logs; real failures raise below.
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                prg = cl.Program(device.context, source).build(options=list(options),
+                                                               devices=[device.cl_device])
         except cl.RuntimeError as e:
             raise KernelBuildError(device, source, str(e)) from None
         _programs[key] = prg

@@ -18,7 +18,7 @@ def bucket_size(nbytes):
         return _MIN_BYTES
     if nbytes <= 4096:
         return 1 << (nbytes - 1).bit_length()
-    step = 1 << ((nbytes - 1).bit_length() - 3)  # 8 classes per doubling: <12.5% waste
+    step = 1 << ((nbytes - 1).bit_length() - 4)  # 8 classes per doubling: <12.5% waste
     return (nbytes + step - 1) // step * step
 
 

@@ -88,7 +88,7 @@ class GemmConfig:
         if self.kind == "tiled":
             nbuf = 2 if self.double_buffer else 1
             return nbuf * self.bk * ((self.bm + self.pad) + (self.bn + self.pad)) * es
-        return self.bk * self.bn * es
+        return self.bk * (self.bn + self.bm) * es
 
     def validate(self, dtype: str = "float") -> None:
         if dtype not in _DTYPES:
@@ -128,23 +128,23 @@ def _fits(cfg: GemmConfig, dtype: str, max_wg: int, local_mem: int) -> bool:
     return cfg.threads <= max_wg and cfg.local_mem_bytes(dtype) + 256 <= local_mem
 
 
-# CPU candidates, best first (measured with benchmarks/gemm_tune.py on PoCL 3.0,
-# 2-core znver3: see benchmarks/results/gemm_*).
-CPU_CONFIGS = {
+# Tiers per device class and dtype, biggest block first: choose_config takes the
+# first tier that fits the device and still gives every compute unit work.
+# CPU: measured with benchmarks/gemm_tune.py on PoCL 3.0, 2-core znver3;
+# GPU: on an NVIDIA H100 (see benchmarks/results/gemm_*).
+CPU_TIERS = {
     "float": [
-        GemmConfig(kind="cpu", wg_m=16, wg_n=8, tm=6, tn=16, bk=256, vec=8, m_fastest=False),
+        GemmConfig(kind="cpu", wg_m=16, wg_n=8, tm=6, tn=16, bk=256, vec=8),
+        GemmConfig(kind="cpu", wg_m=8, wg_n=4, tm=6, tn=16, bk=256, vec=8),
+        GemmConfig(kind="cpu", wg_m=4, wg_n=4, tm=4, tn=8, bk=128, vec=8),
     ],
     "double": [
-        GemmConfig(kind="cpu", wg_m=16, wg_n=8, tm=6, tn=8, bk=256, vec=4, m_fastest=False),
+        GemmConfig(kind="cpu", wg_m=16, wg_n=8, tm=6, tn=8, bk=256, vec=4),
+        GemmConfig(kind="cpu", wg_m=8, wg_n=4, tm=6, tn=8, bk=256, vec=4),
+        GemmConfig(kind="cpu", wg_m=4, wg_n=4, tm=4, tn=4, bk=128, vec=4),
     ],
 }
-CPU_SMALL = {
-    "float": GemmConfig(kind="cpu", wg_m=4, wg_n=4, tm=4, tn=8, bk=128, vec=8),
-    "double": GemmConfig(kind="cpu", wg_m=4, wg_n=4, tm=4, tn=4, bk=128, vec=4),
-}
-
-# GPU candidates, best first.
-GPU_CONFIGS = {
+GPU_TIERS = {
     "float": [
         GemmConfig(kind="tiled", wg_m=16, wg_n=16, tm=8, tn=8, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
         GemmConfig(kind="tiled", wg_m=16, wg_n=16, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
@@ -153,35 +153,49 @@ GPU_CONFIGS = {
     "double": [
         GemmConfig(kind="tiled", wg_m=16, wg_n=16, tm=4, tn=4, bk=8, vec=2, rvec=2, pad=2, double_buffer=True),
         GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=4, tn=4, bk=8, vec=2, rvec=2, pad=2, double_buffer=False),
+        GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=2, tn=2, bk=8, vec=2, rvec=2, pad=2, double_buffer=False),
     ],
 }
-GPU_SMALL = {
-    "float": GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=False),
-    "double": GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=2, tn=2, bk=8, vec=2, rvec=2, pad=2, double_buffer=False),
-}
+# Last resort for devices too small for every tier (64 threads would do).
 FALLBACK = GemmConfig(kind="tiled", wg_m=4, wg_n=4, tm=1, tn=1, bk=4, vec=1, rvec=1, pad=1, double_buffer=False)
+
+# Back-compatible names: the biggest and the smallest tier.
+CPU_CONFIGS = {dt: t[:1] for dt, t in CPU_TIERS.items()}
+CPU_SMALL = {dt: t[-1] for dt, t in CPU_TIERS.items()}
+GPU_CONFIGS = {dt: t[:1] for dt, t in GPU_TIERS.items()}
+GPU_SMALL = {dt: t[-1] for dt, t in GPU_TIERS.items()}
 
 
 def choose_config(device, dtype: str, M: int, N: int, K: int) -> GemmConfig:
-    """Pick a tile configuration for ``device`` (a ``pyopencl.Device``) and shape."""
+    """Pick a tile configuration for ``device`` (a ``pyopencl.Device``) and shape.
+
+    Takes the biggest tier (fastest per element on large products) that fits
+    ``max_work_group_size`` and ``local_mem_size`` and that, for this M x N,
+    gives at least one block per compute unit (two on CPUs) without padding
+    the product by more than half; else the smallest tier that fits.
+    """
     if dtype not in _DTYPES:
         raise ValueError(f"dtype must be 'float' or 'double', got {dtype!r}")
     max_wg = int(device.max_work_group_size)
     local_mem = int(device.local_mem_size)
+    try:
+        cus = max(1, int(device.max_compute_units))
+    except Exception:
+        cus = 1
     if _is_cpu(device):
-        cands = list(CPU_CONFIGS[dtype])
-        small = CPU_SMALL[dtype]
+        tiers, min_blocks = CPU_TIERS[dtype], 2 * cus
     else:
-        cands = list(GPU_CONFIGS[dtype])
-        small = GPU_SMALL[dtype]
-    # Small problems: a big block would leave most of it (and of the device) idle.
-    big = cands[0]
-    if M * N < 4 * big.bm * big.bn or M < big.bm // 2 or N < big.bn // 2:
-        cands.insert(0, small)
-    for cfg in cands:
-        if _fits(cfg, dtype, max_wg, local_mem):
+        tiers, min_blocks = GPU_TIERS[dtype], cus
+    fitting = [c for c in tiers if _fits(c, dtype, max_wg, local_mem)]
+    if not fitting:
+        return FALLBACK
+    m, n = max(M, 1), max(N, 1)
+    for cfg in fitting:
+        tm_, tn_ = -(-m // cfg.bm), -(-n // cfg.bn)
+        padded = tm_ * cfg.bm * tn_ * cfg.bn
+        if tm_ * tn_ >= min_blocks and padded <= 1.5 * m * n:
             return cfg
-    return FALLBACK
+    return fitting[-1]
 
 
 # ----------------------------------------------------------------------------
@@ -460,6 +474,9 @@ def _cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | Non
     # packed B panel: sliver s (NR columns) holds KC rows of NR contiguous values
     src.append(f"    __local {TV} Bp4[{KC * BN // VW}];")
     src.append("    __local T* bp = (__local T*)Bp4;")
+    if ta:
+        # A^T rows are contiguous in m: pack A[m0:m0+BM, k0:k0+kc] into ap[s][k][MR]
+        src.append(f"    __local T ap[{KC * cfg.bm}];")
     src.append(_prologue(cfg))
     if cfg.m_fastest:
         src.append("    const int ty = get_local_id(0);\n    const int tx = get_local_id(1);")
@@ -510,6 +527,21 @@ def _cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | Non
         src.append("              }")
         src.append("            }")
         src.append("          }")
+    if ta:
+        BMc = cfg.bm
+        src.append(f"          const int mfull = m0 + {BMc} <= M;")
+        src.append("          for (int k = 0; k < kc; ++k) {")
+        src.append("            __global const T* p = A + (k0 + k) * lda + m0;")
+        src.append(f"            __local T* d = ap + k * {MR};")
+        src.append("            if (mfull) {")
+        src.append(f"              for (int s = 0; s < {BMc // MR}; ++s)")
+        src.append(f"                for (int w = 0; w < {MR}; ++w) d[s * {KC * MR} + w] = p[s * {MR} + w];")
+        src.append("            } else {")
+        src.append(f"              for (int s = 0; s < {BMc // MR}; ++s)")
+        src.append(f"                for (int w = 0; w < {MR}; ++w)")
+        src.append(f"                  d[s * {KC * MR} + w] = (m0 + s * {MR} + w < M) ? p[s * {MR} + w] : (T)0;")
+        src.append("            }")
+        src.append("          }")
     src.append("        }")
     src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
     # ---- micro-kernel
@@ -518,12 +550,12 @@ def _cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | Non
         for i in range(MR):
             src.append(f"        __global const T* pa{i} = A + ar{i} * lda + k0;")
     else:
-        src.append("        __global const T* pa = A + k0 * lda;")
+        src.append(f"        __local const T* aq = ap + ty * {KC * MR};")
     src.append("        for (int k = 0; k < kc; ++k) {")
     for v in range(NV):
         src.append(f"            const {TV} b{v} = bq[k * {NV} + {v}];")
     for i in range(MR):
-        a = f"pa{i}[k]" if not ta else f"pa[k * lda + ar{i}]"
+        a = f"pa{i}[k]" if not ta else f"aq[k * {MR} + {i}]"
         src.append(f"            {{ const {TV} a = ({TV})({a});")
         src.append("              " + " ".join(f"c{i}_{v} += a * b{v};" for v in range(NV)) + " }")
     src.append("        }")

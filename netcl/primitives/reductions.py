@@ -1,0 +1,1245 @@
+"""Reductions and cumulative (scan) primitives.
+
+  reduce_sum / reduce_prod / reduce_max / reduce_min (x, axes)   the result drops `axes`
+  argmax / argmin (x, axis, index_dtype)                         first NaN wins, then first max
+  cumsum / cumprod / cummax / cummin (x, axis, reverse)          inclusive scans
+
+Kernels. The input is viewed as (A, K, B): A the kept axes before the reduced block, K the
+reduced block, B the kept axes after it. Views cost nothing: a transposed or reversed input
+whose elements fill a dense block is read in *memory* order (the output is then written in
+that order and returned as a permuted view); only reduced axes that are not one block in
+memory, or non-dense inputs (broadcasts, steps), are first copied. Then:
+
+  rows kernel  (B == 1, K not tiny): one work-group of L items per (row, chunk); items stride
+               through the chunk (coalesced), then a local-memory tree.
+  cols kernel  (B > 1, or short rows): one work-item per (a, chunk, b) looping over k
+               (coalesced across b).
+  Both split K into G chunks when there are too few rows to fill the device (a full sum of
+  2^26 elements on a GPU): pass 1 writes partials (A, G, B) in the accumulator type, pass 2
+  reduces them. Float sums accumulate with Kahan compensation inside each work-item and a
+  pairwise tree across items, so a float32 sum of 2^22 elements stays near float64's.
+  int32/uint32 sums and products wrap (as XLA's); float16 is loaded and accumulated in float.
+
+Scans: rows scan = one work-group per (row, chunk), tiles of L*V elements staged in local
+memory, each item scans V elements, a Hillis-Steele scan over the L item totals, a running
+carry across tiles (work O(n + n log L / V)). Long rows with few of them run reduce-then-scan:
+the reduction kernels give per-chunk totals, a scan of those gives each chunk's carry-in.
+Sizes are kernel arguments: one program per (operation, dtype), built once.
+"""
+import math
+
+import numpy as np
+import pyopencl as cl
+
+from ..core import dtypes, kernels
+from ..core.ad_util import Zero, is_zero
+from ..core.array import Array
+from ..core.shapes import contiguous_strides, normalize_axes, normalize_axis, prod
+from ..core.tracing import Primitive, ShapedArray
+
+__all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "argmax", "argmin",
+           "cumsum", "cumprod", "cummax", "cummin"]
+
+_INDEX_LIMIT = 2**31 - 1
+_V = 8  # elements per work-item per tile in the rows scan
+
+
+# =============================================================================================
+# OpenCL C generation
+# =============================================================================================
+
+def _init_expr(op, dtype):
+    """The identity of `op` as a C expression of the accumulator type."""
+    k = "b" if dtype == dtypes.bool_ else dtype.kind
+    acc = kernels.compute_ctype(dtype)
+    if op in ("sum",):
+        return f"(({acc})0)"
+    if op == "prod":
+        return f"(({acc})1)"
+    if op in ("max", "argmax"):
+        return {"f": f"(({acc})-INFINITY)", "i": "INT_MIN", "u": "0u", "b": "0"}[k]
+    if op in ("min", "argmin"):
+        return {"f": f"(({acc})INFINITY)", "i": "INT_MAX", "u": "UINT_MAX", "b": "1"}[k]
+    if op == "ffill":
+        return f"(({acc})NAN)"
+    raise AssertionError(op)
+
+
+def _combine(op, dtype):
+    """C template combining {a} (earlier) with {b} (later)."""
+    k = dtype.kind
+    if op == "sum":
+        return "as_int(as_uint({a}) + as_uint({b}))" if k == "i" else "({a} + {b})"
+    if op == "prod":
+        return "as_int(as_uint({a}) * as_uint({b}))" if k == "i" else "({a} * {b})"
+    if op == "max":
+        return "((({a}) > ({b}) || isnan({a})) ? ({a}) : ({b}))" if k == "f" else "max({a}, {b})"
+    if op == "min":
+        return "((({a}) < ({b}) || isnan({a})) ? ({a}) : ({b}))" if k == "f" else "min({a}, {b})"
+    if op == "ffill":
+        return "(isnan({b}) ? ({a}) : ({b}))"
+    raise AssertionError(op)
+
+
+def _better_fn(op, dtype):
+    """C helper: is (v, i) a better arg-candidate than (bv, bi)? NaN first, then ties by index."""
+    acc = kernels.compute_ctype(dtype)
+    cmp = ">" if op == "argmax" else "<"
+    if dtype.kind == "f":
+        body = (f"  const int vn = isnan(v), bn = isnan(bv);\n"
+                f"  if (vn != bn) return vn;\n"
+                f"  if (vn || v == bv) return i < bi;\n"
+                f"  return v {cmp} bv;\n")
+    else:
+        body = f"  return v {cmp} bv || (v == bv && i < bi);\n"
+    return f"inline int netcl_better({acc} v, int i, {acc} bv, int bi) {{\n{body}}}\n"
+
+
+def _partial_dtype(op, dtype):
+    """dtype in which pass-1 partials are stored (exact for max/min; float for half sums)."""
+    if op in ("sum", "prod") and dtype == dtypes.float16:
+        return dtypes.float32
+    return dtype
+
+
+def _reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=True):
+    """Source of one reduction kernel: kind 'rows' or 'cols'.
+
+    Arguments: [out (out_dt) if out_val], [oidx (int) if arg op], in (in_dt), [iidx if in_idx],
+    off, K, (B for cols), G, chunk, shift, [rev if arg op], then the local buffer(s) (rows)
+    or n (cols).
+    """
+    arg = op in ("argmax", "argmin")
+    acc = kernels.compute_ctype(acc_dt)
+    kahan = op == "sum" and acc_dt.kind == "f"
+    params = []
+    if out_val:
+        params.append(f"__global {kernels.storage_ctype(out_dt)}* out")
+    if arg:
+        params.append("__global int* oidx")
+    params.append(f"__global const {kernels.storage_ctype(in_dt)}* in")
+    if in_idx:
+        params.append("__global const int* iidx")
+    params += ["const int off", "const int K"]
+    if kind == "cols":
+        params.append("const int B")
+    params += ["const int G", "const int chunk", "const int shift"]
+    if arg:
+        params.append("const int rev")
+    if kind == "rows":
+        params.append(f"__local {acc}* sv")
+        if arg:
+            params.append("__local int* si")
+    else:
+        params.append("const int n")
+    comb = _combine(op, acc_dt) if not arg else None
+    init = _init_expr(op, acc_dt)
+
+    lines = [f"__kernel void {name}({', '.join(params)}) {{"]
+    if kind == "rows":
+        lines += ["  const int L = get_local_size(0), lid = get_local_id(0), grp = get_group_id(0);",
+                  "  const int a = grp / G, g = grp - a * G;",
+                  "  const int start = max(0, g * chunk - shift), end = min(K, (g + 1) * chunk - shift);",
+                  "  const int base = off + a * K;"]
+        loop = "  for (int k = start + lid; k < end; k += L) {"
+        pos = "base + k"
+        ipos = "a * K + k"
+        out_index = "grp"
+    else:
+        lines += ["  const int t = get_global_id(0);",
+                  "  if (t >= n) return;",
+                  "  const int b = t % B, ag = t / B, a = ag / G, g = ag - a * G;",
+                  "  const int start = max(0, g * chunk - shift), end = min(K, (g + 1) * chunk - shift);",
+                  "  int p = off + (a * K + start) * B + b;"]
+        loop = "  for (int k = start; k < end; ++k, p += B) {"
+        pos = "p"
+        ipos = "p - off"
+        out_index = "t"
+    lines.append(f"  {acc} s = {init};")
+    if kahan:
+        lines.append(f"  {acc} c = ({acc})0;")
+    if arg:
+        lines.append("  int bi = INT_MAX;")
+    lines.append(loop)
+    lines.append(f"    const {acc} x = {kernels.load(in_dt, 'in', pos)};")
+    if arg:
+        idx = f"iidx[{ipos}]" if in_idx else "(rev ? K - 1 - k : k)"
+        lines += [f"    const int i = {idx};",
+                  "    if (netcl_better(x, i, s, bi)) { s = x; bi = i; }"]
+    elif kahan:
+        lines += [f"    const {acc} y = x - c;",
+                  f"    const {acc} tt = s + y;",
+                  f"    c = isinf(tt) ? ({acc})0 : (tt - s) - y;",
+                  "    s = tt;"]
+    else:
+        lines.append(f"    s = {comb.format(a='s', b='x')};")
+    lines.append("  }")
+    if kahan:
+        lines.append("  s = s - c;")
+    if kind == "rows":
+        lines.append("  sv[lid] = s;")
+        if arg:
+            lines.append("  si[lid] = bi;")
+        lines += ["  barrier(CLK_LOCAL_MEM_FENCE);",
+                  "  for (int h = L >> 1; h > 0; h >>= 1) {",
+                  "    if (lid < h) {"]
+        if arg:
+            lines += ["      if (netcl_better(sv[lid + h], si[lid + h], sv[lid], si[lid])) {",
+                      "        sv[lid] = sv[lid + h]; si[lid] = si[lid + h]; }"]
+        else:
+            lines.append(f"      sv[lid] = {comb.format(a='sv[lid]', b='sv[lid + h]')};")
+        lines += ["    }",
+                  "    barrier(CLK_LOCAL_MEM_FENCE);",
+                  "  }",
+                  "  if (lid == 0) {"]
+        if out_val:
+            lines.append("    " + kernels.store(out_dt, "out", out_index, "sv[0]"))
+        if arg:
+            lines.append(f"    oidx[{out_index}] = si[0];")
+        lines.append("  }")
+    else:
+        if out_val:
+            lines.append("  " + kernels.store(out_dt, "out", out_index, "s"))
+        if arg:
+            lines.append(f"  oidx[{out_index}] = bi;")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _reduce_source(op, dtype):
+    """One program per (op, dtype): rows/cols kernels, single-pass and two-pass variants."""
+    arg = op in ("argmax", "argmin")
+    acc_dt = dtype
+    pd = _partial_dtype(op, dtype)
+    parts = [_better_fn(op, dtype)] if arg else []
+    for kind in ("rows", "cols"):
+        if arg:
+            parts.append(_reduce_kernel(kind, f"{kind}_final", op, dtype, None, acc_dt,
+                                        out_val=False))
+            parts.append(_reduce_kernel(kind, f"{kind}_part", op, dtype, dtype, acc_dt))
+            parts.append(_reduce_kernel(kind, f"{kind}_fold", op, dtype, None, acc_dt,
+                                        in_idx=True, out_val=False))
+        else:
+            parts.append(_reduce_kernel(kind, f"{kind}_final", op, dtype, dtype, acc_dt))
+            parts.append(_reduce_kernel(kind, f"{kind}_part", op, dtype, pd, acc_dt))
+            parts.append(_reduce_kernel(kind, f"{kind}_fold", op, pd, dtype, acc_dt))
+    return "".join(parts)
+
+
+def _scan_source(op, dtype):
+    """One program per (op, dtype): the rows scan and the cols scan (see module docstring)."""
+    acc = kernels.compute_ctype(dtype)
+    st = kernels.storage_ctype(dtype)
+    pd = _partial_dtype(op, dtype)
+    ct = kernels.storage_ctype(pd)
+    init = _init_expr(op, dtype)
+    comb = _combine(op, dtype)
+
+    def OP(a, b):
+        return comb.format(a=a, b=b)
+    carry_load = kernels.load(pd, "carry", "{}")
+    rows = f"""
+__kernel void scan_rows(__global {st}* out, __global const {st}* in, const int off, const int K,
+                        const int G, const int chunk, const int rev, const int excl,
+                        __global const {ct}* carry, const int has_carry,
+                        __local {acc}* tile, __local {acc}* tot) {{
+  const int L = get_local_size(0), lid = get_local_id(0), grp = get_group_id(0);
+  const int a = grp / G, g = grp - a * G;
+  const int start = g * chunk, end = min(K, start + chunk);
+  const int ibase = off + a * K, obase = a * K;
+  {acc} run = {init};
+  if (has_carry && g > 0) run = {carry_load.format("a * G + (rev ? G - g : g - 1)")};
+  for (int t0 = start; t0 < end; t0 += L * {_V}) {{
+    for (int j = lid; j < L * {_V}; j += L) {{
+      const int k = t0 + j;
+      tile[j] = k < end ? {kernels.load(dtype, "in", "ibase + (rev ? K - 1 - k : k)")} : {init};
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    {acc} s = {init};
+    for (int v = 0; v < {_V}; ++v) {{
+      const {acc} y = tile[lid * {_V} + v];
+      const {acc} ns = {OP("s", "y")};
+      tile[lid * {_V} + v] = excl ? s : ns;
+      s = ns;
+    }}
+    tot[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = 1; h < L; h <<= 1) {{
+      const {acc} y = lid >= h ? tot[lid - h] : {init};
+      barrier(CLK_LOCAL_MEM_FENCE);
+      if (lid >= h) tot[lid] = {OP("y", "tot[lid]")};
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    const {acc} before = lid > 0 ? tot[lid - 1] : {init};
+    const {acc} pre = {OP("run", "before")};
+    for (int v = 0; v < {_V}; ++v) tile[lid * {_V} + v] = {OP("pre", f"tile[lid * {_V} + v]")};
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = lid; j < L * {_V}; j += L) {{
+      const int k = t0 + j;
+      if (k < end) {{ {kernels.store(dtype, "out", "obase + (rev ? K - 1 - k : k)", "tile[j]")} }}
+    }}
+    run = {OP("run", "tot[L - 1]")};
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+}}
+"""
+    cols = f"""
+__kernel void scan_cols(__global {st}* out, __global const {st}* in, const int off, const int K,
+                        const int B, const int G, const int chunk, const int rev, const int excl,
+                        __global const {ct}* carry, const int has_carry, const int n) {{
+  const int t = get_global_id(0);
+  if (t >= n) return;
+  const int b = t % B, ag = t / B, a = ag / G, g = ag - a * G;
+  const int start = g * chunk, end = min(K, start + chunk);
+  {acc} run = {init};
+  if (has_carry && g > 0) run = {carry_load.format("(a * G + (rev ? G - g : g - 1)) * B + b")};
+  for (int k = start; k < end; ++k) {{
+    const int q = (a * K + (rev ? K - 1 - k : k)) * B + b;
+    const {acc} x = {kernels.load(dtype, "in", "off + q")};
+    const {acc} nr = {OP("run", "x")};
+    {kernels.store(dtype, "out", "q", "excl ? run : nr")}
+    run = nr;
+  }}
+}}
+"""
+    return rows + cols
+
+
+# =============================================================================================
+# Launch planning
+# =============================================================================================
+
+_wg_cache = {}
+
+
+def _pow2_floor(n):
+    return 1 << (max(1, int(n)).bit_length() - 1)
+
+
+def _group_size(device, k, key, per_item_local):
+    """Power-of-two work-group size for kernel k (cached under key) within the device's
+    limits, leaving room for per_item_local bytes of local memory per work-item."""
+    key = (device, key, per_item_local)
+    L = _wg_cache.get(key)
+    if L is None:
+        limit = k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device.cl_device)
+        L = min(device.work_group, device.capabilities.max_work_group_size, limit)
+        if per_item_local:
+            L = min(L, max(1, (device.capabilities.local_mem_size - 1024) // per_item_local))
+        L = _pow2_floor(L)
+        _wg_cache[key] = L
+    return L
+
+
+def _is_gpu(device):
+    return device.kind == "gpu"
+
+
+def _target_groups(device):
+    return device.capabilities.compute_units * (8 if _is_gpu(device) else 2)
+
+
+def _target_items(device):
+    cu = device.capabilities.compute_units
+    return cu * 2048 if _is_gpu(device) else cu * 4 * device.work_group
+
+
+def _use_rows(device, K, B):
+    """Rows kernel (work-group per row) or cols kernel (work-item per output)?"""
+    if B != 1:
+        return False
+    return K > (32 if _is_gpu(device) else 256)
+
+
+def _split(device, A, K, B, rows):
+    """(G, chunk): how many chunks each reduced row is split into for pass 1."""
+    if K <= 1:
+        return 1, max(K, 1)
+    if rows:
+        L = device.work_group
+        if A >= _target_groups(device):
+            return 1, K
+        G = min(-(-K // (L * 32)), -(-_target_groups(device) // A))
+        if G <= 1:
+            return 1, K
+        chunk = kernels.round_up(-(-K // G), L)
+    else:
+        if A * B >= _target_items(device):
+            return 1, K
+        G = min(-(-K // 32), -(-_target_items(device) // (A * B)))
+        if G <= 1:
+            return 1, K
+        chunk = -(-K // G)
+    return -(-K // chunk), chunk
+
+
+def _layout(x):
+    """(base, order, flipped) when x's elements fill a dense block of memory in some axis
+    order, some axes possibly reversed: `order` lists the axes of size > 1 from slowest to
+    fastest in memory, `base` is the element offset of the block's start. None otherwise."""
+    dims = [d for d in range(x.ndim) if x.shape[d] != 1]
+    if x._contig:
+        return x.offset, tuple(dims), frozenset()
+    if any(x.strides[d] == 0 for d in dims):
+        return None
+    order = sorted(dims, key=lambda d: -abs(x.strides[d]))
+    expect = 1
+    for d in reversed(order):
+        if abs(x.strides[d]) != expect:
+            return None
+        expect *= x.shape[d]
+    flipped = frozenset(d for d in dims if x.strides[d] < 0)
+    base = x.offset + sum((x.shape[d] - 1) * x.strides[d] for d in flipped)
+    return base, tuple(order), flipped
+
+
+def _copy_dense(x):
+    """A dense copy of the (strided) view x, run eagerly."""
+    from ..core.eval import eval_interpreter
+    from .elementwise import copy_p
+    return eval_interpreter.process(copy_p, (x,), {})
+
+
+def _prepare(x, reduced):
+    """Plan how the kernels read x: (pre, base, A, K, B, phys_kept, flipped).
+
+    `pre` maps the launched array to the one the kernels read (identity, or a copy with
+    the reduced axes last); phys_kept lists the kept axes (size > 1) in the order the
+    kernels write them.
+    """
+    lay = _layout(x)
+    pre = None
+    if lay is not None:
+        base, order, flipped = lay
+        marks = [d in reduced for d in order]
+        runs = sum(1 for i, m in enumerate(marks) if m and (i == 0 or not marks[i - 1]))
+    if lay is None or runs > 1:
+        perm = tuple(d for d in range(x.ndim) if d not in reduced) + tuple(sorted(reduced))
+        shape = tuple(x.shape[d] for d in perm)
+        strides = tuple(x.strides[d] for d in perm)
+
+        def pre(a, perm=perm, shape=shape, strides=strides):
+            return _copy_dense(a._view(shape, strides, a.offset))
+        base, order, flipped = 0, tuple(d for d in perm if x.shape[d] != 1), frozenset()
+    A = K = B = 1
+    seen = False
+    for d in order:
+        if d in reduced:
+            K *= x.shape[d]
+            seen = True
+        elif seen:
+            B *= x.shape[d]
+        else:
+            A *= x.shape[d]
+    phys_kept = tuple(d for d in order if d not in reduced)
+    return pre, base, A, K, B, phys_kept, flipped
+
+
+def _out_maker(device, x_shape, reduced, phys_kept, flipped, out_aval, dtype=None):
+    """new() -> (dense buffer array written by the kernels, the Array returned to the user)."""
+    dtype = out_aval.dtype if dtype is None else dtype
+    shape, weak = out_aval.shape, out_aval.weak_type
+    kept = [d for d in range(len(x_shape)) if d not in reduced]
+    logical = tuple(d for d in kept if x_shape[d] != 1)
+    if phys_kept == logical and not (flipped & set(phys_kept)):
+        return lambda: Array.empty(device, shape, dtype, weak), None
+    phys_shape = tuple(x_shape[d] for d in phys_kept)
+    pstr = dict(zip(phys_kept, contiguous_strides(phys_shape)))
+    strides, offset = [], 0
+    for d in kept:
+        if x_shape[d] == 1:
+            strides.append(0)
+        elif d in flipped:
+            strides.append(-pstr[d])
+            offset += (x_shape[d] - 1) * pstr[d]
+        else:
+            strides.append(pstr[d])
+    strides = tuple(strides)
+
+    def view(buf):
+        return buf._view(shape, strides, offset)
+    return (lambda: Array.empty(device, phys_shape, dtype, weak)), view
+
+
+class _Pass:
+    """One kernel launch with its scalar arguments set once; buffers set per call."""
+    __slots__ = ("k", "gsize", "lsize", "nbuf")
+
+    def __init__(self, k, gsize, lsize, nbuf):
+        self.k, self.gsize, self.lsize, self.nbuf = k, gsize, lsize, nbuf
+
+    def __call__(self, queue, *bufs):
+        for i, b in enumerate(bufs):
+            self.k.set_arg(i, b)
+        cl.enqueue_nd_range_kernel(queue, self.k, self.gsize, self.lsize)
+
+
+def _make_pass(device, op, dtype, variant, A, K, B, G, chunk, off, rows, arg=False, shift=0,
+               rev=0):
+    """A reduction pass over (A, K, B) split in G chunks. variant: final | part | fold."""
+    kind = "rows" if rows else "cols"
+    name = f"{kind}_{variant}"
+    k = kernels.kernel(device, _reduce_source(op, dtype), name)
+    # buffer arguments come first: [out], [oidx], in, [iidx]
+    nbuf = 2 + (arg and variant != "final")
+    i = nbuf
+    vals = [off, K] + ([] if rows else [B]) + [G, chunk, shift] + ([rev] if arg else [])
+    for v in vals:
+        k.set_arg(i, np.int32(v))
+        i += 1
+    acc_size = max(4, dtype.itemsize)  # half and bool accumulate in float / int
+    if rows:
+        L = _group_size(device, k, (op, dtype, name), acc_size + (4 if arg else 0))
+        k.set_arg(i, cl.LocalMemory(L * acc_size))
+        if arg:
+            k.set_arg(i + 1, cl.LocalMemory(L * 4))
+        n = A * G
+        return _Pass(k, (n * L,), (L,), nbuf)
+    n = A * G * B
+    k.set_arg(i, np.int32(n))
+    L = _group_size(device, k, (op, dtype, name), 0)
+    return _Pass(k, (kernels.round_up(n, L),), (L,), nbuf)
+
+
+def _check_size(name, x):
+    if x.size > _INDEX_LIMIT:
+        raise ValueError(f"{name}: arrays of {x.size} elements exceed the 2^31 index limit")
+
+
+def _reduce_launcher(op):
+    def make_launcher(device, args, params, out_aval):
+        (x,) = args
+        _check_size(op, x)
+        reduced = set(params["axes"])
+        n_out = prod(out_aval.shape)
+        if n_out == 0:
+            return lambda x: Array.empty(device, out_aval.shape, out_aval.dtype,
+                                         out_aval.weak_type)
+        dtype = x.dtype
+        queue, pool = device.queue, device.pool
+        if x.size == 0:  # empty reduction: the identity everywhere
+            p = _make_pass(device, op, dtype, "final", n_out, 0, 1, 1, 1, 0, rows=False)
+
+            def launch_empty(x):
+                out = Array.empty(device, out_aval.shape, dtype, out_aval.weak_type)
+                p(queue, out._buf, x._buf)
+                return out
+            return launch_empty
+        pre, base, A, K, B, phys_kept, flipped = _prepare(x, reduced)
+        new, view = _out_maker(device, x.shape, reduced, phys_kept, flipped, out_aval)
+        rows = _use_rows(device, K, B)
+        G, chunk = _split(device, A, K, B, rows)
+        if G == 1:
+            p1 = _make_pass(device, op, dtype, "final", A, K, B, 1, K, base, rows)
+
+            def launch(x):
+                if pre is not None:
+                    x = pre(x)
+                out = new()
+                p1(queue, out._buf, x._buf)
+                return out if view is None else view(out)
+            return launch
+        pd = _partial_dtype(op, dtype)
+        p1 = _make_pass(device, op, dtype, "part", A, K, B, G, chunk, base, rows)
+        rows2 = _use_rows(device, G, B)
+        p2 = _make_pass(device, op, dtype, "fold", A, G, B, 1, G, 0, rows2)
+        tmp_bytes = A * G * B * pd.itemsize
+        from ..core.pool import Storage
+
+        def launch2(x):
+            if pre is not None:
+                x = pre(x)
+            out = new()
+            tmp = Storage(pool, tmp_bytes)
+            p1(queue, tmp.buf, x._buf)
+            p2(queue, out._buf, tmp.buf)
+            return out if view is None else view(out)
+        return launch2
+    return make_launcher
+
+
+def _arg_launcher(op):
+    def make_launcher(device, args, params, out_aval):
+        (x,) = args
+        _check_size(op, x)
+        axis = params["axis"]
+        n_out = prod(out_aval.shape)
+        if n_out == 0:
+            return lambda x: Array.empty(device, out_aval.shape, out_aval.dtype, False)
+        dtype = x.dtype
+        queue, pool = device.queue, device.pool
+        reduced = {axis}
+        pre, base, A, K, B, phys_kept, flipped = _prepare(x, reduced)
+        rev = int(axis in flipped and x.shape[axis] > 1)
+        new, view = _out_maker(device, x.shape, reduced, phys_kept, flipped, out_aval,
+                               dtypes.int32)
+        rows = _use_rows(device, K, B)
+        G, chunk = _split(device, A, K, B, rows)
+        cast = out_aval.dtype != dtypes.int32
+
+        def finish(out):
+            out = out if view is None else view(out)
+            if cast:
+                from ..core.eval import eval_interpreter
+                from .elementwise import convert_element_type_p
+                out = eval_interpreter.process(convert_element_type_p, (out,), dict(
+                    new_dtype=out_aval.dtype, weak_type=False))
+            return out
+        if G == 1:
+            p1 = _make_pass(device, op, dtype, "final", A, K, B, 1, K, base, rows, arg=True,
+                            rev=rev)
+
+            def launch(x):
+                if pre is not None:
+                    x = pre(x)
+                out = new()
+                p1(queue, out._buf, x._buf)
+                return finish(out)
+            return launch
+        p1 = _make_pass(device, op, dtype, "part", A, K, B, G, chunk, base, rows, arg=True,
+                        rev=rev)
+        rows2 = _use_rows(device, G, B)
+        p2 = _make_pass(device, op, dtype, "fold", A, G, B, 1, G, 0, rows2, arg=True)
+        m = A * G * B
+        from ..core.pool import Storage
+
+        def launch2(x):
+            if pre is not None:
+                x = pre(x)
+            out = new()
+            vals, idx = Storage(pool, m * dtype.itemsize), Storage(pool, m * 4)
+            p1(queue, vals.buf, idx.buf, x._buf)
+            p2(queue, out._buf, vals.buf, idx.buf)
+            return finish(out)
+        return launch2
+    return make_launcher
+
+
+_SCAN_REDUCE = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "ffill": None}
+
+
+def _scan_pass(device, op, dtype, A, K, B, G, chunk, off, rev, excl, rows):
+    """A scan pass over (A, K, B) in G chunks; buffers: out, in, carry (or None)."""
+    k = kernels.kernel(device, _scan_source(op, dtype), "scan_rows" if rows else "scan_cols")
+    vals = [off, K] + ([] if rows else [B]) + [G, chunk, rev, excl]
+    for i, v in enumerate(vals):
+        k.set_arg(2 + i, np.int32(v))
+    i = 2 + len(vals)
+    k.set_arg(i + 1, np.int32(1 if G > 1 else 0))
+    acc_size = max(4, dtype.itemsize)
+    name = "scan_rows" if rows else "scan_cols"
+    if rows:
+        L = _group_size(device, k, (op, dtype, name), acc_size * (_V + 1))
+        k.set_arg(i + 2, cl.LocalMemory(L * _V * acc_size))
+        k.set_arg(i + 3, cl.LocalMemory(L * acc_size))
+        gsize, lsize = (A * G * L,), (L,)
+    else:
+        n = A * G * B
+        k.set_arg(i + 2, np.int32(n))
+        L = _group_size(device, k, (op, dtype, name), 0)
+        gsize, lsize = (kernels.round_up(n, L),), (L,)
+    enqueue = cl.enqueue_nd_range_kernel
+
+    def run(queue, out, x, carry):
+        k.set_arg(0, out)
+        k.set_arg(1, x)
+        k.set_arg(i, carry)
+        enqueue(queue, k, gsize, lsize)
+    return run
+
+
+def _scan_launcher(op):
+    def make_launcher(device, args, params, out_aval):
+        (x,) = args
+        _check_size(op, x)
+        axis, reverse = params["axis"], params["reverse"]
+        excl = int(params.get("exclusive", False))
+        dtype = x.dtype
+        queue, pool = device.queue, device.pool
+        if x.size == 0:
+            return lambda x: Array.empty(device, x.shape, dtype, out_aval.weak_type)
+        lay = _layout(x)
+        pre = None
+        if lay is None:
+            pre = _copy_dense
+            lay = (0, tuple(d for d in range(x.ndim) if x.shape[d] != 1), frozenset())
+        base, order, flipped = lay
+        if axis in order:
+            j = order.index(axis)
+            A, K, B = prod(x.shape[d] for d in order[:j]), x.shape[axis], \
+                prod(x.shape[d] for d in order[j + 1:])
+        else:
+            A, K, B = prod(x.shape[d] for d in order), 1, 1
+        rev = int(bool(reverse) != (axis in flipped))
+        # the output is written in the input's memory order: a permuted/reversed view
+        new, view = _out_maker(device, x.shape, set(), order, flipped, out_aval)
+        rows = _use_rows(device, K, B)
+        G, chunk = _split(device, A, K, B, rows)
+        if G == 1 or _SCAN_REDUCE[op] is None:  # (ffill's chunks do not fold in any order)
+            s1 = _scan_pass(device, op, dtype, A, K, B, 1, K, base, rev, excl, rows)
+
+            def launch(x):
+                if pre is not None:
+                    x = pre(x)
+                out = new()
+                s1(queue, out._buf, x._buf, None)
+                return out if view is None else view(out)
+            return launch
+        # reduce-then-scan: chunk totals, their inclusive scan, then each chunk with a carry
+        pd = _partial_dtype(op, dtype)
+        shift = G * chunk - K if rev else 0  # reversed chunks, seen from the front
+        p1 = _make_pass(device, _SCAN_REDUCE[op], dtype, "part", A, K, B, G, chunk, base, rows,
+                        shift=shift)
+        rows2 = _use_rows(device, G, B)
+        s2 = _scan_pass(device, op, pd, A, G, B, 1, G, 0, rev, 0, rows2)
+        s3 = _scan_pass(device, op, dtype, A, K, B, G, chunk, base, rev, excl, rows)
+        m = A * G * B
+        from ..core.pool import Storage
+
+        def launch3(x):
+            if pre is not None:
+                x = pre(x)
+            out = new()
+            tot, car = Storage(pool, m * pd.itemsize), Storage(pool, m * pd.itemsize)
+            p1(queue, tot.buf, x._buf)
+            s2(queue, car.buf, tot.buf, None)
+            s3(queue, out._buf, x._buf, car.buf)
+            return out if view is None else view(out)
+        return launch3
+    return make_launcher
+
+
+# =============================================================================================
+# Abstract evaluation and NumPy references
+# =============================================================================================
+
+_KIND_NAMES = {"f": "floating", "i": "signed integer", "u": "unsigned integer", "b": "bool"}
+
+
+def _check_dtype(name, x, kinds):
+    if x.dtype.kind not in kinds:
+        allowed = " or ".join(_KIND_NAMES[k] for k in kinds)
+        raise TypeError(f"{name}: operand of dtype {x.dtype} is not supported; it needs {allowed}")
+
+
+def _check_axes(name, x, axes):
+    if not isinstance(axes, tuple) or any(type(a) is not int for a in axes):
+        raise TypeError(f"{name}: axes must be a tuple of ints, got {axes!r}")
+    if any(not 0 <= a < x.ndim for a in axes) or list(axes) != sorted(set(axes)):
+        raise ValueError(f"{name}: axes {axes} must be sorted, distinct axes of an operand of "
+                         f"shape {tuple(x.shape)} (rank {x.ndim})")
+
+
+def _reduce_abstract(name, kinds):
+    def abstract_eval(x, *, axes):
+        _check_dtype(name, x, kinds)
+        _check_axes(name, x, axes)
+        shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
+        return ShapedArray(shape, x.dtype, x.weak_type)
+    return abstract_eval
+
+
+def _check_axis(name, x, axis):
+    if type(axis) is not int:
+        raise TypeError(f"{name}: axis must be an int, got {axis!r}")
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"{name}: axis {axis} is out of bounds for an operand of shape "
+                         f"{tuple(x.shape)} (rank {x.ndim})")
+
+
+def _arg_abstract(name):
+    def abstract_eval(x, *, axis, index_dtype):
+        _check_dtype(name, x, "fiub")
+        _check_axis(name, x, axis)
+        if x.shape[axis] == 0:
+            raise ValueError(f"{name}: axis {axis} of shape {tuple(x.shape)} is empty; "
+                             f"{name} of an empty sequence is undefined")
+        if not isinstance(index_dtype, np.dtype) or index_dtype.kind not in "iu":
+            raise TypeError(f"{name}: index_dtype must be an integer dtype, got {index_dtype!r}")
+        shape = tuple(s for i, s in enumerate(x.shape) if i != axis)
+        return ShapedArray(shape, index_dtype, False)
+    return abstract_eval
+
+
+def _scan_abstract(name, kinds):
+    def abstract_eval(x, *, axis, reverse, exclusive=False):
+        _check_dtype(name, x, kinds)
+        _check_axis(name, x, axis)
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    return abstract_eval
+
+
+def _work(x):
+    """Reference computations of float16 happen in float32 (as the kernels do)."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _identity_value(op, dtype):
+    if dtype == np.bool_:
+        return op == "min"
+    if dtype.kind == "f":
+        return -np.inf if op == "max" else np.inf
+    info = np.iinfo(dtype)
+    return info.min if op == "max" else info.max
+
+
+def _ref_reduce(op):
+    def ref(x, *, axes):
+        with np.errstate(all="ignore"):
+            w = _work(x)
+            if op == "sum":
+                r = np.sum(w, axis=axes, dtype=w.dtype)
+            elif op == "prod":
+                r = np.prod(w, axis=axes, dtype=w.dtype)
+            else:
+                fn = np.max if op == "max" else np.min
+                r = fn(w, axis=axes, initial=_identity_value(op, x.dtype))
+            return np.asarray(r).astype(x.dtype)
+    return ref
+
+
+def _ref_arg(op):
+    def ref(x, *, axis, index_dtype):
+        fn = np.argmax if op == "argmax" else np.argmin
+        return np.asarray(fn(_work(x), axis=axis)).astype(index_dtype)
+    return ref
+
+
+def _ffill_np(w, axis):
+    out = np.array(w, copy=True)
+    moved = np.moveaxis(out, axis, 0)
+    for k in range(1, moved.shape[0]):
+        moved[k] = np.where(np.isnan(moved[k]), moved[k - 1], moved[k])
+    return out
+
+
+def _ref_scan(op):
+    def ref(x, *, axis, reverse, exclusive=False):
+        w = _work(x)
+        if reverse:
+            w = np.flip(w, axis)
+        with np.errstate(all="ignore"):
+            if op == "sum":
+                r = np.cumsum(w, axis=axis, dtype=w.dtype)
+            elif op == "prod":
+                r = np.cumprod(w, axis=axis, dtype=w.dtype)
+            elif op == "max":
+                r = np.maximum.accumulate(w, axis=axis) if w.size else w
+            elif op == "min":
+                r = np.minimum.accumulate(w, axis=axis) if w.size else w
+            else:
+                r = _ffill_np(w, axis)
+        if exclusive and r.size:
+            r = np.moveaxis(r, axis, 0)
+            r = np.concatenate([np.full((1,) + r.shape[1:], np.nan, r.dtype), r[:-1]])
+            r = np.moveaxis(r, 0, axis)
+        if reverse:
+            r = np.flip(r, axis)
+        return np.ascontiguousarray(r).astype(x.dtype)
+    return ref
+
+
+# =============================================================================================
+# The primitives
+# =============================================================================================
+
+def _reduce_prim(op, kinds):
+    p = Primitive(f"reduce_{op}", fusion="reduction", precision="keep_fp32")
+    p.abstract_eval = _reduce_abstract(p.name, kinds)
+    p.make_launcher = _reduce_launcher(op)
+    p.reference = _ref_reduce(op)
+    return p
+
+
+reduce_sum_p = _reduce_prim("sum", "fiu")
+reduce_prod_p = _reduce_prim("prod", "fiu")
+reduce_max_p = _reduce_prim("max", "fiub")
+reduce_min_p = _reduce_prim("min", "fiub")
+
+argmax_p = Primitive("argmax", fusion="reduction")
+argmin_p = Primitive("argmin", fusion="reduction")
+for _p, _op in ((argmax_p, "argmax"), (argmin_p, "argmin")):
+    _p.abstract_eval = _arg_abstract(_op)
+    _p.make_launcher = _arg_launcher(_op)
+    _p.reference = _ref_arg(_op)
+
+
+def _scan_prim(name, op, kinds):
+    p = Primitive(name, fusion="reduction", precision="keep_fp32")
+    p.abstract_eval = _scan_abstract(name, kinds)
+    p.make_launcher = _scan_launcher(op)
+    p.reference = _ref_scan(op)
+    return p
+
+
+cumsum_p = _scan_prim("cumsum", "sum", "fiu")
+cumprod_p = _scan_prim("cumprod", "prod", "fiu")
+cummax_p = _scan_prim("cummax", "max", "fiub")
+cummin_p = _scan_prim("cummin", "min", "fiub")
+# Internal: carry the last non-NaN value forward (NaN marks "no value"); used by the
+# derivatives of cummax/cummin and closed under differentiation itself.
+ffill_p = _scan_prim("ffill", "ffill", "f")
+
+
+# =============================================================================================
+# lax-level functions
+# =============================================================================================
+
+def _axes_param(x, axes, name):
+    if isinstance(axes, int) or hasattr(axes, "__index__") and not hasattr(axes, "__len__"):
+        axes = (axes,)
+    return normalize_axes(tuple(axes), len(x.shape), name, "axes")
+
+
+def reduce_sum(x, axes):
+    """lax.reduce_sum: sum over `axes` (dropped from the result); ints wrap, as XLA's."""
+    axes = _axes_param(x, axes, "reduce_sum")
+    return reduce_sum_p.bind(x, axes=axes) if axes else x
+
+
+def reduce_prod(x, axes):
+    """lax.reduce_prod: product over `axes`; ints wrap."""
+    axes = _axes_param(x, axes, "reduce_prod")
+    return reduce_prod_p.bind(x, axes=axes) if axes else x
+
+
+def reduce_max(x, axes):
+    """lax.reduce_max: maximum over `axes` (NaN propagates; empty gives -inf / the min int)."""
+    axes = _axes_param(x, axes, "reduce_max")
+    return reduce_max_p.bind(x, axes=axes) if axes else x
+
+
+def reduce_min(x, axes):
+    """lax.reduce_min: minimum over `axes` (NaN propagates; empty gives +inf / the max int)."""
+    axes = _axes_param(x, axes, "reduce_min")
+    return reduce_min_p.bind(x, axes=axes) if axes else x
+
+
+def _index_dtype(index_dtype, name):
+    return dtypes.canonicalize(index_dtype, arg="index_dtype", where=name)
+
+
+def argmax(x, axis, index_dtype=dtypes.int32):
+    """lax.argmax: index of the maximum along `axis` (the first NaN, else the first max)."""
+    axis = normalize_axis(axis, len(x.shape), "argmax")
+    return argmax_p.bind(x, axis=axis, index_dtype=_index_dtype(index_dtype, "argmax"))
+
+
+def argmin(x, axis, index_dtype=dtypes.int32):
+    """lax.argmin: index of the minimum along `axis` (the first NaN, else the first min)."""
+    axis = normalize_axis(axis, len(x.shape), "argmin")
+    return argmin_p.bind(x, axis=axis, index_dtype=_index_dtype(index_dtype, "argmin"))
+
+
+def _scan_fn(p, doc):
+    def f(x, axis=0, reverse=False):
+        axis = normalize_axis(axis, len(x.shape), p.name)
+        return p.bind(x, axis=axis, reverse=bool(reverse))
+    f.__name__ = p.name
+    f.__doc__ = doc
+    return f
+
+
+cumsum = _scan_fn(cumsum_p, "lax.cumsum: inclusive running sum along `axis` (from the end "
+                            "when reverse=True); ints wrap.")
+cumprod = _scan_fn(cumprod_p, "lax.cumprod: inclusive running product along `axis`.")
+cummax = _scan_fn(cummax_p, "lax.cummax: running maximum along `axis` (NaN propagates).")
+cummin = _scan_fn(cummin_p, "lax.cummin: running minimum along `axis` (NaN propagates).")
+
+
+def _ffill(x, axis, reverse=False, exclusive=False):
+    return ffill_p.bind(x, axis=axis, reverse=bool(reverse), exclusive=bool(exclusive))
+
+
+# =============================================================================================
+# Differentiation (written with primitives, so the rules differentiate again)
+# =============================================================================================
+
+def _ew():
+    from . import elementwise
+    return elementwise
+
+
+def _c(x, v, dtype=None):
+    from .views import full_like
+    return full_like(x, v, dtype)
+
+
+def _bcast_back(y, x_shape, axes):
+    """Broadcast a reduction's result back to the operand's shape."""
+    from .views import broadcast_in_dim
+    kept = tuple(d for d in range(len(x_shape)) if d not in axes)
+    return broadcast_in_dim(y, tuple(x_shape), kept)
+
+
+def _tangent_zero(out):
+    return Zero(ShapedArray(out.shape, out.dtype, out.weak_type))
+
+
+def _is_float(x):
+    return x.dtype.kind == "f"
+
+
+# ---- reduce_sum: linear ---------------------------------------------------------------------
+
+def _reduce_sum_jvp(primals, tangents, *, axes):
+    (x,), (t,) = primals, tangents
+    out = reduce_sum_p.bind(x, axes=axes)
+    if is_zero(t):
+        return out, _tangent_zero(out)
+    return out, reduce_sum_p.bind(t, axes=axes)
+
+
+def _reduce_sum_vjp(ct, out, x, *, axes):
+    return (_bcast_back(ct, x.shape, axes),)
+
+
+reduce_sum_p.jvp = _reduce_sum_jvp
+reduce_sum_p.vjp = _reduce_sum_vjp
+
+
+# ---- reduce_max / reduce_min: the cotangent is split evenly among the maxima ------------------
+
+def _chooser_weights(x, out, axes):
+    """1/count where x equals the reduction result, else 0 (JAX's tie rule)."""
+    ew = _ew()
+    ind = ew.convert_element_type(ew.eq(x, _bcast_back(out, x.shape, axes)), x.dtype)
+    counts = reduce_sum_p.bind(ind, axes=axes)
+    return ind, counts
+
+
+def _chooser_rules(p):
+    def jvp(primals, tangents, *, axes):
+        (x,), (t,) = primals, tangents
+        out = p.bind(x, axes=axes)
+        if is_zero(t) or not _is_float(x):
+            return out, _tangent_zero(out)
+        ew = _ew()
+        ind, counts = _chooser_weights(x, out, axes)
+        return out, ew.div(reduce_sum_p.bind(ew.mul(t, ind), axes=axes), counts)
+
+    def vjp(ct, out, x, *, axes):
+        if not _is_float(x):
+            return (None,)
+        ew = _ew()
+        ind, counts = _chooser_weights(x, out, axes)
+        return (ew.mul(_bcast_back(ew.div(ct, counts), x.shape, axes), ind),)
+    p.jvp, p.vjp = jvp, vjp
+
+
+_chooser_rules(reduce_max_p)
+_chooser_rules(reduce_min_p)
+
+
+# ---- reduce_prod: product of the others, safe at zeros ------------------------------------------
+
+def _prod_partials(x, out, axes):
+    """d out / d x_i = prod_{j != i} x_j, without dividing by zero: P / x_i where the row has
+    no zero; the product of the nonzeros at a row's only zero; 0 elsewhere."""
+    ew = _ew()
+    zero = _c(x, 0)
+    iszero = ew.eq(x, zero)
+    n0 = reduce_sum_p.bind(ew.convert_element_type(iszero, dtypes.int32), axes=axes)
+    n0 = _bcast_back(n0, x.shape, axes)
+    x_safe = ew.select(iszero, _c(x, 1), x)
+    p_nz = _bcast_back(reduce_prod_p.bind(x_safe, axes=axes), x.shape, axes)
+    none = ew.eq(n0, _c(n0, 0))
+    one = ew.and_(iszero, ew.eq(n0, _c(n0, 1)))
+    return ew.select(none, ew.div(_bcast_back(out, x.shape, axes), x_safe),
+                     ew.select(one, p_nz, zero))
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    (x,), (t,) = primals, tangents
+    out = reduce_prod_p.bind(x, axes=axes)
+    if is_zero(t) or not _is_float(x):
+        return out, _tangent_zero(out)
+    ew = _ew()
+    return out, reduce_sum_p.bind(ew.mul(t, _prod_partials(x, out, axes)), axes=axes)
+
+
+def _reduce_prod_vjp(ct, out, x, *, axes):
+    if not _is_float(x):
+        return (None,)
+    ew = _ew()
+    return (ew.mul(_bcast_back(ct, x.shape, axes), _prod_partials(x, out, axes)),)
+
+
+reduce_prod_p.jvp = _reduce_prod_jvp
+reduce_prod_p.vjp = _reduce_prod_vjp
+
+
+# ---- argmax / argmin: integer outputs, no derivative ---------------------------------------------
+
+def _arg_jvp(p):
+    def jvp(primals, tangents, **params):
+        out = p.bind(*primals, **params)
+        return out, _tangent_zero(out)
+    return jvp
+
+
+for _p in (argmax_p, argmin_p):
+    _p.jvp = _arg_jvp(_p)
+    _p.vjp = lambda ct, out, x, **params: (None,)
+
+
+# ---- cumsum: linear; the transpose is the cumsum the other way --------------------------------
+
+def _cumsum_jvp(primals, tangents, *, axis, reverse):
+    (x,), (t,) = primals, tangents
+    out = cumsum_p.bind(x, axis=axis, reverse=reverse)
+    if is_zero(t):
+        return out, _tangent_zero(out)
+    return out, cumsum_p.bind(t, axis=axis, reverse=reverse)
+
+
+cumsum_p.jvp = _cumsum_jvp
+cumsum_p.vjp = lambda ct, out, x, *, axis, reverse: (
+    cumsum_p.bind(ct, axis=axis, reverse=not reverse),)
+
+
+# ---- cumprod: zero-safe, through the first zero of each row -------------------------------------
+
+def _cumprod_parts(x, axis, reverse):
+    """(before, is_z, x_safe, q): before marks positions ahead of the row's first zero, is_z the
+    first zero itself; q is the running product with that zero replaced by 1."""
+    ew = _ew()
+    zero = _c(x, 0)
+    iszero = ew.eq(x, zero)
+    count = cumsum_p.bind(ew.convert_element_type(iszero, dtypes.int32), axis=axis,
+                          reverse=reverse)
+    before = ew.eq(count, _c(count, 0))
+    is_z = ew.and_(iszero, ew.eq(count, _c(count, 1)))
+    x_safe = ew.select(before, x, _c(x, 1))
+    q = cumprod_p.bind(ew.select(is_z, _c(x, 1), x), axis=axis, reverse=reverse)
+    return before, is_z, x_safe, q
+
+
+def _cumprod_jvp(primals, tangents, *, axis, reverse):
+    (x,), (t,) = primals, tangents
+    out = cumprod_p.bind(x, axis=axis, reverse=reverse)
+    if is_zero(t) or not _is_float(x):
+        return out, _tangent_zero(out)
+    ew = _ew()
+    before, is_z, x_safe, q = _cumprod_parts(x, axis, reverse)
+    zero = _c(x, 0)
+    head = ew.mul(out, cumsum_p.bind(ew.select(before, ew.div(t, x_safe), zero), axis=axis,
+                                     reverse=reverse))
+    tail = ew.mul(q, cumsum_p.bind(ew.select(is_z, t, zero), axis=axis, reverse=reverse))
+    return out, ew.select(before, head, tail)
+
+
+def _cumprod_vjp(ct, out, x, *, axis, reverse):
+    if not _is_float(x):
+        return (None,)
+    ew = _ew()
+    before, is_z, x_safe, q = _cumprod_parts(x, axis, reverse)
+    head = ew.div(cumsum_p.bind(ew.mul(ct, out), axis=axis, reverse=not reverse), x_safe)
+    at_zero = cumsum_p.bind(ew.mul(ct, q), axis=axis, reverse=not reverse)
+    return (ew.select(before, head, ew.select(is_z, at_zero, _c(x, 0))),)
+
+
+cumprod_p.jvp = _cumprod_jvp
+cumprod_p.vjp = _cumprod_vjp
+
+
+# ---- cummax / cummin (and ffill): the derivative follows the most recent position holding the
+# running extreme. Written with ffill, whose own rules use ffill and cumsum, so every order of
+# differentiation stays within these primitives.
+
+def _nan_where_not(mask, v):
+    ew = _ew()
+    return ew.select(mask, v, _c(v, float("nan")))
+
+
+def _segment_sums(ct, valid, axis, reverse, exclusive):
+    """For each valid position i: the sum of ct over the positions whose most recent valid
+    position (strictly earlier when exclusive) is i; 0 elsewhere."""
+    ew = _ew()
+    r = cumsum_p.bind(ct, axis=axis, reverse=not reverse)
+    if exclusive:
+        r = ew.sub(r, ct)
+    nxt = _ffill(_nan_where_not(valid, r), axis, reverse=not reverse, exclusive=True)
+    nxt = ew.select(ew.ne(nxt, nxt), _c(nxt, 0), nxt)
+    return ew.select(valid, ew.sub(r, nxt), _c(ct, 0))
+
+
+def _cumext_rules(p):
+    def jvp(primals, tangents, *, axis, reverse):
+        (x,), (t,) = primals, tangents
+        out = p.bind(x, axis=axis, reverse=reverse)
+        if is_zero(t) or not _is_float(x):
+            return out, _tangent_zero(out)
+        hit = _ew().eq(x, out)
+        return out, _ffill(_nan_where_not(hit, t), axis, reverse)
+
+    def vjp(ct, out, x, *, axis, reverse):
+        if not _is_float(x):
+            return (None,)
+        return (_segment_sums(ct, _ew().eq(x, out), axis, reverse, False),)
+    p.jvp, p.vjp = jvp, vjp
+
+
+_cumext_rules(cummax_p)
+_cumext_rules(cummin_p)
+
+
+def _ffill_jvp(primals, tangents, *, axis, reverse, exclusive=False):
+    (v,), (t,) = primals, tangents
+    out = _ffill(v, axis, reverse, exclusive)
+    if is_zero(t):
+        return out, _tangent_zero(out)
+    ew = _ew()
+    valid = ew.eq(v, v)
+    tout = _ffill(_nan_where_not(valid, t), axis, reverse, exclusive)
+    return out, ew.select(ew.ne(tout, tout), _c(tout, 0), tout)
+
+
+def _ffill_vjp(ct, out, v, *, axis, reverse, exclusive=False):
+    ew = _ew()
+    return (_segment_sums(ct, ew.eq(v, v), axis, reverse, exclusive),)
+
+
+ffill_p.jvp = _ffill_jvp
+ffill_p.vjp = _ffill_vjp
+
+
+# =============================================================================================
+# Batching: the batch axis is one more kept axis
+# =============================================================================================
+
+def _reduce_batch(p):
+    def rule(args, dims, *, axes):
+        (x,), (d,) = args, dims
+        new_axes = tuple(a if a < d else a + 1 for a in axes)
+        out_dim = d - sum(1 for a in axes if a < d)
+        return p.bind(x, axes=new_axes), out_dim
+    return rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):
+    _p.batch = _reduce_batch(_p)
+
+
+def _arg_batch(p):
+    def rule(args, dims, *, axis, index_dtype):
+        (x,), (d,) = args, dims
+        new_axis = axis if axis < d else axis + 1
+        return p.bind(x, axis=new_axis, index_dtype=index_dtype), d - (1 if axis < d else 0)
+    return rule
+
+
+argmax_p.batch = _arg_batch(argmax_p)
+argmin_p.batch = _arg_batch(argmin_p)
+
+
+def _scan_batch(p):
+    def rule(args, dims, *, axis, reverse, **params):
+        (x,), (d,) = args, dims
+        new_axis = axis if axis < d else axis + 1
+        return p.bind(x, axis=new_axis, reverse=reverse, **params), d
+    return rule
+
+
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, ffill_p):
+    _p.batch = _scan_batch(_p)
