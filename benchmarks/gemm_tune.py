@@ -78,6 +78,7 @@ def gpu_candidates(dtype):
         T(wg_m=16, wg_n=16, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
         T(wg_m=8, wg_n=16, tm=8, tn=8, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
         T(wg_m=16, wg_n=8, tm=8, tn=16, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
+        T(wg_m=8, wg_n=8, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=False),
     ]
 
 
@@ -189,6 +190,8 @@ def main():
     ap.add_argument("--out", type=str, default="")
     ap.add_argument("--cands", choices=["auto", "cpu", "gpu"], default="auto",
                     help="candidate list (default: by device type)")
+    ap.add_argument("--dump", type=str, default="",
+                    help="write the best config's source and program binary (PTX on NVIDIA) here")
     ap.add_argument("--verbose-build", action="store_true",
                     help="NVIDIA: print ptxas register/spill info (-cl-nv-verbose) per config")
     args = ap.parse_args()
@@ -261,6 +264,14 @@ def main():
             best, best_gf = cfg, gf
     if best is not None:
         print(f"best: {cfg_str(best)}  {best_gf:.1f} GFLOP/s  (choose_config: {cfg_str(chosen)})")
+        if args.dump:
+            os.makedirs(args.dump, exist_ok=True)
+            src = G.gemm_source(best, dtype, False, False)
+            with open(os.path.join(args.dump, "gemm_best.cl"), "w") as f:
+                f.write(src)
+            binary = cl.Program(r.ctx, src).build().get_info(cl.program_info.BINARIES)[0]
+            with open(os.path.join(args.dump, "gemm_best.bin"), "wb") as f:
+                f.write(binary)
         if args.trans:
             for ta, tb in [(False, True), (True, False), (True, True)]:
                 one(best, ta, tb)

@@ -468,9 +468,19 @@ def _int_bound(name, arg, x, dtype, device):
     return x, over
 
 
+def _is_static_number(x):
+    """A finite Python/NumPy scalar (a bound known before anything is traced)."""
+    if isinstance(x, (float, np.floating)):
+        return math.isfinite(x)
+    return isinstance(x, (bool, int, np.integer, np.bool_))
+
+
 def randint(key, shape, minval, maxval, dtype=dtypes.int32):
-    """Integers uniform in [minval, maxval) (bounds broadcast to `shape`; maxval <= minval
-    gives minval). JAX's method: two words of bits reduced modulo the span.
+    """Integers uniform in [minval, maxval) (bounds broadcast to `shape`). JAX's method: two
+    words of bits reduced modulo the span.
+
+    Scalar bounds with minval >= maxval raise ValueError (an empty range); array bounds are
+    data and follow JAX: where maxval <= minval the result is minval.
 
     >>> netcl.random.randint(netcl.random.PRNGKey(0), (3,), 0, 10)
     """
@@ -480,6 +490,9 @@ def randint(key, shape, minval, maxval, dtype=dtypes.int32):
     if dtype.kind not in "iu":
         raise TypeError(f"randint: dtype must be an integer dtype, got {dtype}")
     shape = canonical_shape(shape, "randint")
+    if _is_static_number(minval) and _is_static_number(maxval) \
+            and not math.trunc(minval) < math.trunc(maxval):
+        raise ValueError(f"randint: minval ({minval}) must be less than maxval ({maxval})")
     lo, _ = _int_bound("randint", "minval", minval, dtype, device)
     hi, over = _int_bound("randint", "maxval", maxval, dtype, device)
     _check_shape("randint", shape, lo.shape, hi.shape)

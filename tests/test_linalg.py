@@ -108,6 +108,8 @@ def test_matmul_primes_tiles(m, n, k, layout):
 
 
 def test_batched_strided_and_broadcast_operands():
+    if netcl.default_device().is_numpy:
+        pytest.skip("strided layouts are an OpenCL-device matter")
     rng = np.random.default_rng(1)
     x, y = rand(rng, (4, 3, 9, 5)), rand(rng, (3, 5, 6))
     xd = jnp.asarray(x)
@@ -387,11 +389,10 @@ def test_grad_float16_preferred_float32():
     rng = np.random.default_rng(10)
     x, y = rand(rng, (3, 4), np.float16), rand(rng, (4, 2), np.float16)
     dn = (((1,), (0,)), ((), ()))
-    g = netcl_grad(lambda a: jnp.sum(dot_general(a, jnp.asarray(y), dn,
-                                                 preferred_element_type=np.float32))
-                   if hasattr(jnp, "sum") and jnp.__dict__.get("sum") else
-                   jnp.vdot(dot_general(a, jnp.asarray(y), dn, preferred_element_type=np.float32),
-                            jnp.ones((3, 2))))(jnp.asarray(x))
+    ones = jnp.ones((3, 2))
+    g = netcl_grad(lambda a: jnp.vdot(dot_general(a, jnp.asarray(y), dn,
+                                                  preferred_element_type=np.float32),
+                                      ones))(jnp.asarray(x))
     assert g.dtype == np.float16
     want = np.ones((3, 2)) @ y.astype(np.float64).T
     np.testing.assert_allclose(np.asarray(g, np.float64), want, atol=2e-2, rtol=2e-3)

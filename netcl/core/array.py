@@ -45,12 +45,29 @@ class ArrayBase:
         return ShapedArray(self.shape, self.dtype, self.weak_type)
 
 
+_layout_ids = {}
+_next_layout_id = [0]
+
+
+def layout_id(device, shape, dtype, weak_type, strides, offset):
+    """A small int naming a layout, so eager dispatch hashes one int per argument instead
+    of nested tuples. Ids are never reused (a cleared table only costs cache misses)."""
+    key = (device, shape, dtype, weak_type, strides, offset)
+    lid = _layout_ids.get(key)
+    if lid is None:
+        if len(_layout_ids) > 200_000:
+            _layout_ids.clear()
+        lid = _layout_ids[key] = _next_layout_id[0]
+        _next_layout_id[0] += 1
+    return lid
+
+
 class Array(ArrayBase):
     __slots__ = ("device", "_buf", "_storage", "shape", "dtype", "strides", "offset",
-                 "weak_type", "_contig", "__weakref__")
+                 "weak_type", "_contig", "_lid", "__weakref__")
 
     def __init__(self, device, buf, storage, shape, dtype, strides, offset=0, weak_type=False,
-                 contiguous=True):
+                 contiguous=True, lid=None):
         self.device = device
         self._buf = buf
         self._storage = storage
@@ -60,6 +77,14 @@ class Array(ArrayBase):
         self.offset = offset
         self.weak_type = weak_type
         self._contig = contiguous
+        self._lid = lid  # layout id, computed on first dispatch unless the launcher knows it
+
+    def _layout_id(self):
+        lid = self._lid
+        if lid is None:
+            lid = self._lid = layout_id(self.device, self.shape, self.dtype, self.weak_type,
+                                        self.strides, self.offset)
+        return lid
 
     # ---- creation -------------------------------------------------------------------
     @staticmethod

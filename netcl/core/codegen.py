@@ -148,11 +148,13 @@ def _launcher(device, k, shape, dtype, weak, n, nargs):
     nbytes = n * dtype.itemsize
     enqueue = cl.enqueue_nd_range_kernel
     set_arg = k.set_arg
+    from .array import layout_id
     from .pool import Storage
+    lid = layout_id(device, shape, dtype, weak, strides, 0)
 
     def new_out():
         st = Storage(pool, nbytes)
-        return Array(device, st.buf, st, shape, dtype, strides, 0, weak, True)
+        return Array(device, st.buf, st, shape, dtype, strides, 0, weak, True, lid)
 
     if n == 0:
         return lambda *xs: new_out()

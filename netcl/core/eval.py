@@ -27,12 +27,23 @@ class EvalInterpreter(Interpreter):
         self.launchers = {}
 
     def process(self, prim, args, params):
-        key = [prim, tuple(params.items())] if params else [prim]
-        for a in args:
-            if type(a) is not Array:
-                return self._process_slow(prim, args, params)
-            key += (a.device, a.shape, a.dtype, a.weak_type, a.strides, a.offset)
-        key = tuple(key)
+        # The launcher cache key: primitive, params and one layout id per argument.
+        n = len(args)
+        if n == 2 and type(args[0]) is Array and type(args[1]) is Array:
+            a, b = args
+            la, lb = a._lid, b._lid
+            key = (prim, la if la is not None else a._layout_id(),
+                   lb if lb is not None else b._layout_id())
+        elif n == 1 and type(args[0]) is Array:
+            la = args[0]._lid
+            key = (prim, la if la is not None else args[0]._layout_id())
+        else:
+            for a in args:
+                if type(a) is not Array:
+                    return self._process_slow(prim, args, params)
+            key = (prim,) + tuple(a._layout_id() for a in args)
+        if params:
+            key = key + tuple(params.items())
         try:
             launcher = self.launchers.get(key)
         except TypeError:  # unhashable params: run without caching

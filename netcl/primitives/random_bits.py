@@ -144,14 +144,15 @@ def _rotl(x, r):
 def _threefry_ref(k1, k2, x1, x2):
     """NumPy reference, written as the looped key schedule (independent of the C unrolling)."""
     k1, k2, x1, x2 = (np.asarray(a, np.uint32) for a in np.broadcast_arrays(k1, k2, x1, x2))
-    ks = [k1, k2, k1 ^ k2 ^ np.uint32(_PARITY)]
-    x = [x1 + ks[0], x2 + ks[1]]
-    for g in range(5):
-        for r in _ROTATIONS[g % 2]:
-            x[0] = x[0] + x[1]
-            x[1] = _rotl(x[1], r) ^ x[0]
-        x[0] = x[0] + ks[(g + 1) % 3]
-        x[1] = x[1] + ks[(g + 2) % 3] + np.uint32(g + 1)
+    with np.errstate(over="ignore"):  # uint32 arithmetic wraps, as in the kernel
+        ks = [k1, k2, k1 ^ k2 ^ np.uint32(_PARITY)]
+        x = [x1 + ks[0], x2 + ks[1]]
+        for g in range(5):
+            for r in _ROTATIONS[g % 2]:
+                x[0] = x[0] + x[1]
+                x[1] = _rotl(x[1], r) ^ x[0]
+            x[0] = x[0] + ks[(g + 1) % 3]
+            x[1] = x[1] + ks[(g + 2) % 3] + np.uint32(g + 1)
     return np.asarray(x[0], np.uint32), np.asarray(x[1], np.uint32)
 
 
