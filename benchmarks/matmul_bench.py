@@ -73,7 +73,8 @@ def main(argv=None):
     print(f"config: {cfg}")
     if args.check:
         want = a_h.astype(np.float64) @ b_h.astype(np.float64)
-        err = np.max(np.abs(np.asarray(c, dtype=np.float64) - want)) / max(1.0, np.max(np.abs(want)))
+        got = np.asarray(c, dtype=np.float64)
+        err = np.max(np.abs(got - want)) / max(1.0, np.max(np.abs(want)))
         print(f"max error relative to max |C|: {err:.2e}")
     return gflops
 

@@ -13,6 +13,7 @@ from . import lax  # noqa: F401
 from . import nn  # noqa: F401
 from .numpy.creation import device_put
 from . import test_util  # noqa: F401
+from .transforms.jit import jit
 from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                          make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
 

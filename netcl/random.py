@@ -314,7 +314,9 @@ def _uniform(name, key, shape, dtype, minval, maxval):
     maxval = _param(name, "maxval", maxval, dtype, device)
     _check_shape(name, shape, minval.shape, maxval.shape)
     floats = _unit_floats(name, key, shape, dtype)
-    span = views.broadcast_to_rank(ew.sub(maxval, minval), shape)
+    pshape = broadcast_shapes(minval.shape, maxval.shape, where=name)
+    span = ew.sub(views.broadcast_to_rank(maxval, pshape), views.broadcast_to_rank(minval, pshape))
+    span = views.broadcast_to_rank(span, shape)
     low = views.broadcast_to_rank(minval, shape)
     return ew.max_(low, ew.add(ew.mul(floats, span), low))
 

@@ -69,7 +69,8 @@ def dot_problems(draw):
 
 
 @settings(max_examples=100, deadline=None)
-@given(dot_problems(), st.sampled_from(DTYPES), st.sampled_from(["dense", "transposed", "reversed"]),
+@given(dot_problems(), st.sampled_from(DTYPES),
+       st.sampled_from(["dense", "transposed", "reversed"]),
        st.sampled_from(["dense", "transposed"]), st.integers(0, 2**32 - 1))
 def test_dot_general_random(problem, dtype, layout_l, layout_r, seed):
     lshape, rshape, dn, spec, k = problem
@@ -121,6 +122,34 @@ def test_batched_strided_and_broadcast_operands():
     xc = netcl.lax.slice(xd, (0, 0, 0, 1), (4, 3, 9, 4))
     yc = jnp.asarray(rand(rng, (3, 7)))
     _check(jnp.matmul(xc, yc), x[..., 1:4].astype(np.float64) @ np.asarray(yc), np.float32, 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_simple_kernel_fallback(monkeypatch, dtype):
+    """Where gemm.py cannot give a kernel, the simple tiled kernel computes the same."""
+    if netcl.default_device().is_numpy:
+        pytest.skip("kernels are an OpenCL-device matter")
+    from netcl.primitives import linalg
+
+    def refuse(*args, **kwargs):
+        raise ValueError("no config")
+    monkeypatch.setattr(linalg.gemm, "choose_config", refuse)
+    rng = np.random.default_rng(13)
+    x, y = rand(rng, (2, 19, 23), dtype), rand(rng, (2, 17, 23), dtype)
+    for lx, ly in (("dense", "dense"), ("transposed", "transposed")):
+        got = dot_general(to_device(x, lx), to_device(y, ly), (((2,), (2,)), ((0,), (0,))))
+        _check(got, np.einsum("bmk,bnk->bmn", x.astype(np.float64), y), dtype, 23)
+
+
+def test_uint32_wraps():
+    a = np.array([[2**31, 3], [1, 2**32 - 1]], np.uint32)
+    got = jnp.matmul(jnp.asarray(a), jnp.asarray(a))
+    want = (a.astype(np.uint64) @ a.astype(np.uint64)) % 2**32
+    np.testing.assert_array_equal(np.asarray(got), want.astype(np.uint32))
+    b = np.array([[2**30, 2**30], [7, -3]], np.int32)
+    got = jnp.matmul(jnp.asarray(b), jnp.asarray(b))
+    want = ((b.astype(np.int64) @ b.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
+    np.testing.assert_array_equal(np.asarray(got), want)
 
 
 def test_lax_dot_and_batch_matmul():

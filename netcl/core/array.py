@@ -64,7 +64,7 @@ def layout_id(device, shape, dtype, weak_type, strides, offset):
 
 class Array(ArrayBase):
     __slots__ = ("device", "_buf", "_storage", "shape", "dtype", "strides", "offset",
-                 "weak_type", "_contig", "_lid", "__weakref__")
+                 "weak_type", "_contig", "_lid", "deleted", "__weakref__")
 
     def __init__(self, device, buf, storage, shape, dtype, strides, offset=0, weak_type=False,
                  contiguous=True, lid=None):
@@ -78,6 +78,7 @@ class Array(ArrayBase):
         self.weak_type = weak_type
         self._contig = contiguous
         self._lid = lid  # layout id, computed on first dispatch unless the launcher knows it
+        self.deleted = False  # set when donated to a jit call
 
     def _layout_id(self):
         lid = self._lid
@@ -121,6 +122,9 @@ class Array(ArrayBase):
         return host if dtype is None else host.astype(dtype, copy=False)
 
     def _to_host(self):
+        if self.deleted:
+            raise ValueError("this array was donated to a jit call (donate_argnums) and has "
+                             "been deleted")
         if self.device.is_numpy:
             return np.array(self._buf, copy=True)
         x = self if self._contig else self._dense()

@@ -115,30 +115,70 @@ def _meta(shape, strided_inputs):
 
 def make_elementwise_launcher(prim, device, args, params, out_aval, preamble=""):
     """An eager launcher for one elementwise primitive over arrays laid out like `args`."""
-    shape, out_dtype, weak = out_aval.shape, out_aval.dtype, out_aval.weak_type
+    in_dtypes = [x.dtype for x in args]
+    template, t, u = expression(prim, in_dtypes, out_aval.dtype, params)
+    body = [("y", u, apply_template(template, t, u, [f"x{j}" for j in range(len(args))]))]
+    launch = make_body_launcher("ew_" + prim.name, device, args, body, ["y"], [out_aval],
+                                preamble)
+    return launch
+
+
+def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble=""):
+    """A launcher running `body` (see render_elementwise) once per element of the common
+    output shape, reading `args` in their current layouts; returns one array per out_var
+    (a tuple when there are several)."""
+    shape = out_avals[0].shape
     n = prod(shape)
     if n >= 2**31:
-        raise ValueError(f"{prim.name}: arrays of {n} elements exceed the 2^31 index limit")
+        raise ValueError(f"{name}: arrays of {n} elements exceed the 2^31 index limit")
     kinds = [input_kind(x, shape) for x in args]
     in_dtypes = [x.dtype for x in args]
-    template, t, u = expression(prim, in_dtypes, out_dtype, params)
-    name = "ew_" + prim.name
-    body = [("y", u, apply_template(template, t, u, [f"x{j}" for j in range(len(args))]))]
-    src = render_elementwise(name, list(zip(in_dtypes, kinds)), body, [(out_dtype, "y")], preamble)
+    outputs = [(a.dtype, v) for a, v in zip(out_avals, out_vars)]
+    src = render_elementwise(name, list(zip(in_dtypes, kinds)), body, outputs, preamble)
     k = kernels.kernel(device, src, name)
+    m = len(out_avals)
     # Scalar arguments never change for this launcher: set them once.
-    k.set_arg(1, np.int32(n))
+    k.set_arg(m, np.int32(n))
     for j, x in enumerate(args):
-        k.set_arg(3 + 2 * j, np.int32(x.offset))
+        k.set_arg(m + 2 + 2 * j, np.int32(x.offset))
     strided = [x for x, kind in zip(args, kinds) if kind == "g"]
     if strided:
         meta = _meta(shape, strided)
         meta_buf = cl.Buffer(device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                              hostbuf=meta)
-        k.set_arg(2 + 2 * len(args), meta_buf)
-        k.set_arg(3 + 2 * len(args), np.int32(len(shape)))
+        k.set_arg(m + 1 + 2 * len(args), meta_buf)
+        k.set_arg(m + 2 + 2 * len(args), np.int32(len(shape)))
         k._netcl_meta = meta_buf  # keep the buffer alive as long as the kernel
-    return _launcher(device, k, shape, out_dtype, weak, n, len(args))
+    if m == 1:
+        return _launcher(device, k, shape, out_avals[0].dtype, out_avals[0].weak_type, n,
+                         len(args))
+    return _multi_launcher(device, k, shape, out_avals, n, len(args))
+
+
+def _multi_launcher(device, k, shape, out_avals, n, nargs):
+    from .array import layout_id
+    from .pool import Storage
+    queue, pool = device.queue, device.pool
+    strides = contiguous_strides(shape)
+    gsize, lsize = kernels.grid_1d(device, n)
+    outs_meta = [(a.dtype, a.weak_type, n * a.dtype.itemsize,
+                  layout_id(device, shape, a.dtype, a.weak_type, strides, 0)) for a in out_avals]
+    m = len(out_avals)
+    set_arg = k.set_arg
+    enqueue = cl.enqueue_nd_range_kernel
+
+    def launch(*xs):
+        outs = []
+        for j, (dt, weak, nbytes, lid) in enumerate(outs_meta):
+            st = Storage(pool, nbytes)
+            outs.append(Array(device, st.buf, st, shape, dt, strides, 0, weak, True, lid))
+            set_arg(j, st.buf)
+        if n:
+            for j, x in enumerate(xs):
+                set_arg(m + 1 + 2 * j, x._buf)
+            enqueue(queue, k, gsize, lsize)
+        return tuple(outs)
+    return launch
 
 
 def _launcher(device, k, shape, dtype, weak, n, nargs):

@@ -4,16 +4,17 @@ Every product lowers to one `dot_general` (plus free views: transposes, reshapes
 results); operands are promoted as JAX does, bool products are computed in int32 and
 compared with 0. `norm` lives here too (`netcl.numpy.linalg.norm`).
 """
+import functools
 import operator
 
 import numpy as np
 
 from ..core import dtypes
-from ..core.shapes import normalize_axis, prod
+from ..core.shapes import normalize_axis
 from ..primitives import elementwise as ew
 from ..primitives import views
-from ..primitives.linalg import dot_general
-from ._util import promote
+from ..primitives.linalg import _canon_precision, dot_general, dot_general_p
+from ._util import is_array, promote
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "norm"]
 
@@ -50,12 +51,29 @@ def matmul(a, b, precision=None, preferred_element_type=None):
     >>> netcl.numpy.matmul(netcl.numpy.ones((5, 2, 3)), netcl.numpy.ones((3, 4))).shape
     (5, 2, 4)
     """
-    (a, b), was_bool = _promote_for_product("matmul", a, b)
-    sa, sb = _shape(a), _shape(b)
-    if a.ndim == 0 or b.ndim == 0:
+    if is_array(a) and is_array(b) and a.dtype == b.dtype and a.weak_type == b.weak_type \
+            and a.dtype != dtypes.bool_:
+        was_bool = False  # the hot path: nothing to promote
+    else:
+        (a, b), was_bool = _promote_for_product("matmul", a, b)
+    dn, keep, perm = _matmul_plan(tuple(a.shape), tuple(b.shape))
+    y = dot_general_p.bind(a, b, dimension_numbers=dn,
+                           precision=None if precision is None else _canon_precision(precision),
+                           preferred_element_type=_pet(preferred_element_type, "matmul"))
+    if keep is not None:
+        y = views.reshape(y, keep)
+    if perm is not None:
+        y = views.transpose(y, perm)
+    return _finish(y, was_bool)
+
+
+@functools.lru_cache(maxsize=4096)
+def _matmul_plan(sa, sb):
+    """(dimension_numbers, shape to reshape the result to or None, permutation or None)."""
+    if len(sa) == 0 or len(sb) == 0:
         raise ValueError(f"matmul: operands must have at least 1 dimension, got shapes {sa} "
                          f"and {sb} (use multiply for scalars)")
-    a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    a_vec, b_vec = len(sa) == 1, len(sb) == 1
     ka = sa[-1]
     kb = sb[0] if b_vec else sb[-2]
     if ka != kb:
@@ -80,8 +98,8 @@ def matmul(a, b, precision=None, preferred_element_type=None):
             kinds.append("b")
     lb = tuple(p - oa for p in range(nd) if kinds[p] == "batch")
     rb = tuple(p - ob for p in range(nd) if kinds[p] == "batch")
-    lc = (a.ndim - 1,)
-    rc = (0,) if b_vec else (b.ndim - 2,)
+    lc = (len(sa) - 1,)
+    rc = (0,) if b_vec else (len(sb) - 2,)
     # Tags of the dot_general result's dimensions: the output position they become, or None
     # for a size-1 dimension represented by the other operand (dropped by a free reshape).
     tags = [p for p in range(nd) if kinds[p] == "batch"]
@@ -91,12 +109,16 @@ def matmul(a, b, precision=None, preferred_element_type=None):
     tags += [p if kinds[p] == "b" else None for p in range(ob, nd) if kinds[p] != "batch"]
     if not b_vec:
         tags.append(nd + 1)
-    y = dot_general(a, b, ((lc, rc), (lb, rb)), precision, _pet(preferred_element_type, "matmul"))
+    keep = None
     if None in tags:
-        y = views.reshape(y, tuple(s for s, t in zip(y.shape, tags) if t is not None))
+        sizes = [sa[d] for d in lb] + [sa[d] for d in range(len(sa)) if d not in lb + lc] + \
+            [sb[d] for d in range(len(sb)) if d not in rb + rc]
+        keep = tuple(s for s, t in zip(sizes, tags) if t is not None)
         tags = [t for t in tags if t is not None]
-    perm = sorted(range(len(tags)), key=tags.__getitem__)
-    return _finish(views.transpose(y, perm), was_bool)
+    perm = tuple(sorted(range(len(tags)), key=tags.__getitem__))
+    if perm == tuple(range(len(perm))):
+        perm = None
+    return ((lc, rc), (lb, rb)), keep, perm
 
 
 # ---- dot, vdot, inner, outer, tensordot -----------------------------------------------------
@@ -375,11 +397,15 @@ def einsum(subscripts, *operands, out=None, optimize=None, precision=None,
 # ---- norm -----------------------------------------------------------------------------------
 
 def _reduce(name, x, axes):
-    from . import reductions
-    fn = getattr(reductions, name, None)
+    try:
+        from ..primitives import reductions
+    except ImportError:
+        reductions = None
+    fn = getattr(reductions, "reduce_" + name, None)
     if fn is None:
-        raise NotImplementedError(f"norm: needs netcl.numpy.{name}, which is not available yet")
-    return fn(x, axis=tuple(axes))
+        raise NotImplementedError(f"norm: needs netcl.primitives.reductions.reduce_{name}, "
+                                  "which is not available")
+    return fn(x, tuple(sorted(axes)))
 
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (numpy's name)

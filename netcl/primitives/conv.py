@@ -1769,9 +1769,10 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
                         f"{init_value.shape}")
     from .elementwise import add, max_, min_, mul, sub
     from .views import full_like
-    init = full_like(out, concrete.item() if concrete is not None else
-                     _convert(init_value, x.dtype)) if concrete is not None else \
-        _broadcast_scalar(_convert(init_value, x.dtype), out.shape)
+    if concrete is not None:
+        init = full_like(out, concrete.item())
+    else:
+        init = _broadcast_scalar(_convert(init_value, x.dtype), out.shape)
     if op == "max":
         return max_(out, init)
     if op == "min":

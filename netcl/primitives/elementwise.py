@@ -347,9 +347,15 @@ def _convert_abstract(x, new_dtype, weak_type=False):
     return ShapedArray(x.shape, new_dtype, weak_type)
 
 
+def _convert_launcher(device, args, params, out):
+    x = args[0]
+    if x.dtype == out.dtype:  # only the weak-type flag changes: a view, no kernel
+        return lambda x: x._view(x.shape, x.strides, x.offset, weak_type=out.weak_type)
+    return make_elementwise_launcher(convert_element_type_p, device, args, params, out)
+
+
 convert_element_type_p.abstract_eval = _convert_abstract
-convert_element_type_p.make_launcher = lambda device, args, params, out: \
-    make_elementwise_launcher(convert_element_type_p, device, args, params, out)
+convert_element_type_p.make_launcher = _convert_launcher
 
 # ---- binary ------------------------------------------------------------------------------
 

@@ -98,8 +98,9 @@ class GemmConfig:
                 raise ValueError("vec and rvec must be 1, 2, 4, 8 or 16")
             if self.tm % self.rvec or self.tn % self.rvec:
                 raise ValueError("tm and tn must be multiples of rvec")
-            if (self.bm + self.pad) % self.rvec or (self.bn + self.pad) % self.rvec:
-                raise ValueError("bm+pad and bn+pad must be multiples of rvec")
+            w = max(self.rvec, self.vec)   # local rows must stay aligned for vector stores and reads
+            if (self.bm + self.pad) % w or (self.bn + self.pad) % w:
+                raise ValueError("bm+pad and bn+pad must be multiples of max(vec, rvec)")
             if self.bk % self.vec or self.bm % self.vec or self.bn % self.vec:
                 raise ValueError("bk, bm and bn must be multiples of vec")
         elif self.kind == "cpu":
@@ -359,10 +360,16 @@ def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | N
     src = [_header(T), _epi_fn(T, epilogue)]
     src.append(f"__attribute__((reqd_work_group_size({cfg.wg_n}, {cfg.wg_m}, 1)))")
     src.append(_SIG + " {")
-    src.append(f"    __local {TRV} As4[{NBUF * BK * PA // RV}];")
-    src.append(f"    __local {TRV} Bs4[{NBUF * BK * PB // RV}];")
-    src.append("    __local T* as = (__local T*)As4;")
-    src.append("    __local T* bs = (__local T*)Bs4;")
+    # declared with the widest vector type used on them, so that every vector
+    # access is aligned (NVIDIA faults on misaligned vector shared accesses)
+    W = max(RV, LV)
+    TW = _vt(T, W)
+    src.append(f"    __local {TW} AsW[{NBUF * BK * PA // W}];")
+    src.append(f"    __local {TW} BsW[{NBUF * BK * PB // W}];")
+    src.append("    __local T* as = (__local T*)AsW;")
+    src.append("    __local T* bs = (__local T*)BsW;")
+    src.append(f"    __local const {TRV}* As4 = (__local const {TRV}*)AsW;")
+    src.append(f"    __local const {TRV}* Bs4 = (__local const {TRV}*)BsW;")
     src.append(_prologue(cfg))
     src.append("    const int tx = get_local_id(0);")
     src.append("    const int ty = get_local_id(1);")

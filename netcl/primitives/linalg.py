@@ -467,17 +467,38 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     >>> dot_general(a, b, (((1,), (0,)), ((), ())))      # a @ b for matrices
     """
     try:
+        dn = _canon_cache.get((dimension_numbers, lhs.ndim, rhs.ndim))
+    except TypeError:  # lists: unhashable
+        dn = None
+    if dn is None:
+        dn = _canon_dn(dimension_numbers, lhs.ndim, rhs.ndim)
+    pet = None if preferred_element_type is None else dtypes.canonicalize(
+        preferred_element_type, arg="preferred_element_type", where="dot_general")
+    if precision is not None:
+        precision = _canon_precision(precision)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
+                              preferred_element_type=pet)
+
+
+_canon_cache = {}
+
+
+def _canon_dn(dimension_numbers, lndim, rndim):
+    try:
         (lc, rc), (lb, rb) = dimension_numbers
     except (TypeError, ValueError):
         raise TypeError("dot_general: dimension_numbers must be ((lhs_contracting, "
                         "rhs_contracting), (lhs_batch, rhs_batch)), got "
                         f"{dimension_numbers!r}") from None
-    dn = ((_canon_dims(lc, lhs.ndim, "lhs contracting"), _canon_dims(rc, rhs.ndim, "rhs contracting")),
-          (_canon_dims(lb, lhs.ndim, "lhs batch"), _canon_dims(rb, rhs.ndim, "rhs batch")))
-    pet = None if preferred_element_type is None else dtypes.canonicalize(
-        preferred_element_type, arg="preferred_element_type", where="dot_general")
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn,
-                              precision=_canon_precision(precision), preferred_element_type=pet)
+    dn = ((_canon_dims(lc, lndim, "lhs contracting"), _canon_dims(rc, rndim, "rhs contracting")),
+          (_canon_dims(lb, lndim, "lhs batch"), _canon_dims(rb, rndim, "rhs batch")))
+    try:
+        if len(_canon_cache) > 4096:
+            _canon_cache.clear()
+        _canon_cache[(dimension_numbers, lndim, rndim)] = dn
+    except TypeError:
+        pass
+    return dn
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

@@ -65,17 +65,19 @@ def _init_expr(op, dtype):
     raise AssertionError(op)
 
 
-def _combine(op, dtype):
-    """C template combining {a} (earlier) with {b} (later)."""
+def _combine(op, dtype, n=""):
+    """C template combining {a} (earlier) with {b} (later); n is a vector width ("", "8")."""
     k = dtype.kind
     if op == "sum":
-        return "as_int(as_uint({a}) + as_uint({b}))" if k == "i" else "({a} + {b})"
+        return f"as_int{n}(as_uint{n}({{a}}) + as_uint{n}({{b}}))" if k == "i" else "({a} + {b})"
     if op == "prod":
-        return "as_int(as_uint({a}) * as_uint({b}))" if k == "i" else "({a} * {b})"
+        return f"as_int{n}(as_uint{n}({{a}}) * as_uint{n}({{b}}))" if k == "i" else "({a} * {b})"
+    # float max/min propagate NaN; {a} is the accumulator, kept off the isnan test so the
+    # loop-carried dependency is one compare and one select
     if op == "max":
-        return "((({a}) > ({b}) || isnan({a})) ? ({a}) : ({b}))" if k == "f" else "max({a}, {b})"
+        return "((({b}) > ({a}) || isnan({b})) ? ({b}) : ({a}))" if k == "f" else "max({a}, {b})"
     if op == "min":
-        return "((({a}) < ({b}) || isnan({a})) ? ({a}) : ({b}))" if k == "f" else "min({a}, {b})"
+        return "((({b}) < ({a}) || isnan({b})) ? ({b}) : ({a}))" if k == "f" else "min({a}, {b})"
     if op == "ffill":
         return "(isnan({b}) ? ({a}) : ({b}))"
     raise AssertionError(op)
@@ -206,28 +208,30 @@ def _reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=
     return "\n".join(lines) + "\n"
 
 
-def _reduce_source(op, dtype):
-    """One program per (op, dtype): rows/cols kernels, single-pass and two-pass variants."""
+def _reduce_source(op, dtype, style):
+    """One program per (op, dtype, style): rows/cols kernels, single-pass and two-pass
+    variants (final: in -> out; part: in -> partials; fold: partials -> out)."""
     arg = op in ("argmax", "argmin")
-    acc_dt = dtype
+    gen = _cpu_reduce_kernel if style == "cpu" else _reduce_kernel
     pd = _partial_dtype(op, dtype)
     parts = [_better_fn(op, dtype)] if arg else []
     for kind in ("rows", "cols"):
         if arg:
-            parts.append(_reduce_kernel(kind, f"{kind}_final", op, dtype, None, acc_dt,
-                                        out_val=False))
-            parts.append(_reduce_kernel(kind, f"{kind}_part", op, dtype, dtype, acc_dt))
-            parts.append(_reduce_kernel(kind, f"{kind}_fold", op, dtype, None, acc_dt,
-                                        in_idx=True, out_val=False))
+            parts.append(gen(kind, f"{kind}_final", op, dtype, None, dtype, out_val=False))
+            parts.append(gen(kind, f"{kind}_part", op, dtype, dtype, dtype))
+            parts.append(gen(kind, f"{kind}_fold", op, dtype, None, dtype, in_idx=True,
+                             out_val=False))
         else:
-            parts.append(_reduce_kernel(kind, f"{kind}_final", op, dtype, dtype, acc_dt))
-            parts.append(_reduce_kernel(kind, f"{kind}_part", op, dtype, pd, acc_dt))
-            parts.append(_reduce_kernel(kind, f"{kind}_fold", op, pd, dtype, acc_dt))
+            parts.append(gen(kind, f"{kind}_final", op, dtype, dtype, dtype))
+            parts.append(gen(kind, f"{kind}_part", op, dtype, pd, dtype))
+            parts.append(gen(kind, f"{kind}_fold", op, pd, dtype, dtype))
     return "".join(parts)
 
 
-def _scan_source(op, dtype):
-    """One program per (op, dtype): the rows scan and the cols scan (see module docstring)."""
+def _scan_source(op, dtype, style):
+    """One program per (op, dtype, style): the rows scan and the cols scan."""
+    if style == "cpu":
+        return _cpu_scan_source(op, dtype)
     acc = kernels.compute_ctype(dtype)
     st = kernels.storage_ctype(dtype)
     pd = _partial_dtype(op, dtype)
@@ -305,6 +309,302 @@ __kernel void scan_cols(__global {st}* out, __global const {st}* in, const int o
     return rows + cols
 
 
+
+# ---- CPU devices: explicit 8-wide vectors --------------------------------------------------
+# PoCL (and other CPU runtimes) vectorise across work-items but run each work-item's own loop
+# scalar, so a reduction loop per work-item is latency-bound. The CPU kernels therefore give
+# each work-item one (row, chunk) or (row-block, chunk, 8 columns) and spell the vector work
+# out: 4 x 8 accumulators for rows, 8 lanes of columns, in-register prefix sums for scans.
+# Float sums add blocks of 64 x 32 elements before folding them into the totals (two-level
+# summation), and lanes and partials are combined pairwise.
+
+_W = 8
+
+
+def _vec_type(dtype):
+    return f"{kernels.compute_ctype(dtype)}{_W}"
+
+
+def _mask_conv(dtype):
+    """Comparisons of double vectors give long vectors; of everything else int vectors."""
+    return "convert_long8" if dtype == dtypes.float64 else ""
+
+
+def _load8(dtype, ptr, index):
+    if dtype == dtypes.float16:
+        return f"vload_half8(0, {ptr} + ({index}))"
+    if dtype == dtypes.bool_:
+        return f"convert_int8(vload8(0, {ptr} + ({index})))"
+    return f"vload8(0, {ptr} + ({index}))"
+
+
+def _store8(dtype, ptr, index, value):
+    if dtype == dtypes.float16:
+        return f"vstore_half8({value}, 0, {ptr} + ({index}));"
+    if dtype == dtypes.bool_:
+        return f"vstore8(convert_uchar8(-(({value}) != 0)), 0, {ptr} + ({index}));"
+    return f"vstore8({value}, 0, {ptr} + ({index}));"
+
+
+def _lane_fold(op, dtype, v):
+    """C statements folding the 8-vector `v` into scalar `r` pairwise (8 -> 4 -> 2 -> 1)."""
+    acc = kernels.compute_ctype(dtype)
+    c4, c2, c1 = (_combine(op, dtype, n) for n in ("4", "2", ""))
+    return (f"const {acc}4 h4 = {c4.format(a=f'{v}.lo', b=f'{v}.hi')};\n"
+            f"  const {acc}2 h2 = {c2.format(a='h4.lo', b='h4.hi')};\n"
+            f"  {acc} r = {c1.format(a='h2.x', b='h2.y')};")
+
+
+def _better8(op, dtype):
+    """C expression (mask vector): is (x, i) better than (bv, bi), lane by lane."""
+    cmp = ">" if op == "argmax" else "<"
+    cv = _mask_conv(dtype)
+    lt = f"{cv}(i < bi)"
+    if dtype.kind == "f":
+        return (f"(isnan(x) != isnan(bv)) ? isnan(x) : "
+                f"((isnan(x) | (x == bv)) ? {lt} : (x {cmp} bv))")
+    return f"(x {cmp} bv) | ((x == bv) & {lt})"
+
+
+def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=True):
+    """CPU version of _reduce_kernel; one work-item per (a, g) (rows) or (a, g, 8-block of b)
+    (cols), n work-items in all. Same arguments, minus local buffers, plus n."""
+    arg = op in ("argmax", "argmin")
+    acc = kernels.compute_ctype(acc_dt)
+    v8 = _vec_type(acc_dt)
+    init = _init_expr(op, acc_dt)
+    blocked = op == "sum" and acc_dt.kind == "f"
+    c1, c8 = (None, None) if arg else (_combine(op, acc_dt), _combine(op, acc_dt, "8"))
+    params = []
+    if out_val:
+        params.append(f"__global {kernels.storage_ctype(out_dt)}* out")
+    if arg:
+        params.append("__global int* oidx")
+    params.append(f"__global const {kernels.storage_ctype(in_dt)}* in")
+    if in_idx:
+        params.append("__global const int* iidx")
+    params += ["const int off", "const int K"] + (["const int B"] if kind == "cols" else [])
+    params += ["const int G", "const int chunk", "const int shift"]
+    params += (["const int rev"] if arg else []) + ["const int n"]
+    L = [f"__kernel void {name}({', '.join(params)}) {{",
+         "  const int t = get_global_id(0);",
+         "  if (t >= n) return;"]
+    if kind == "rows":
+        L += ["  const int a = t / G, g = t - a * G;"]
+    else:
+        L += ["  const int NB = (B + 7) >> 3, bb = t % NB, ag = t / NB, a = ag / G, g = ag - a * G;",
+              "  const int b0 = bb << 3;"]
+    L += ["  const int start = max(0, g * chunk - shift), end = min(K, (g + 1) * chunk - shift);"]
+
+    def scalar_update(pos, ipos, kexpr):
+        out = [f"      const {acc} x = {kernels.load(in_dt, 'in', pos)};"]
+        if arg:
+            idx = f"iidx[{ipos}]" if in_idx else f"(rev ? K - 1 - ({kexpr}) : ({kexpr}))"
+            out += [f"      const int i = {idx};",
+                    "      if (netcl_better(x, i, r, ri)) { r = x; ri = i; }"]
+        else:
+            out.append(f"      r = {c1.format(a='r', b='x')};")
+        return out
+
+    def store_scalar(index):
+        out = []
+        if out_val:
+            out.append("  " + kernels.store(out_dt, "out", index, "r"))
+        if arg:
+            out.append(f"  oidx[{index}] = ri;")
+        return out
+
+    if kind == "rows":
+        L.append("  const int base = off + a * K;")
+        L.append("  int k = start;")
+        if arg:
+            L += [f"  {v8} bv = ({v8})({init});",
+                  "  int8 bi = (int8)(INT_MAX);",
+                  "  const int8 lane = (int8)(0, 1, 2, 3, 4, 5, 6, 7);",
+                  "  for (; k + 8 <= end; k += 8) {",
+                  f"    const {v8} x = {_load8(in_dt, 'in', 'base + k')};"]
+            if in_idx:
+                L.append("    const int8 i = vload8(0, iidx + (a * K + k));")
+            else:
+                L.append("    const int8 i = rev ? (int8)(K - 1 - k) - lane : (int8)(k) + lane;")
+            L += [f"    const {_mask_conv(acc_dt) and 'long8' or 'int8'} m = {_better8(op, acc_dt)};",
+                  "    bv = select(bv, x, m);",
+                  f"    bi = select(bi, i, {'convert_int8(m)' if acc_dt == dtypes.float64 else 'm'});",
+                  "  }",
+                  f"  {acc} r = {init};",
+                  "  int ri = INT_MAX;",
+                  ] + [f"  if (netcl_better(bv.s{j}, bi.s{j}, r, ri)) {{ r = bv.s{j}; ri = bi.s{j}; }}"
+                       for j in range(8)]
+        else:
+            L += [f"  {v8} s0 = ({v8})({init}), s1 = s0, s2 = s0, s3 = s0;"]
+
+            def step(v):
+                return [f"{v}{j} = {c8.format(a=f'{v}{j}', b=_load8(in_dt, 'in', f'base + k + {8 * j}'))};"
+                        for j in range(4)]
+            if blocked:
+                L += ["  while (k + 32 <= end) {",
+                      "    const int stop = min(end - 31, k + 2048);",
+                      f"    {v8} t0 = ({v8})(0), t1 = t0, t2 = t0, t3 = t0;",
+                      "    for (; k < stop; k += 32) {"]
+                L += ["      " + x for x in step("t")]
+                L += ["    }",
+                      "    s0 += t0; s1 += t1; s2 += t2; s3 += t3;",
+                      "  }"]
+            else:
+                L += ["  for (; k + 32 <= end; k += 32) {"]
+                L += ["    " + x for x in step("s")]
+                L += ["  }"]
+            L += [f"  const {v8} s = {c8.format(a=c8.format(a='s0', b='s1'), b=c8.format(a='s2', b='s3'))};",
+                  "  " + _lane_fold(op, acc_dt, "s")]
+        L.append("  for (; k < end; ++k) {")
+        L += scalar_update("base + k", "a * K + k", "k")
+        L.append("  }")
+        L += store_scalar("t")
+        L.append("}")
+        return "\n".join(L) + "\n"
+
+    # cols: a full block of 8 columns as one vector, a partial block lane by lane
+    L += ["  const int obase = (a * G + g) * B + b0;",
+          "  if (b0 + 8 <= B) {",
+          "    int p = off + (a * K + start) * B + b0;"]
+    if arg:
+        L += [f"    {v8} bv = ({v8})({init});",
+              "    int8 bi = (int8)(INT_MAX);",
+              "    for (int k = start; k < end; ++k, p += B) {",
+              f"      const {v8} x = {_load8(in_dt, 'in', 'p')};"]
+        if in_idx:
+            L.append("      const int8 i = vload8(0, iidx + (p - off));")
+        else:
+            L.append("      const int8 i = (int8)(rev ? K - 1 - k : k);")
+        L += [f"      const {_mask_conv(acc_dt) and 'long8' or 'int8'} m = {_better8(op, acc_dt)};",
+              "      bv = select(bv, x, m);",
+              f"      bi = select(bi, i, {'convert_int8(m)' if acc_dt == dtypes.float64 else 'm'});",
+              "    }"]
+        if out_val:
+            L.append("    " + _store8(out_dt, "out", "obase", "bv"))
+        L.append("    vstore8(bi, 0, oidx + obase);")
+    else:
+        L.append(f"    {v8} s = ({v8})({init});")
+        if blocked:
+            L += ["    int k = start;",
+                  "    while (k < end) {",
+                  "      const int stop = min(end, k + 64);",
+                  f"      {v8} tb = ({v8})(0);",
+                  f"      for (; k < stop; ++k, p += B) tb += {_load8(in_dt, 'in', 'p')};",
+                  "      s += tb;",
+                  "    }"]
+        else:
+            L += ["    for (int k = start; k < end; ++k, p += B)",
+                  f"      s = {c8.format(a='s', b=_load8(in_dt, 'in', 'p'))};"]
+        L.append("    " + _store8(out_dt, "out", "obase", "s"))
+    L += ["  } else {",
+          "    for (int j = 0; j < B - b0; ++j) {",
+          "      int p = off + (a * K + start) * B + b0 + j;",
+          f"      {acc} r = {init};"]
+    if arg:
+        L.append("      int ri = INT_MAX;")
+    L.append("      for (int k = start; k < end; ++k, p += B) {")
+    L += ["  " + x for x in scalar_update("p", "p - off", "k")]
+    L.append("      }")
+    L += ["    " + x for x in store_scalar("obase + j")]
+    L += ["    }", "  }", "}"]
+    return "\n".join(L) + "\n"
+
+
+def _cpu_scan_source(op, dtype):
+    acc = kernels.compute_ctype(dtype)
+    v8 = _vec_type(dtype)
+    st = kernels.storage_ctype(dtype)
+    pd = _partial_dtype(op, dtype)
+    ct = kernels.storage_ctype(pd)
+    I = _init_expr(op, dtype)
+    c1, c8 = _combine(op, dtype), _combine(op, dtype, "8")
+
+    def OP(a, b, c=c8):
+        return c.format(a=a, b=b)
+    xs = [f"x.s{j}" for j in range(8)]
+    fwd = [f"({v8})({I}, {', '.join(xs[:7])})",
+           f"({v8})({I}, {I}, {', '.join(xs[:6])})",
+           f"({v8})(({acc}4)({I}), x.lo)"]
+    bwd = [f"({v8})({', '.join(xs[1:])}, {I})",
+           f"({v8})({', '.join(xs[2:])}, {I}, {I})",
+           f"({v8})(x.hi, ({acc}4)({I}))"]
+    excl_f = f"({v8})(run, {', '.join(xs[:7])})"
+    excl_b = f"({v8})({', '.join(xs[1:])}, run)"
+
+    def vec_loop(shifts, excl, first, last, pos):
+        body = [f"      {v8} x = {_load8(dtype, 'in', f'ibase + {pos}')};"]
+        body += [f"      x = {OP(sh, 'x')};" for sh in shifts]
+        body += [f"      x = {OP(f'({v8})(run)', 'x')};",
+                 "      " + _store8(dtype, "out", f"obase + {pos}", f"excl ? {excl} : x"),
+                 f"      run = x.{last};"]
+        return body
+    rows = [f"__kernel void scan_rows(__global {st}* out, __global const {st}* in, const int off,",
+            "    const int K, const int G, const int chunk, const int rev, const int excl,",
+            f"    __global const {ct}* carry, const int has_carry, const int n) {{",
+            "  const int t = get_global_id(0);",
+            "  if (t >= n) return;",
+            "  const int a = t / G, g = t - a * G;",
+            "  const int start = g * chunk, end = min(K, start + chunk);",
+            "  const int ibase = off + a * K, obase = a * K;",
+            f"  {acc} run = {I};",
+            "  if (has_carry && g > 0) run = "
+            f"{kernels.load(pd, 'carry', 'a * G + (rev ? G - g : g - 1)')};",
+            "  int k = start;",
+            "  if (!rev) {",
+            "    for (; k + 8 <= end; k += 8) {"]
+    rows += vec_loop(fwd, excl_f, "s0", "s7", "k")
+    rows += ["    }",
+             "  } else {",
+             "    for (; k + 8 <= end; k += 8) {"]
+    rows += vec_loop(bwd, excl_b, "s7", "s0", "(K - 8 - k)")
+    rows += ["    }",
+             "  }",
+             "  for (; k < end; ++k) {",
+             "    const int q = rev ? K - 1 - k : k;",
+             f"    const {acc} y = {kernels.load(dtype, 'in', 'ibase + q')};",
+             f"    const {acc} nr = {OP('run', 'y', c1)};",
+             "    " + kernels.store(dtype, "out", "obase + q", "excl ? run : nr"),
+             "    run = nr;",
+             "  }",
+             "}"]
+    cols = [f"__kernel void scan_cols(__global {st}* out, __global const {st}* in, const int off,",
+            "    const int K, const int B, const int G, const int chunk, const int rev,",
+            f"    const int excl, __global const {ct}* carry, const int has_carry, const int n) {{",
+            "  const int t = get_global_id(0);",
+            "  if (t >= n) return;",
+            "  const int NB = (B + 7) >> 3, bb = t % NB, ag = t / NB, a = ag / G, g = ag - a * G;",
+            "  const int b0 = bb << 3;",
+            "  const int start = g * chunk, end = min(K, start + chunk);",
+            "  const int cpos = (a * G + (rev ? G - g : g - 1)) * B + b0;",
+            "  if (b0 + 8 <= B) {",
+            f"    {v8} run = ({v8})({I});",
+            f"    if (has_carry && g > 0) run = {_load8(pd, 'carry', 'cpos')};",
+            "    for (int k = start; k < end; ++k) {",
+            "      const int q = (a * K + (rev ? K - 1 - k : k)) * B + b0;",
+            f"      const {v8} y = {_load8(dtype, 'in', 'off + q')};",
+            f"      const {v8} nr = {OP('run', 'y')};",
+            "      " + _store8(dtype, "out", "q", "excl ? run : nr"),
+            "      run = nr;",
+            "    }",
+            "  } else {",
+            "    for (int j = 0; j < B - b0; ++j) {",
+            f"      {acc} run = {I};",
+            "      if (has_carry && g > 0) run = "
+            f"{kernels.load(pd, 'carry', 'cpos + j')};",
+            "      for (int k = start; k < end; ++k) {",
+            "        const int q = (a * K + (rev ? K - 1 - k : k)) * B + b0 + j;",
+            f"        const {acc} y = {kernels.load(dtype, 'in', 'off + q')};",
+            f"        const {acc} nr = {OP('run', 'y', c1)};",
+            "        " + kernels.store(dtype, "out", "q", "excl ? run : nr"),
+            "        run = nr;",
+            "      }",
+            "    }",
+            "  }",
+            "}"]
+    return "\n".join(rows) + "\n" + "\n".join(cols) + "\n"
+
+
 # =============================================================================================
 # Launch planning
 # =============================================================================================
@@ -331,46 +631,62 @@ def _group_size(device, k, key, per_item_local):
     return L
 
 
-def _is_gpu(device):
-    return device.kind == "gpu"
-
-
-def _target_groups(device):
-    return device.capabilities.compute_units * (8 if _is_gpu(device) else 2)
-
-
-def _target_items(device):
-    cu = device.capabilities.compute_units
-    return cu * 2048 if _is_gpu(device) else cu * 4 * device.work_group
+def _style(device):
+    """Kernel family: 'cpu' (explicit vectors, one work-item per row or column block) or
+    'gpu' (work-groups with local-memory trees; also accelerators)."""
+    return "cpu" if device.kind == "cpu" else "gpu"
 
 
 def _use_rows(device, K, B):
-    """Rows kernel (work-group per row) or cols kernel (work-item per output)?"""
+    """Rows kernel (contiguous reduced block) or cols kernel (work-item per output)?"""
     if B != 1:
         return False
-    return K > (32 if _is_gpu(device) else 256)
+    if _style(device) == "cpu":
+        return True
+    return K > 32
 
 
 def _split(device, A, K, B, rows):
-    """(G, chunk): how many chunks each reduced row is split into for pass 1."""
+    """(G, chunk): how many chunks each reduced row is split into for pass 1, so that a few
+    long rows still give every compute unit work."""
+    cu = device.capabilities.compute_units
     if K <= 1:
         return 1, max(K, 1)
-    if rows:
+    if _style(device) == "cpu":
+        target = cu * 8
+        if rows:
+            if A >= target:
+                return 1, K
+            G = min(-(-K // 1024), -(-target // A))
+            chunk = kernels.round_up(-(-K // max(G, 1)), 32)
+        else:
+            items = A * (-(-B // _W))
+            if items >= target:
+                return 1, K
+            G = min(-(-K // 64), -(-target // items))
+            chunk = -(-K // max(G, 1))
+    elif rows:
         L = device.work_group
-        if A >= _target_groups(device):
+        target = cu * 8
+        if A >= target:
             return 1, K
-        G = min(-(-K // (L * 32)), -(-_target_groups(device) // A))
-        if G <= 1:
-            return 1, K
-        chunk = kernels.round_up(-(-K // G), L)
+        G = min(-(-K // (L * 32)), -(-target // A))
+        chunk = kernels.round_up(-(-K // max(G, 1)), L)
     else:
-        if A * B >= _target_items(device):
+        target = cu * 2048
+        if A * B >= target:
             return 1, K
-        G = min(-(-K // 32), -(-_target_items(device) // (A * B)))
-        if G <= 1:
-            return 1, K
-        chunk = -(-K // G)
-    return -(-K // chunk), chunk
+        G = min(-(-K // 32), -(-target // (A * B)))
+        chunk = -(-K // max(G, 1))
+    G = -(-K // chunk)
+    return (G, chunk) if G > 1 else (1, K)
+
+
+def _cpu_geometry(device, n):
+    """(global, local) for n independent work-items on a CPU device: groups of 8 items unless
+    that would leave cores idle (two local sizes in all: PoCL builds one function per size)."""
+    L = 8 if n >= 32 * device.capabilities.compute_units else 1
+    return (kernels.round_up(n, L),), (L,)
 
 
 def _layout(x):
@@ -479,7 +795,8 @@ def _make_pass(device, op, dtype, variant, A, K, B, G, chunk, off, rows, arg=Fal
     """A reduction pass over (A, K, B) split in G chunks. variant: final | part | fold."""
     kind = "rows" if rows else "cols"
     name = f"{kind}_{variant}"
-    k = kernels.kernel(device, _reduce_source(op, dtype), name)
+    style = _style(device)
+    k = kernels.kernel(device, _reduce_source(op, dtype, style), name)
     # buffer arguments come first: [out], [oidx], in, [iidx]
     nbuf = 2 + (arg and variant != "final")
     i = nbuf
@@ -487,14 +804,18 @@ def _make_pass(device, op, dtype, variant, A, K, B, G, chunk, off, rows, arg=Fal
     for v in vals:
         k.set_arg(i, np.int32(v))
         i += 1
+    if style == "cpu":
+        n = A * G * (1 if rows else -(-B // _W))
+        k.set_arg(i, np.int32(n))
+        gsize, lsize = _cpu_geometry(device, n)
+        return _Pass(k, gsize, lsize, nbuf)
     acc_size = max(4, dtype.itemsize)  # half and bool accumulate in float / int
     if rows:
         L = _group_size(device, k, (op, dtype, name), acc_size + (4 if arg else 0))
         k.set_arg(i, cl.LocalMemory(L * acc_size))
         if arg:
             k.set_arg(i + 1, cl.LocalMemory(L * 4))
-        n = A * G
-        return _Pass(k, (n * L,), (L,), nbuf)
+        return _Pass(k, (A * G * L,), (L,), nbuf)
     n = A * G * B
     k.set_arg(i, np.int32(n))
     L = _group_size(device, k, (op, dtype, name), 0)
@@ -620,15 +941,20 @@ _SCAN_REDUCE = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "ffill
 
 def _scan_pass(device, op, dtype, A, K, B, G, chunk, off, rev, excl, rows):
     """A scan pass over (A, K, B) in G chunks; buffers: out, in, carry (or None)."""
-    k = kernels.kernel(device, _scan_source(op, dtype), "scan_rows" if rows else "scan_cols")
+    style = _style(device)
+    name = "scan_rows" if rows else "scan_cols"
+    k = kernels.kernel(device, _scan_source(op, dtype, style), name)
     vals = [off, K] + ([] if rows else [B]) + [G, chunk, rev, excl]
     for i, v in enumerate(vals):
         k.set_arg(2 + i, np.int32(v))
-    i = 2 + len(vals)
+    i = 2 + len(vals)  # the carry buffer
     k.set_arg(i + 1, np.int32(1 if G > 1 else 0))
     acc_size = max(4, dtype.itemsize)
-    name = "scan_rows" if rows else "scan_cols"
-    if rows:
+    if style == "cpu":
+        n = A * G * (1 if rows else -(-B // _W))
+        k.set_arg(i + 2, np.int32(n))
+        gsize, lsize = _cpu_geometry(device, n)
+    elif rows:
         L = _group_size(device, k, (op, dtype, name), acc_size * (_V + 1))
         k.set_arg(i + 2, cl.LocalMemory(L * _V * acc_size))
         k.set_arg(i + 3, cl.LocalMemory(L * acc_size))

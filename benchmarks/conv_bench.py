@@ -1,0 +1,102 @@
+"""Time the convolutions of workload W5 (BENCHMARKS.md): forward and both gradients.
+
+    python benchmarks/conv_bench.py                  # batch 32 (the CPU shape)
+    python benchmarks/conv_bench.py --batch 256      # the GPU shape
+    python benchmarks/conv_bench.py --impl direct    # force the direct kernel (default: auto)
+    python benchmarks/conv_bench.py --dtype float64 --repeats 11 --pool
+
+W5's convolutions are 3x3, stride 1, SAME, NHWC input / HWIO kernel:
+    conv1 32x32x3 -> 32,   conv2 32x32x32 -> 64,   conv3 16x16x64 -> 128 (after a 2x2 pool).
+For each: the forward conv, the input gradient and the kernel gradient (the two convolutions
+conv_general_dilated's vjp binds), each timed as the median of --repeats runs after warm-up
+with the device synchronised, reported in ms and GFLOP/s (2*N*H*W*Cin*Cout*9 flops each).
+--pool also times W5's 2x2 max pools (forward and select_and_scatter_add backward).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import netcl  # noqa: E402
+import netcl.numpy as jnp  # noqa: E402
+from netcl.primitives import conv as C  # noqa: E402
+
+W5 = [("conv1", 32, 3, 32), ("conv2", 32, 32, 64), ("conv3", 16, 64, 128)]
+DN = ("NHWC", "HWIO", "NHWC")
+
+
+def timeit(fn, repeats, warmup=2):
+    for _ in range(warmup):
+        netcl.block_until_ready(fn())
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        netcl.block_until_ready(fn())
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--impl", default="auto", choices=["auto", "direct", "gemm"])
+    ap.add_argument("--pool", action="store_true", help="also time the 2x2 max pools")
+    args = ap.parse_args()
+    if args.impl != "auto":
+        C._impl_override = args.impl
+    dev = netcl.default_device()
+    print(f"device: {dev.name} ({dev.kind}); batch {args.batch}; {args.dtype}; "
+          f"impl {args.impl}; median of {args.repeats}")
+    rng = np.random.default_rng(0)
+    dt = np.dtype(args.dtype)
+    params = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)), lhs_dilation=(1, 1),
+                  rhs_dilation=(1, 1), feature_group_count=1, batch_group_count=1,
+                  precision=None, preferred_element_type=None)
+    total = {"fwd": 0.0, "dlhs": 0.0, "drhs": 0.0}
+    flops_all = 0
+    print(f"{'layer':6s} {'pass':5s} {'ms':>9s} {'GFLOP/s':>9s}")
+    for name, hw, cin, cout in W5:
+        x = jnp.asarray(rng.standard_normal((args.batch, hw, hw, cin)).astype(dt))
+        w = jnp.asarray((rng.standard_normal((3, 3, cin, cout)) / np.sqrt(9 * cin)).astype(dt))
+        dn = C.conv_dimension_numbers(x.shape, w.shape, DN)
+        p = dict(params, dimension_numbers=dn)
+        y = C.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=DN)
+        ct = jnp.asarray(rng.standard_normal(y.shape).astype(dt))
+        flops = 2 * args.batch * hw * hw * cin * cout * 9
+        flops_all += flops
+        runs = {
+            "fwd": lambda: C.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=DN),
+            "dlhs": lambda: C._conv_transpose_lhs(ct, x, w, **p),
+            "drhs": lambda: C._conv_transpose_rhs(ct, x, w, **p),
+        }
+        for kind, fn in runs.items():
+            t = timeit(fn, args.repeats)
+            total[kind] += t
+            print(f"{name:6s} {kind:5s} {t * 1e3:9.2f} {flops / t / 1e9:9.1f}")
+    t_all = sum(total.values())
+    print(f"{'total':6s} {'all':5s} {t_all * 1e3:9.2f} {3 * flops_all / t_all / 1e9:9.1f}"
+          f"   (fwd {total['fwd'] * 1e3:.1f} ms, dlhs {total['dlhs'] * 1e3:.1f} ms, "
+          f"drhs {total['drhs'] * 1e3:.1f} ms)")
+    if args.pool:
+        for name, hw, c in (("pool1", 32, 64), ("pool2", 16, 128)):
+            x = jnp.asarray(rng.standard_normal((args.batch, hw, hw, c)).astype(dt))
+            wargs = ((1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+            y = C.reduce_window_max(x, *wargs)
+            ct = jnp.asarray(rng.standard_normal(y.shape).astype(dt))
+            tf = timeit(lambda: C.reduce_window_max(x, *wargs), args.repeats)
+            tb = timeit(lambda: C.select_and_scatter_add(ct, x, "ge", *wargs), args.repeats)
+            gb = x.size * dt.itemsize / 1e9
+            print(f"{name:6s} fwd {tf * 1e3:8.2f} ms ({gb / tf:.1f} GB/s read)   "
+                  f"bwd {tb * 1e3:8.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

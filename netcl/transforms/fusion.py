@@ -1,0 +1,265 @@
+"""IR passes for jit: dead code, common subexpressions, and elementwise fusion.
+
+Fusion turns every maximal group of elementwise equations over one shape into a single
+generated primitive (`FusedPrimitive`) whose kernel computes the whole group per element:
+one launch and one pass over memory instead of one per op. Broadcasts, transposes, slices
+and reversals feeding a group are not copies: the group reads them through strided indices
+(the same renderer as eager mode). Scalar constants become literals in the source.
+"""
+import math
+
+import numpy as np
+
+from ..core.codegen import apply_template, expression, make_body_launcher
+from ..core.ir import IR, Eqn
+from ..core.tracing import Primitive
+
+
+# ---- dead code and common subexpressions ---------------------------------------------------
+
+def dce(ir):
+    """Drop equations whose results are never used (all primitives are pure)."""
+    live = {v.id for v in ir.outvars}
+    kept = []
+    for e in reversed(ir.eqns):
+        if any(o.id in live for o in e.outputs):
+            kept.append(e)
+            live.update(v.id for v in e.inputs)
+    kept.reverse()
+    cv = [(v, c) for v, c in zip(ir.constvars, ir.consts) if v.id in live]
+    return IR(ir.invars, [v for v, _ in cv], [c for _, c in cv], kept, ir.outvars)
+
+
+def _hashable(params):
+    try:
+        key = tuple(sorted(params.items()))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def cse(ir):
+    """Reuse the result of an identical earlier equation (same primitive, params, inputs)."""
+    rename = {}
+    seen = {}
+    eqns = []
+    for e in ir.eqns:
+        ins = [rename.get(v.id, v) for v in e.inputs]
+        pk = _hashable(e.params)
+        key = None if pk is None else (e.prim, pk, tuple(v.id for v in ins))
+        if key is not None and key in seen:
+            for old, new in zip(e.outputs, seen[key]):
+                rename[old.id] = new
+            continue
+        if key is not None:
+            seen[key] = e.outputs
+        eqns.append(Eqn(e.prim, ins, e.params, e.outputs))
+    outvars = [rename.get(v.id, v) for v in ir.outvars]
+    return IR(ir.invars, ir.constvars, ir.consts, eqns, outvars)
+
+
+# ---- elementwise fusion --------------------------------------------------------------------
+
+class FusedPrimitive(Primitive):
+    """A group of elementwise equations compiled into one kernel."""
+
+    _count = 0
+
+    def __init__(self, eqns, inputs, outputs, literals):
+        FusedPrimitive._count += 1
+        names = [e.prim.name for e in eqns]
+        super().__init__(f"fused_{'_'.join(names[:4])}{'_etc' if len(names) > 4 else ''}",
+                         multiple_results=True, fusion="elementwise")
+        self.kernel_name = f"fused{FusedPrimitive._count}_{'_'.join(names[:3])}"
+        self.eqns = eqns          # the equations it computes, in order
+        self.inputs = inputs      # Vars read from memory
+        self.outputs = outputs    # Vars written to memory
+        self.literals = literals  # var id -> Python scalar inlined in the source
+        self.out_avals = [v.aval for v in outputs]
+        self.body, self.out_names = self._render_body()
+        self.abstract_eval = lambda *args, **params: tuple(self.out_avals)
+        self.make_launcher = self._make_launcher
+        self.reference = self._reference
+
+    def _render_body(self):
+        names = {v.id: f"x{j}" for j, v in enumerate(self.inputs)}
+        body = []
+        for k, e in enumerate(self.eqns):
+            operands = []
+            in_dtypes = []
+            for v in e.inputs:
+                if v.id in self.literals:
+                    operands.append(_c_literal(self.literals[v.id], v.aval.dtype))
+                else:
+                    operands.append(names[v.id])
+                in_dtypes.append(v.aval.dtype)
+            out = e.outputs[0]
+            template, t, u = expression(e.prim, in_dtypes, out.aval.dtype, e.params)
+            var = f"t{k}"
+            body.append((var, u, apply_template(template, t, u, operands)))
+            names[out.id] = var
+        return body, [names[v.id] for v in self.outputs]
+
+    def source_for(self, device, args):
+        """The OpenCL C this group compiles to for inputs laid out like `args`."""
+        from ..core.codegen import input_kind, render_elementwise
+        shape = self.out_avals[0].shape
+        kinds = [input_kind(x, shape) for x in args]
+        return render_elementwise(self.kernel_name, [(x.dtype, k) for x, k in zip(args, kinds)],
+                                  self.body, [(a.dtype, v) for a, v in
+                                              zip(self.out_avals, self.out_names)])
+
+    def _make_launcher(self, device, args, params, out_avals):
+        launch = make_body_launcher(self.kernel_name, device, args, self.body, self.out_names,
+                                    self.out_avals)
+        if len(self.out_avals) == 1:
+            return lambda *xs: (launch(*xs),)
+        return launch
+
+    def _reference(self, *xs):
+        env = {v.id: x for v, x in zip(self.inputs, xs)}
+        env.update({k: np.asarray(v, dtype=_aval_of(self, k).dtype)
+                    for k, v in self.literals.items()})
+        for e in self.eqns:
+            ins = [env[v.id] for v in e.inputs]
+            shape = e.outputs[0].aval.shape
+            ins = [np.broadcast_to(i, shape) if np.ndim(i) == 0 else i for i in ins]
+            env[e.outputs[0].id] = np.asarray(e.prim.reference(*ins, **e.params),
+                                              dtype=e.outputs[0].aval.dtype)
+        return tuple(env[v.id] for v in self.outputs)
+
+
+def _aval_of(fp, var_id):
+    for e in fp.eqns:
+        for v in e.inputs:
+            if v.id == var_id:
+                return v.aval
+    raise KeyError(var_id)
+
+
+def _c_literal(value, dtype):
+    """A C literal of `value` for a compute type (exact: hex floats)."""
+    if dtype.kind == "f":
+        v = float(value)
+        suffix = "" if dtype == np.float64 else "f"
+        if math.isnan(v):
+            return "NAN" if suffix else "((double)NAN)"
+        if math.isinf(v):
+            return ("" if v > 0 else "-") + ("INFINITY" if suffix else "((double)INFINITY)")
+        return f"({v.hex()}{suffix})"
+    if dtype.kind == "b":
+        return "1" if value else "0"
+    if dtype.kind == "u":
+        return f"{int(value)}u"
+    return f"({int(value)})"
+
+
+def fuse(ir, scalar_literals):
+    """Group elementwise equations; returns an IR whose groups are FusedPrimitive eqns.
+
+    scalar_literals: var id -> Python value for 0-d constants (inlined where consumed by
+    a fused group after a broadcast).
+    """
+    eqns = ir.eqns
+    producer = {}
+    for i, e in enumerate(eqns):
+        for o in e.outputs:
+            producer[o.id] = i
+    out_ids = {v.id for v in ir.outvars}
+    consumers = {}
+    for i, e in enumerate(eqns):
+        for v in e.inputs:
+            consumers.setdefault(v.id, []).append(i)
+
+    # Fold literals through scalar conversions and broadcasts: a broadcast (or a cast) of a
+    # scalar literal reads as the literal itself inside a fused group.
+    scalar_literals = dict(scalar_literals)
+    bcast_literal = {}
+    for e in eqns:
+        src = e.inputs[0].id if e.inputs else None
+        if src in scalar_literals and e.prim.name == "convert_element_type":
+            scalar_literals[e.outputs[0].id] = np.asarray(
+                scalar_literals[src]).astype(e.params["new_dtype"]).item()
+        elif e.prim.name == "broadcast_in_dim" and (src in scalar_literals or src in bcast_literal):
+            bcast_literal[e.outputs[0].id] = scalar_literals.get(src, bcast_literal.get(src))
+
+    group_of = {}      # eqn index -> group id
+    groups = {}        # group id -> list of eqn indices (kept sorted)
+    closed = set()
+    shape_of = {}
+    recent = {}        # shape -> most recent open group of that shape
+
+    def fusible(e):
+        return (e.prim.fusion == "elementwise" and not e.prim.multiple_results
+                and e.prim.lowering is not None)
+
+    def merge(into, other):
+        for j in groups.pop(other):
+            group_of[j] = into
+            groups[into].append(j)
+        groups[into].sort()
+
+    for i, e in enumerate(eqns):
+        in_groups = []
+        for v in e.inputs:
+            p = producer.get(v.id)
+            g = group_of.get(p) if p is not None else None
+            if g is not None and g not in in_groups:
+                in_groups.append(g)
+        if fusible(e) and e.outputs[0].id not in scalar_literals:
+            shape = e.outputs[0].aval.shape
+            # Join (and merge) every open group of this shape that it reads, and the most
+            # recent open sibling group of the same shape (horizontal fusion).
+            cands = [g for g in in_groups if g not in closed and shape_of[g] == shape]
+            sib = recent.get(shape)
+            if sib is not None and sib in groups and sib not in closed and sib not in cands:
+                cands.append(sib)
+            for g in in_groups:  # groups read but not joined are consumed from outside
+                if g not in cands:
+                    closed.add(g)
+            if cands:
+                target = cands[0]
+                for g in cands[1:]:
+                    merge(target, g)
+            else:
+                target = len(shape_of)
+                groups[target] = []
+                shape_of[target] = shape
+            groups[target].append(i)
+            group_of[i] = target
+            recent[shape] = target
+        else:
+            closed.update(in_groups)
+
+    # Emit: each group at the position of its last equation.
+    last_of = {g: idx[-1] for g, idx in groups.items()}
+    new_eqns = []
+    for i, e in enumerate(eqns):
+        g = group_of.get(i)
+        if g is None:
+            new_eqns.append(e)
+            continue
+        if i != last_of[g]:
+            continue
+        members = [eqns[j] for j in groups[g]]
+        produced = {o.id for m in members for o in m.outputs}
+        inputs, seen, literals = [], set(), {}
+        for m in members:
+            for v in m.inputs:
+                if v.id in produced or v.id in seen:
+                    continue
+                if v.id in bcast_literal or (v.id in scalar_literals and v.aval.ndim == 0):
+                    literals[v.id] = bcast_literal.get(v.id, scalar_literals.get(v.id))
+                    continue
+                seen.add(v.id)
+                inputs.append(v)
+        outputs = [o for m in members for o in m.outputs
+                   if o.id in out_ids or any(group_of.get(c) != g for c in consumers.get(o.id, []))]
+        if len(members) == 1 and not literals:
+            new_eqns.append(members[0])  # nothing to gain: keep the primitive itself
+            continue
+        fp = FusedPrimitive(members, inputs, outputs, literals)
+        new_eqns.append(Eqn(fp, inputs, {}, outputs))
+    return dce(IR(ir.invars, ir.constvars, ir.consts, new_eqns, ir.outvars))
+

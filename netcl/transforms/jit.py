@@ -1,0 +1,353 @@
+"""jit: trace once per signature, optimise the IR, fuse, and afterwards only launch kernels.
+
+`jit(f)(*args)` flattens the arguments, keys a cache on (tree structure, abstract values,
+static arguments, device), and on a miss stages `f` to the IR (transforms/staging.py), runs
+dead-code elimination, common-subexpression elimination and fusion (transforms/fusion.py),
+and keeps an `Executable`: the list of primitive applications left, each bound through the
+eager interpreter (whose launchers are built once per input layout). Intermediate arrays are
+dropped right after their last use, so the buffer pool hands them to later steps.
+
+Under another transform (grad of jit, vmap of jit) the function is traced through inline,
+so every composition works; jit of grad, jit of vmap are staged whole and fused.
+"""
+import functools
+import os
+import sys
+
+import numpy as np
+
+from ..core.array import Array
+from ..core.devices import default_device
+from ..core.eval import eval_interpreter, to_array
+from ..core.tracing import ShapedArray, current_interpreter
+from ..tree_util import tree_flatten, tree_unflatten
+from .fusion import FusedPrimitive, cse, dce, fuse
+from .staging import stage
+
+
+def _log_compiles():
+    return os.environ.get("NETCL_LOG_COMPILES", "") not in ("", "0")
+
+
+class Executable:
+    """What a compiled jit call runs: steps over an environment of arrays."""
+
+    def __init__(self, ir, out_tree):
+        self.ir = ir
+        self.out_tree = out_tree
+        n_in = len(ir.invars)
+        slot = {}
+        for i, v in enumerate(ir.invars):
+            slot[v.id] = i
+        for i, v in enumerate(ir.constvars):
+            slot[v.id] = n_in + i
+        for e in ir.eqns:
+            for o in e.outputs:
+                slot.setdefault(o.id, len(slot))
+        self.n_slots = len(slot)
+        self.const_slots = [(slot[v.id], c) for v, c in zip(ir.constvars, ir.consts)]
+        last_use = {}
+        for k, e in enumerate(ir.eqns):
+            for v in e.inputs:
+                last_use[v.id] = k
+        keep = {v.id for v in ir.outvars} | {v.id for v in ir.constvars}
+        steps = []
+        for k, e in enumerate(ir.eqns):
+            free = tuple(slot[v.id] for v in set(e.inputs)
+                         if last_use.get(v.id) == k and v.id not in keep)
+            steps.append((e.prim, e.params, tuple(slot[v.id] for v in e.inputs),
+                          tuple(slot[o.id] for o in e.outputs), e.prim.multiple_results, free))
+        self.steps = steps
+        self.out_slots = [slot[v.id] for v in ir.outvars]
+
+    def __call__(self, flat_args):
+        env = [None] * self.n_slots
+        env[:len(flat_args)] = flat_args
+        for s, c in self.const_slots:
+            env[s] = c
+        for prim, params, ins, outs, multi, free in self.steps:
+            res = prim.bind(*[env[i] for i in ins], **params)
+            if multi:
+                for s, r in zip(outs, res):
+                    env[s] = r
+            else:
+                env[outs[0]] = res
+            for s in free:  # last use: the buffer can go back to the pool now
+                env[s] = None
+        return [env[s] for s in self.out_slots]
+
+    @property
+    def kernels(self):
+        return [s[0] for s in self.steps]
+
+
+class Kernel:
+    """One kernel a compiled function will launch (for inspection)."""
+
+    def __init__(self, name, source):
+        self.name = name
+        self.source = source
+
+    def __repr__(self):
+        return f"Kernel({self.name})"
+
+
+class Lowered:
+    """What `jit(f).lower(*args)` returns: the optimised IR, kernels and their sources."""
+
+    def __init__(self, jitted, key, ir, flat_args):
+        self._jitted, self._key, self.ir = jitted, key, ir
+        self._flat_args = flat_args
+
+    def as_text(self):
+        """The optimised IR; fused groups show as fused_* equations with their members."""
+        lines = [str(self.ir)]
+        for e in self.ir.eqns:
+            if isinstance(e.prim, FusedPrimitive):
+                lines.append(f"-- {e.prim.name}: " + "; ".join(m.prim.name for m in e.prim.eqns))
+        return "\n".join(lines)
+
+    @property
+    def kernels(self):
+        """Kernels that launch, in order: fused groups with their OpenCL C, and the other
+        primitives that launch one (views, weak-type casts and no-ops excluded)."""
+        device = default_device()
+        env = {v.id: _placeholder(device, v.aval) for v in self.ir.invars + self.ir.constvars}
+        out = []
+        for e in self.ir.eqns:
+            args = [env[v.id] for v in e.inputs]
+            if _is_view(e) and not device.is_numpy:
+                res = e.prim.make_launcher(device, args, e.params, e.outputs[0].aval)(*args)
+                env[e.outputs[0].id] = res
+                continue
+            for o in e.outputs:
+                env[o.id] = _placeholder(device, o.aval)
+            if _is_view(e):
+                continue
+            src = e.prim.source_for(device, args) if isinstance(e.prim, FusedPrimitive) \
+                and not device.is_numpy else ""
+            out.append(Kernel(getattr(e.prim, "kernel_name", e.prim.name), src))
+        return out
+
+    def compile(self):
+        return self._jitted._compiled_for(self._key, self.ir)
+
+
+def _placeholder(device, aval):
+    from ..core.shapes import contiguous_strides
+    return Array(device, None, None, aval.shape, aval.dtype, contiguous_strides(aval.shape), 0,
+                 aval.weak_type, True)
+
+
+def _is_view(e):
+    if e.prim.fusion == "view" or e.prim.name == "stop_gradient":
+        return True
+    return e.prim.name == "convert_element_type" and e.inputs[0].aval.dtype == \
+        e.outputs[0].aval.dtype
+
+
+def _describe(aval):
+    return aval.str_short() + ("(weak)" if aval.weak_type else "")
+
+
+class Jitted:
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
+        self.fun = fun
+        self.static_argnums = static_argnums
+        self.static_argnames = static_argnames
+        self.donate_argnums = donate_argnums
+        self.cache = {}
+        self._last_key = None
+        functools.update_wrapper(self, fun)
+
+    # -- signature ------------------------------------------------------------------------
+    def _split(self, args, kwargs):
+        name = getattr(self.fun, "__name__", "fun")
+        for i in self.static_argnums:
+            if i >= len(args):
+                raise ValueError(f"jit({name}): static_argnums={self.static_argnums} but the "
+                                 f"call has only {len(args)} positional arguments")
+        static = []
+        for i in self.static_argnums:
+            try:
+                hash(args[i])
+            except TypeError:
+                raise ValueError(f"jit({name}): static argument {i} of type "
+                                 f"{type(args[i]).__name__} is not hashable; pass a tuple "
+                                 "instead of a list, or make it a traced argument") from None
+            static.append((i, args[i]))
+        dyn_kwargs = {}
+        for k, v in kwargs.items():
+            if k in self.static_argnames:
+                try:
+                    hash(v)
+                except TypeError:
+                    raise ValueError(f"jit({name}): static argument '{k}' is not hashable")
+                static.append((k, v))
+            else:
+                dyn_kwargs[k] = v
+        dyn = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        return tuple(static), dyn, dyn_kwargs
+
+    def _flatten(self, dyn, dyn_kwargs):
+        name = getattr(self.fun, "__name__", "fun")
+        flat, tree = tree_flatten((dyn, dyn_kwargs))
+        arrays = []
+        for x in flat:
+            if isinstance(x, Array):
+                if x.deleted:
+                    raise ValueError(f"jit({name}): an argument was donated to an earlier "
+                                     "call and has been deleted")
+                arrays.append(x if x._contig and x.offset == 0 else _dense_copy(x))
+            elif isinstance(x, (bool, int, float, np.ndarray, np.number, np.bool_)):
+                arrays.append(to_array(x, f"jit({name})"))
+            else:
+                raise TypeError(f"jit({name}): argument of type {type(x).__name__} is not an "
+                                "array; mark it static with static_argnums/static_argnames")
+        return arrays, tree
+
+    def __call__(self, *args, **kwargs):
+        if current_interpreter() is not eval_interpreter:
+            # Inside another transform: trace straight through (grad(jit(f)), vmap(jit(f))).
+            return self.fun(*args, **kwargs)
+        static, dyn, dyn_kwargs = self._split(args, kwargs)
+        flat, tree = self._flatten(dyn, dyn_kwargs)
+        device = flat[0].device if flat else default_device()
+        key = (tree, tuple((x.shape, x.dtype, x.weak_type) for x in flat), static, device)
+        exe = self.cache.get(key)
+        if exe is None:
+            exe = self._compile(key, args, kwargs, static, flat, tree)
+        for d in self._donate(args):
+            # The call keeps its own reference (a view); the caller's array is invalidated,
+            # so the buffer returns to the pool after its last use inside this call and
+            # outputs can take it.
+            for i, x in enumerate(flat):
+                if x is d:
+                    flat[i] = d._view(d.shape, d.strides, d.offset)
+            d._storage = None
+            d.deleted = True
+        outs = exe(flat)
+        return tree_unflatten(exe.out_tree, outs)
+
+    def _donate(self, args):
+        if not self.donate_argnums:
+            return []
+        name = getattr(self.fun, "__name__", "fun")
+        donated = []
+        for i in self.donate_argnums:
+            if i >= len(args):
+                raise ValueError(f"jit({name}): donate_argnums={self.donate_argnums} is out of "
+                                 f"range for {len(args)} arguments")
+            donated += [x for x in tree_flatten(args[i])[0] if isinstance(x, Array)]
+        ids = [id(x) for x in donated]
+        others = [id(x) for j, a in enumerate(args) if j not in self.donate_argnums
+                  for x in tree_flatten(a)[0]]
+        if len(set(ids)) != len(ids) or set(ids) & set(others):
+            raise ValueError(f"jit({name}): a donated array is also passed as another "
+                             "argument; donate only arrays that are not used again")
+        return donated
+
+    # -- compilation ------------------------------------------------------------------------
+    def _trace(self, args, kwargs, static, flat, tree):
+        avals = [ShapedArray(x.shape, x.dtype, x.weak_type) for x in flat]
+        static_d = dict(static)
+
+        def f(*flat_in):
+            dyn, dyn_kwargs = tree_unflatten(tree, list(flat_in))
+            it = iter(dyn)
+            full = [static_d[i] if i in static_d else next(it)
+                    for i in range(len(dyn) + len([k for k in static_d if isinstance(k, int)]))]
+            kw = dict(dyn_kwargs)
+            kw.update({k: v for k, v in static_d.items() if isinstance(k, str)})
+            return self.fun(*full, **kw)
+        return stage(f, tuple(avals))
+
+    def _compile(self, key, args, kwargs, static, flat, tree):
+        if _log_compiles():
+            print(f"netcl.jit: compiling {getattr(self.fun, '__name__', 'fun')} for "
+                  f"({', '.join(_describe(ShapedArray(x.shape, x.dtype, x.weak_type)) for x in flat)})"
+                  f"{self._reason(key)}", file=sys.stderr)
+        ir, out_tree = self._trace(args, kwargs, static, flat, tree)
+        exe = self._compiled_for(key, optimize(ir), out_tree)
+        self._last_key = key
+        return exe
+
+    def _compiled_for(self, key, ir, out_tree=None):
+        exe = self.cache.get(key)
+        if exe is None:
+            exe = Executable(ir, out_tree)
+            self.cache[key] = exe
+        return exe
+
+    def _reason(self, key):
+        old = self._last_key
+        if old is None:
+            return ": first call"
+        if old[0] != key[0]:
+            return f": the argument structure changed ({old[0]} -> {key[0]})"
+        if old[2] != key[2]:
+            return f": static arguments changed ({old[2]} -> {key[2]})"
+        if old[3] is not key[3]:
+            return f": the device changed ({old[3]} -> {key[3]})"
+        diffs = [f"argument leaf {i}: {_fmt(a)} (was {_fmt(b)})"
+                 for i, (a, b) in enumerate(zip(key[1], old[1])) if a != b]
+        return ": new shapes/dtypes for " + "; ".join(diffs) if diffs else ""
+
+    def lower(self, *args, **kwargs):
+        """Trace and optimise for these arguments without running: `.as_text()`, `.kernels`,
+        `.compile()`."""
+        static, dyn, dyn_kwargs = self._split(args, kwargs)
+        flat, tree = self._flatten(dyn, dyn_kwargs)
+        device = flat[0].device if flat else default_device()
+        key = (tree, tuple((x.shape, x.dtype, x.weak_type) for x in flat), static, device)
+        ir, out_tree = self._trace(args, kwargs, static, flat, tree)
+        low = Lowered(self, key, optimize(ir), flat)
+        low._out_tree = out_tree
+        low.compile = lambda: self._compiled_for(key, low.ir, out_tree)
+        return low
+
+
+def _fmt(sig):
+    shape, dtype, weak = sig
+    return f"{dtype.name}[{','.join(map(str, shape))}]" + ("(weak)" if weak else "")
+
+
+def _dense_copy(x):
+    from ..primitives.elementwise import copy_p
+    return copy_p.bind(x)
+
+
+def optimize(ir):
+    """dce -> cse -> dce -> fusion, with 0-d constants available as literals."""
+    ir = dce(cse(dce(ir)))
+    literals = {}
+    for v, c in zip(ir.constvars, ir.consts):
+        if isinstance(c, Array) and c.shape == () and c.device is not None:
+            try:
+                literals[v.id] = c.item()
+            except Exception:  # pragma: no cover - unreadable constant: keep it as an input
+                pass
+    return fuse(ir, literals)
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+    """Compile `fun`: trace once per argument signature, fuse, cache, then only launch.
+
+    >>> @netcl.jit
+    ... def step(w, x):
+    ...     return jnp.tanh(x @ w) * 2.0 + 1.0
+    """
+    if fun is None:
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums)
+    sa = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    sn = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    da = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+    for i in sa + da:
+        if not isinstance(i, int) or i < 0:
+            raise ValueError(f"jit: static_argnums/donate_argnums must be non-negative ints, "
+                             f"got {i!r}")
+    if set(sa) & set(da):
+        raise ValueError("jit: an argument cannot be both static and donated")
+    return Jitted(fun, sa, sn, da)
+
