@@ -11,9 +11,9 @@ from .. import numpy as jnp
 from ..tree_util import tree_leaves, tree_map, tree_structure
 from . import _checks as chk
 from .base import EmptyState, GradientTransformation, identity, init_empty_state
-from .numerics import (abs_sq, bias_correction, safe_increment, safe_norm, tree_cast,
-                       tree_full_like, tree_zeros_like, update_moment,
-                       update_moment_per_elem_norm)
+from . import numerics as nm
+from .numerics import (abs_sq, safe_increment, safe_norm, tree_cast, tree_full_like,
+                       tree_zeros_like, update_moment, update_moment_per_elem_norm)
 
 __all__ = [
     "ScaleState", "ScaleByScheduleState", "TraceState", "ScaleByAdamState", "ScaleByRmsState",
@@ -163,11 +163,11 @@ def scale_by_adam(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, mu_dtype=None, *, ne
         count = safe_increment(state.count)
         if nesterov:
             mu_hat = tree_map(lambda m, g: b1 * m + (1 - b1) * g,
-                              bias_correction(mu, b1, safe_increment(count)),
-                              bias_correction(updates, b1, count))
+                              nm.bias_correction(mu, b1, safe_increment(count)),
+                              nm.bias_correction(updates, b1, count))
         else:
-            mu_hat = bias_correction(mu, b1, count)
-        nu_hat = bias_correction(nu, b2, count)
+            mu_hat = nm.bias_correction(mu, b1, count)
+        nu_hat = nm.bias_correction(nu, b2, count)
         updates = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), mu_hat, nu_hat)
         return updates, ScaleByAdamState(count=count, mu=tree_cast(mu, mu_dtype), nu=nu)
     return GradientTransformation(init_fn, update_fn)
@@ -217,7 +217,7 @@ def scale_by_rms(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
         nu = update_moment_per_elem_norm(updates, state.nu, decay, 2)
         if corrected:
             count = safe_increment(state.count)
-            nu_hat = _bias_correction(nu, decay, count)
+            nu_hat = nm.bias_correction(nu, decay, count)
         else:
             nu_hat = nu
         scaling = _rms_scaling(nu_hat, eps, eps_in_sqrt)
@@ -225,9 +225,6 @@ def scale_by_rms(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
         return updates, (ScaleByRmsWithCountState(count, nu) if corrected
                          else ScaleByRmsState(nu))
     return GradientTransformation(init_fn, update_fn)
-
-
-_bias_correction = bias_correction  # the name is shadowed by the keyword arguments above
 
 
 class ScaleByRStdDevState(NamedTuple):
@@ -267,8 +264,8 @@ def scale_by_stddev(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
         nu = update_moment_per_elem_norm(updates, state.nu, decay, 2)
         if corrected:
             count = safe_increment(state.count)
-            mu_hat, nu_hat = (_bias_correction(mu, decay, count),
-                              _bias_correction(nu, decay, count))
+            mu_hat, nu_hat = (nm.bias_correction(mu, decay, count),
+                              nm.bias_correction(nu, decay, count))
         else:
             mu_hat, nu_hat = mu, nu
         scaling = _rms_scaling(nu_hat, eps, eps_in_sqrt, mu_hat)

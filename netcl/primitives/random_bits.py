@@ -398,7 +398,14 @@ inline float netcl_nextafter_h(float x, float y) {
 nextafter_p = _ew_prim("nextafter", 2, "f", None, None)
 nextafter_p.lowering = lambda in_dtypes, out_dtype: (
     "netcl_nextafter_h({0}, {1})" if in_dtypes[0] == dtypes.float16 else "nextafter({0}, {1})")
-nextafter_p.reference = lambda x, y: np.nextafter(x, y).astype(x.dtype)
+
+
+def _nextafter_ref(x, y):
+    with np.errstate(all="ignore"):
+        return np.nextafter(x, y).astype(x.dtype)
+
+
+nextafter_p.reference = _nextafter_ref
 defjvp(nextafter_p, None, None)
 defvjp(nextafter_p, None, None)
 

@@ -321,6 +321,12 @@ __kernel void scan_cols(__global {st}* out, __global const {st}* in, const int o
 _W = 8
 
 
+def _cols_width(op):
+    """Columns per work-item of the CPU cols reduction: 4 vectors (128 contiguous bytes of
+    float per row) for plain reductions, one vector for arg reductions."""
+    return 8 if op in ("argmax", "argmin") else 32
+
+
 def _vec_type(dtype):
     return f"{kernels.compute_ctype(dtype)}{_W}"
 
@@ -392,8 +398,10 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
     if kind == "rows":
         L += ["  const int a = t / G, g = t - a * G;"]
     else:
-        L += ["  const int NB = (B + 7) >> 3, bb = t % NB, ag = t / NB, a = ag / G, g = ag - a * G;",
-              "  const int b0 = bb << 3;"]
+        cw = _cols_width(op)
+        L += [f"  const int NB = (B + {cw - 1}) / {cw}, bb = t % NB, ag = t / NB, a = ag / G, "
+              "g = ag - a * G;",
+              f"  const int b0 = bb * {cw};"]
     L += ["  const int start = max(0, g * chunk - shift), end = min(K, (g + 1) * chunk - shift);"]
 
     def scalar_update(pos, ipos, kexpr):
@@ -463,12 +471,12 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
         L.append("}")
         return "\n".join(L) + "\n"
 
-    # cols: a full block of 8 columns as one vector, a partial block lane by lane
-    L += ["  const int obase = (a * G + g) * B + b0;",
-          "  if (b0 + 8 <= B) {",
-          "    int p = off + (a * K + start) * B + b0;"]
+    # cols: full 8-column vectors, then the remaining columns lane by lane
+    L += ["  const int obase = (a * G + g) * B + b0;"]
     if arg:
-        L += [f"    {v8} bv = ({v8})({init});",
+        L += ["  if (b0 + 8 <= B) {",
+              "    int p = off + (a * K + start) * B + b0;",
+              f"    {v8} bv = ({v8})({init});",
               "    int8 bi = (int8)(INT_MAX);",
               "    for (int k = start; k < end; ++k, p += B) {",
               f"      const {v8} x = {_load8(in_dt, 'in', 'p')};"]
@@ -482,24 +490,44 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
               "    }"]
         if out_val:
             L.append("    " + _store8(out_dt, "out", "obase", "bv"))
-        L.append("    vstore8(bi, 0, oidx + obase);")
+        L += ["    vstore8(bi, 0, oidx + obase);",
+              "  } else {",
+              "    for (int j = 0; j < B - b0; ++j) {"]
     else:
-        L.append(f"    {v8} s = ({v8})({init});")
-        if blocked:
-            L += ["    int k = start;",
-                  "    while (k < end) {",
-                  "      const int stop = min(end, k + 64);",
-                  f"      {v8} tb = ({v8})(0);",
-                  f"      for (; k < stop; ++k, p += B) tb += {_load8(in_dt, 'in', 'p')};",
-                  "      s += tb;",
-                  "    }"]
-        else:
-            L += ["    for (int k = start; k < end; ++k, p += B)",
-                  f"      s = {c8.format(a='s', b=_load8(in_dt, 'in', 'p'))};"]
-        L.append("    " + _store8(out_dt, "out", "obase", "s"))
-    L += ["  } else {",
-          "    for (int j = 0; j < B - b0; ++j) {",
-          "      int p = off + (a * K + start) * B + b0 + j;",
+        def vec_loop(nv, col, indent):
+            """Loop over k accumulating nv 8-vectors of columns starting at column `col`."""
+            pad = " " * indent
+            out = [f"{pad}{{",
+                   f"{pad}  int p = off + (a * K + start) * B + b0 + {col};",
+                   f"{pad}  {v8} " + ", ".join(f"s{u} = ({v8})({init})" for u in range(nv)) + ";"]
+            if blocked:
+                out += [f"{pad}  int k = start;",
+                        f"{pad}  while (k < end) {{",
+                        f"{pad}    const int stop = min(end, k + 64);",
+                        f"{pad}    {v8} " + ", ".join(f"t{u} = ({v8})(0)" for u in range(nv)) + ";",
+                        f"{pad}    for (; k < stop; ++k, p += B) {{"]
+                out += [f"{pad}      t{u} += {_load8(in_dt, 'in', f'p + {8 * u}')};"
+                        for u in range(nv)]
+                out += [f"{pad}    }}",
+                        f"{pad}    " + " ".join(f"s{u} += t{u};" for u in range(nv)),
+                        f"{pad}  }}"]
+            else:
+                out += [f"{pad}  for (int k = start; k < end; ++k, p += B) {{"]
+                out += [f"{pad}    s{u} = {c8.format(a=f's{u}', b=_load8(in_dt, 'in', f'p + {8 * u}'))};"
+                        for u in range(nv)]
+                out += [f"{pad}  }}"]
+            out += [f"{pad}  " + _store8(out_dt, "out", f"obase + {col} + {8 * u}", f"s{u}")
+                    for u in range(nv)]
+            out.append(f"{pad}}}")
+            return out
+        L.append(f"  if (b0 + {cw} <= B) {{")
+        L += vec_loop(cw // 8, "0", 4)
+        L += ["  } else {",
+              "    int j0 = 0;",
+              "    for (; b0 + j0 + 8 <= B; j0 += 8)"]
+        L += vec_loop(1, "j0", 6)
+        L += ["    for (int j = j0; j < B - b0; ++j) {"]
+    L += ["      int p = off + (a * K + start) * B + b0 + j;",
           f"      {acc} r = {init};"]
     if arg:
         L.append("      int ri = INT_MAX;")
@@ -646,7 +674,7 @@ def _use_rows(device, K, B):
     return K > 32
 
 
-def _split(device, A, K, B, rows):
+def _split(device, A, K, B, rows, op="sum"):
     """(G, chunk): how many chunks each reduced row is split into for pass 1, so that a few
     long rows still give every compute unit work."""
     cu = device.capabilities.compute_units
@@ -660,7 +688,7 @@ def _split(device, A, K, B, rows):
             G = min(-(-K // 1024), -(-target // A))
             chunk = kernels.round_up(-(-K // max(G, 1)), 32)
         else:
-            items = A * (-(-B // _W))
+            items = A * (-(-B // (_cols_width(op) if op else _W)))
             if items >= target:
                 return 1, K
             G = min(-(-K // 64), -(-target // items))
@@ -683,9 +711,10 @@ def _split(device, A, K, B, rows):
 
 
 def _cpu_geometry(device, n):
-    """(global, local) for n independent work-items on a CPU device: groups of 8 items unless
-    that would leave cores idle (two local sizes in all: PoCL builds one function per size)."""
-    L = 8 if n >= 32 * device.capabilities.compute_units else 1
+    """(global, local) for n independent work-items on a CPU device. Each item loops over
+    its data, so groups of one item are fastest unless items are very many (then the
+    per-group cost shows). Two local sizes in all: PoCL builds one function per size."""
+    L = 8 if n > 4096 else 1
     return (kernels.round_up(n, L),), (L,)
 
 
@@ -805,7 +834,7 @@ def _make_pass(device, op, dtype, variant, A, K, B, G, chunk, off, rows, arg=Fal
         k.set_arg(i, np.int32(v))
         i += 1
     if style == "cpu":
-        n = A * G * (1 if rows else -(-B // _W))
+        n = A * G * (1 if rows else -(-B // _cols_width(op)))
         k.set_arg(i, np.int32(n))
         gsize, lsize = _cpu_geometry(device, n)
         return _Pass(k, gsize, lsize, nbuf)
@@ -849,7 +878,7 @@ def _reduce_launcher(op):
         pre, base, A, K, B, phys_kept, flipped = _prepare(x, reduced)
         new, view = _out_maker(device, x.shape, reduced, phys_kept, flipped, out_aval)
         rows = _use_rows(device, K, B)
-        G, chunk = _split(device, A, K, B, rows)
+        G, chunk = _split(device, A, K, B, rows, op)
         if G == 1:
             p1 = _make_pass(device, op, dtype, "final", A, K, B, 1, K, base, rows)
 
@@ -895,7 +924,7 @@ def _arg_launcher(op):
         new, view = _out_maker(device, x.shape, reduced, phys_kept, flipped, out_aval,
                                dtypes.int32)
         rows = _use_rows(device, K, B)
-        G, chunk = _split(device, A, K, B, rows)
+        G, chunk = _split(device, A, K, B, rows, op)
         cast = out_aval.dtype != dtypes.int32
 
         def finish(out):
@@ -1000,7 +1029,7 @@ def _scan_launcher(op):
         # the output is written in the input's memory order: a permuted/reversed view
         new, view = _out_maker(device, x.shape, set(), order, flipped, out_aval)
         rows = _use_rows(device, K, B)
-        G, chunk = _split(device, A, K, B, rows)
+        G, chunk = _split(device, A, K, B, rows, None)
         if G == 1 or _SCAN_REDUCE[op] is None:  # (ffill's chunks do not fold in any order)
             s1 = _scan_pass(device, op, dtype, A, K, B, 1, K, base, rev, excl, rows)
 

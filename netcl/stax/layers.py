@@ -95,8 +95,7 @@ def _flatten():
     return stateless(init_fun, apply_fun)
 
 
-Flatten = _flatten()
-Flatten.__doc__ = "Flatten all but the leading (batch) dimension (a layer, as in stax)."
+Flatten = _flatten()  # a layer (not a constructor), as in stax: flattens all but dim 0
 
 
 def _identity():
@@ -104,7 +103,7 @@ def _identity():
                      lambda params, inputs, **kwargs: inputs)
 
 
-Identity = _identity()
+Identity = _identity()  # a layer (not a constructor), as in stax
 
 
 def Dropout(rate, mode="train"):

@@ -1,0 +1,160 @@
+"""jit: same results as eager, fusion (kernel counts), caching, static args, donation, errors."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import netcl
+import netcl.numpy as jnp
+from util import assert_close
+
+UNARY = [jnp.sin, jnp.exp, jnp.tanh, netcl.nn.sigmoid, jnp.abs, lambda v: v * v,
+         lambda v: v * 0.5 + 1.0, netcl.nn.relu, lambda v: jnp.maximum(v, -0.25)]
+BINARY = [jnp.add, jnp.subtract, jnp.multiply, jnp.maximum,
+          lambda a, b: jnp.where(a > b, a, b * 2.0)]
+
+
+@st.composite
+def programs(draw):
+    """A random straight-line program over three inputs of compatible shapes."""
+    ops = []
+    for _ in range(draw(st.integers(1, 8))):
+        if draw(st.booleans()):
+            ops.append(("u", draw(st.integers(0, len(UNARY) - 1)), draw(st.integers(0, 9))))
+        else:
+            ops.append(("b", draw(st.integers(0, len(BINARY) - 1)), draw(st.integers(0, 9)),
+                        draw(st.integers(0, 9))))
+    return ops
+
+
+def run_program(ops, x, y, z):
+    vals = [x, y, z]
+    for op in ops:
+        if op[0] == "u":
+            vals.append(UNARY[op[1]](vals[op[2] % len(vals)]))
+        else:
+            vals.append(BINARY[op[1]](vals[op[2] % len(vals)], vals[op[3] % len(vals)]))
+    return vals[-1], vals[-2]
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=programs(), seed=st.integers(0, 1000), bshape=st.sampled_from([(3, 4), (4,), (1, 4),
+                                                                          (3, 1), ()]))
+def test_random_elementwise_programs_match_eager(ops, seed, bshape):
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.standard_normal((3, 4)).astype(np.float32))
+    y = jnp.asarray(rng.standard_normal(bshape).astype(np.float32))
+    z = jnp.transpose(jnp.asarray(rng.standard_normal((4, 3)).astype(np.float32)))
+    eager = run_program(ops, x, y, z)
+    jitted = netcl.jit(run_program, static_argnums=0)(tuple(ops), x, y, z)
+    for a, b in zip(jitted, eager):
+        assert_close(a, np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+def w1(x, a, b):
+    return jnp.tanh(x * a + b) * netcl.nn.sigmoid(x) + 0.5 * x
+
+
+def test_w1_is_one_kernel():
+    x = jnp.ones(1000)
+    low = netcl.jit(w1).lower(x, 1.5, 0.25)
+    assert len(low.kernels) == 1, low.as_text()
+    src = low.kernels[0].source
+    assert "tanh" in src and "exp" in src and "__kernel" in src
+    assert "fused" in low.as_text()
+    assert_close(low.compile()([x, jnp.asarray(1.5), jnp.asarray(0.25)])[0],
+                 np.asarray(w1(x, 1.5, 0.25)))
+
+
+def test_cache_and_retrace_logging(capsys, monkeypatch):
+    traces = []
+
+    @netcl.jit
+    def f(x):
+        traces.append(1)
+        return x * 2.0
+    monkeypatch.setenv("NETCL_LOG_COMPILES", "1")
+    f(jnp.ones(3))
+    f(jnp.ones(3) + 1.0)
+    assert len(traces) == 1
+    f(jnp.ones(4))
+    assert len(traces) == 2
+    err = capsys.readouterr().err
+    assert "first call" in err and "argument leaf 0: float32[4] (was float32[3])" in err
+    f(jnp.ones(4, jnp.int32))
+    assert len(traces) == 3
+
+
+def test_static_argnums_and_concretization_error():
+    def f(x, n):
+        for _ in range(n):
+            x = x + 1.0
+        return x
+    g = netcl.jit(f, static_argnums=1)
+    assert float(g(jnp.zeros(()), 3)) == 3.0
+    assert float(g(jnp.zeros(()), 5)) == 5.0
+    with pytest.raises(netcl.ConcretizationError, match="static_argnums"):
+        netcl.jit(lambda x: x if x > 0 else -x)(jnp.ones(()))
+    with pytest.raises(ValueError, match="not hashable"):
+        netcl.jit(f, static_argnums=1)(jnp.zeros(()), [1, 2])
+    with pytest.raises(ValueError, match="static_argnums"):
+        netcl.jit(f, static_argnums=5)(jnp.zeros(()), 1)
+    with pytest.raises(TypeError, match="static"):
+        netcl.jit(lambda x, s: x)(jnp.ones(2), "text")
+    h = netcl.jit(lambda x, mode="a": x * (2.0 if mode == "a" else 3.0), static_argnames="mode")
+    assert float(h(jnp.ones(()), mode="b")) == 3.0
+
+
+def test_constants_pytrees_and_compositions():
+    w = jnp.asarray(np.arange(3.0, dtype=np.float32))
+
+    def loss(p, x):
+        return jnp.sum(jnp.tanh(p["a"] * x + w) ** 2)
+    p = {"a": jnp.ones(3)}
+    x = jnp.asarray(np.array([0.1, 0.2, 0.3], np.float32))
+    g_eager = netcl.grad(loss)(p, x)
+    g_jit_of_grad = netcl.jit(netcl.grad(loss))(p, x)
+    g_grad_of_jit = netcl.grad(netcl.jit(loss))(p, x)
+    assert_close(g_jit_of_grad["a"], np.asarray(g_eager["a"]), rtol=1e-5)
+    assert_close(g_grad_of_jit["a"], np.asarray(g_eager["a"]), rtol=1e-5)
+    xs = jnp.ones((5, 3))
+    v1 = netcl.jit(netcl.vmap(lambda x: loss(p, x)))(xs)
+    v2 = netcl.vmap(netcl.jit(lambda x: loss(p, x)))(xs)
+    assert_close(v1, np.asarray(v2), rtol=1e-5)
+    inner = netcl.jit(lambda v: v * 3.0)
+    outer = netcl.jit(lambda v: inner(v) + 1.0)
+    assert float(outer(jnp.ones(()))) == 4.0
+
+
+def test_donation():
+    f = netcl.jit(lambda x, y: x * 2.0 + y, donate_argnums=0)
+    x = jnp.ones(4)
+    out = f(x, jnp.ones(4))
+    assert np.asarray(out).tolist() == [3.0] * 4
+    assert x.deleted
+    with pytest.raises(ValueError, match="donated"):
+        np.asarray(x)
+    with pytest.raises(ValueError, match="donated"):
+        f(x, jnp.ones(4))
+    y = jnp.ones(4)
+    with pytest.raises(ValueError, match="donated array is also passed"):
+        f(y, y)
+    with pytest.raises(ValueError, match="both static and donated"):
+        netcl.jit(lambda a: a, static_argnums=0, donate_argnums=0)
+
+
+def test_tracer_leak_out_of_jit():
+    leaked = []
+
+    @netcl.jit
+    def f(x):
+        leaked.append(x)
+        return x + 1.0
+    f(jnp.ones(2))
+    with pytest.raises(netcl.LeakedTracerError, match="leaked"):
+        leaked[0] * 2.0
+
+
+def test_make_ir_of_jitted_shows_fusion_free_ir():
+    ir = netcl.make_ir(netcl.jit(lambda x: jnp.sin(x) + 1.0))(jnp.ones(2))
+    assert "sin" in str(ir)
