@@ -1,9 +1,16 @@
 """netcl.lax: the primitives' direct forms, with jax.lax's names (no implicit broadcasting
-or promotion: operands must already agree)."""
+or promotion: operands must already agree), and staged control flow."""
 from .primitives.elementwise import *  # noqa: F401,F403
 from .primitives.elementwise import abs_ as abs, and_ as bitwise_and, max_ as max  # noqa: F401
 from .primitives.elementwise import min_ as min, not_ as bitwise_not, or_ as bitwise_or  # noqa
 from .primitives.elementwise import pow_ as pow, round_ as round, xor as bitwise_xor  # noqa
+from .primitives.elementwise import logistic as sigmoid  # noqa: F401
 from .primitives.views import *  # noqa: F401,F403
+from .primitives.linalg import *  # noqa: F401,F403
+from .transforms.ad import stop_gradient  # noqa: F401
+from .transforms.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa
 
-from .primitives.elementwise import logistic as sigmoid  # noqa: F401  (alias; jax has both)
+_OPTIONAL = ["structural", "reductions", "conv"]
+for _m in _OPTIONAL:  # families land one by one; each defines __all__
+    _mod = __import__(f"netcl.primitives.{_m}", fromlist=["__all__"])
+    globals().update({k: getattr(_mod, k) for k in getattr(_mod, "__all__", [])})

@@ -19,9 +19,10 @@ on (JAX's default since 0.5.0) and 64-bit types off (`jax_enable_x64=False`):
 
 so PRNGKey, split, fold_in, bits, randint and uniform are bit-identical to JAX; normal and
 the other transcendental samplers agree to the last few ulps (erf_inv and log are
-approximations whose rounding differs between XLA and OpenCL). Samplers that JAX builds on
-sorts, reductions or gathers (`permutation`, `choice`, `categorical`) use netcl.numpy's
-(`argmax`, `take`, `cumsum`, `searchsorted`, `argsort`) and netcl.lax's `sort_key_val`.
+approximations whose rounding differs between XLA and OpenCL). `categorical` and `choice`
+use the reductions (argmax, cumsum, sum) and netcl.numpy.take; `permutation` (and `choice`
+without replacement) sort by random keys: on the device through netcl.lax.sort_key_val when
+netcl has it, otherwise on the host in eager mode only (see `permutation`).
 
 >>> from netcl import random
 >>> key = random.PRNGKey(0)
@@ -568,9 +569,10 @@ def categorical(key, logits, axis=-1, shape=None):
     logits_shape = list(shape[len(shape) - len(batch_shape):])
     logits_shape.insert(ax, logits.shape[ax])
     full_shape = tuple(prefix) + tuple(logits_shape)
+    from .primitives.reductions import argmax
     noise = _gumbel("categorical", key, full_shape, logits.dtype)
     scores = ew.add(noise, views.broadcast_to_rank(logits, full_shape))
-    return _numpy_fn("argmax", "categorical")(scores, axis=len(prefix) + ax)
+    return argmax(scores, len(prefix) + ax, dtypes.int32)
 
 
 def _arange(n, device):
@@ -578,7 +580,17 @@ def _arange(n, device):
     return ew.convert_element_type(counter_iota_p.bind(shape=(n,), device=device), dtypes.int32)
 
 
-def _sort_by_keys(sort_keys, x, axis):
+def _searchsorted_left(sorted_1d, values_1d):
+    """For each value, the number of entries of sorted_1d strictly below it (numpy's
+    searchsorted, side='left'), by comparing all pairs: O(len(values) * len(sorted))."""
+    from .primitives.reductions import reduce_sum
+    n, m = sorted_1d.shape[0], values_1d.shape[0]
+    below = ew.lt(views.broadcast_in_dim(sorted_1d, (m, n), (1,)),
+                  views.broadcast_in_dim(values_1d, (m, n), (0,)))
+    return reduce_sum(ew.convert_element_type(below, dtypes.int32), (1,))
+
+
+def _sort_by_keys(sort_keys, x, axis, where="permutation"):
     """x reordered along `axis` by ascending sort_keys (stable)."""
     from . import lax
     sort_key_val = getattr(lax, "sort_key_val", None)
@@ -587,7 +599,7 @@ def _sort_by_keys(sort_keys, x, axis):
     # No device sort in this build: eager-only host path (see `permutation`).
     if not (isinstance(sort_keys, Array) and isinstance(x, Array)):
         raise NotImplementedError(
-            "permutation: under jit/vmap/grad netcl needs a device sort "
+            f"{where}: under jit/vmap/grad netcl needs a device sort "
             "(netcl.lax.sort_key_val), which this build does not provide yet; call it "
             "outside the transform")
     order = np.argsort(np.asarray(sort_keys), axis=axis, kind="stable")
@@ -640,8 +652,13 @@ def permutation(key, x, axis=0, independent=False):
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0):
     """Random samples of a (an int n means range(n)) along `axis`, with or without
-    replacement, uniformly or with probabilities p (JAX's methods: randint; a permutation
-    prefix; inverse CDF by cumsum/searchsorted; Gumbel top-k)."""
+    replacement, uniformly or with probabilities p.
+
+    JAX's methods: randint (uniform, with replacement); a prefix of a permutation (uniform,
+    without); the inverse CDF (p, with: cumsum, then a search done by comparing every draw
+    with every cumulative probability, O(draws * len(p)) work); Gumbel top-k (p, without: a
+    sort, eager-only until netcl has a device sort, as `permutation`).
+    """
     from .numpy._util import asarray_arg
     key = _check_key("choice", key)
     if not isinstance(shape, (tuple, list)):
@@ -685,17 +702,17 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
                              f"a.shape[axis], got p of shape {tuple(p.shape)} for "
                              f"{n_inputs} inputs")
         if replace:
-            cum = _numpy_fn("cumsum", "choice with p")(p)
+            from .primitives.reductions import cumsum
+            cum = cumsum(p, 0)
             total = views.reshape(views.slice(cum, (n_inputs - 1,), (n_inputs,)), ())
             u = _uniform("choice", key, shape, p.dtype, 0.0, 1.0)
             r = ew.mul(views.broadcast_to_rank(total, shape),
                        ew.sub(views.full_like(u, 1), u))
-            ind = _numpy_fn("searchsorted", "choice with p")(cum, r)
-            ind = ew.convert_element_type(ind, dtypes.int32)
+            ind = _searchsorted_left(cum, views.reshape(r, (n_draws,)))
         else:
             g = ew.sub(ew.neg(_gumbel("choice", key, (n_inputs,), p.dtype)), ew.log(p))
-            ind = views.slice(_numpy_fn("argsort", "choice without replacement")(g), (0,),
-                              (n_draws,))
+            order = _sort_by_keys(g, _arange(n_inputs, _device(key)), 0, "choice")
+            ind = views.slice(order, (0,), (n_draws,))
     if arr is None:
         return views.reshape(ind, shape)
     ind = views.reshape(ind, (n_draws,))

@@ -158,3 +158,27 @@ def test_tracer_leak_out_of_jit():
 def test_make_ir_of_jitted_shows_fusion_free_ir():
     ir = netcl.make_ir(netcl.jit(lambda x: jnp.sin(x) + 1.0))(jnp.ones(2))
     assert "sin" in str(ir)
+
+
+def test_control_flow_eager_jit_and_grad():
+    from netcl import lax
+    body = lambda i, v: v * 1.01 + 0.5  # noqa: E731
+    eager = lax.fori_loop(0, 100, body, jnp.ones(3))
+    jitted = netcl.jit(lambda x: lax.fori_loop(0, 100, body, x))(jnp.ones(3))
+    assert_close(jitted, np.asarray(eager), rtol=1e-6)
+    assert "while" in str(netcl.make_ir(lambda x: lax.fori_loop(0, 100, body, x))(jnp.ones(3)))
+    # while_loop with a data-dependent trip count, staged
+    f = netcl.jit(lambda x: lax.while_loop(lambda v: v < 100.0, lambda v: v * 2.0, x))
+    assert float(f(jnp.array(3.0))) == 192.0
+    # cond: eager picks one branch; traced computes both and selects
+    assert float(lax.cond(jnp.array(True), jnp.sin, jnp.cos, jnp.array(0.0))) == 0.0
+    g = netcl.jit(lambda p, x: lax.cond(p, lambda v: v * 2.0, lambda v: v - 1.0, x))
+    assert float(g(jnp.array(False), jnp.array(5.0))) == 4.0
+    # eager grad through Python-level control flow
+    d = netcl.grad(lambda x: lax.fori_loop(0, 3, lambda i, v: v * x, x))(jnp.array(2.0))
+    assert float(d) == 32.0  # d/dx x^4
+    c, ys = lax.scan(lambda c, x: (c + x, c * x), 0.0, jnp.arange(4.0))
+    assert float(c) == 6.0 and np.asarray(ys).tolist() == [0.0, 0.0, 2.0, 9.0]
+    with pytest.raises(TypeError, match="while_loop: body_fun must return"):
+        netcl.jit(lambda x: lax.while_loop(lambda v: v < 3.0, lambda v: (v + 1.0, v), x))(
+            jnp.array(0.0))

@@ -509,7 +509,6 @@ def need(name):
 
 
 def test_categorical_frequencies():
-    need("argmax")
     p = np.array([0.1, 0.2, 0.3, 0.4])
     logits = jnp.array(np.log(p).astype(np.float32))
     x = host(random.categorical(random.PRNGKey(17), logits, shape=(20000,)))
@@ -562,17 +561,33 @@ def test_choice():
     assert random.choice(k, 3, (0,)).shape == (0,)
 
 
-def test_choice_with_p_and_arrays():
-    need("cumsum")
-    need("searchsorted")
-    need("take")
+def test_choice_with_p():
     k = random.PRNGKey(21)
     p = jnp.array([0.0, 0.5, 0.5, 0.0])
     c = host(random.choice(k, 4, (2000,), p=p))
-    assert set(c.tolist()) == {1, 2}
+    assert set(c.tolist()) == {1, 2} and abs((c == 1).mean() - 0.5) < Z * math.sqrt(0.25 / 2000)
+    q = np.array([0.1, 0.6, 0.3], np.float32)
+    d = host(random.choice(k, 3, (20000,), p=jnp.array(q)))
+    assert (np.abs(np.bincount(d, minlength=3) / 20000 - q) < Z * np.sqrt(q * (1 - q) / 20000)).all()
+    # JAX's inverse-CDF construction, from netcl's own uniform draws
+    u = host(random.uniform(k, (50,))).astype(np.float32)
+    cum = np.cumsum(q, dtype=np.float32)
+    want = np.searchsorted(cum, cum[-1] * (np.float32(1) - u), side="left")
+    np.testing.assert_array_equal(host(random.choice(k, 3, (50,), p=jnp.array(q))), want)
+    e = host(random.choice(k, 4, (2,), replace=False, p=jnp.array([0.0, 0.5, 0.5, 0.0])))
+    assert sorted(e.tolist()) == [1, 2]
+
+
+def test_choice_of_arrays():
+    need("take")
+    k = random.PRNGKey(21)
     a = jnp.array(np.arange(8, dtype=np.float32).reshape(4, 2))
     rows = host(random.choice(k, a, (3,)))
     assert rows.shape == (3, 2) and all(r.tolist() in host(a).tolist() for r in rows)
+    cols = host(random.choice(k, a, (5,), axis=1))
+    assert cols.shape == (4, 5)
+    perm = host(random.choice(k, a, (4,), replace=False))
+    assert sorted(perm[:, 0].tolist()) == [0, 2, 4, 6]
 
 
 # ---- transforms ------------------------------------------------------------------------------

@@ -327,17 +327,34 @@ def _meta_layout(names):
     return {n: i for i, n in enumerate(names)}
 
 
+def _magic(d):
+    """(multiplier, shift) with n / d == (n * multiplier) >> shift for 0 <= n < 2^31
+    (Granlund-Montgomery with a 32-bit multiplier; integer division is the slowest
+    instruction of these index computations on CPUs). The multiplier is returned as the
+    int32 bit pattern of a uint32."""
+    d = max(int(d), 1)
+    ell = (d - 1).bit_length()
+    m = (1 << (31 + ell)) // d + 1
+    return (m - (1 << 32) if m >= 1 << 31 else m), 31 + ell
+
+
+# n / d for 0 <= n < 2^31, with (mg, sh) = _magic(d)
+_NDIV = "#define NDIV(n, mg, sh) ((int)(((ulong)(uint)(n) * (ulong)(uint)(mg)) >> (sh)))\n"
+
+
 # direct kernel metadata (3 spatial slots; missing dims have size 1)
 _DM = _meta_layout(
     ["nout", "oc", "cg", "og", "ob", "total",
      "osn", "oso", "os0", "os1", "os2", "sz0", "sz1", "sz2",
+     "mosn", "sosn", "moso", "soso", "mos0", "sos0", "mos1", "sos1", "mos2", "sos2",
+     "mnout", "snout", "moc", "soc", "msz0", "ssz0", "msz1", "ssz1", "msz2", "ssz2",
      "k0", "k1", "k2", "i0", "i1", "i2", "st0", "st1", "st2", "pl0", "pl1", "pl2",
      "ld0", "ld1", "ld2", "rd0", "rd1", "rd2",
      "loff", "lsn", "lsc", "ls0", "ls1", "ls2", "roff", "rso", "rsi", "rs0", "rs1", "rs2"])
 
 # im2col metadata: 9 slots (0-7 decomposed from the work-item id, 8 looped) of
 # (size, lhs address coef, position coefs b0 b1 b2, P storage stride)
-_SLOT_FIELDS = ("sz", "a", "b0", "b1", "b2", "ps")
+_SLOT_FIELDS = ("sz", "a", "b0", "b1", "b2", "ps", "mg", "sh")
 _IM = _meta_layout(
     ["total", "i0", "i1", "i2", "ls0", "ls1", "ls2", "ld0", "ld1", "ld2", "pl0", "pl1", "pl2",
      "loff", "goffa", "goffp", "nodil"]
@@ -354,20 +371,31 @@ def _conv_source(in_dtype, out_dtype):
     ld = lambda p, i: f"(({acc}){kernels.load(in_dtype, p, i)})"  # noqa: E731
     D = lambda k: f"m[DM_{k.upper()}]"  # noqa: E731
     slot = "\n".join(
-        f"  if (m[IM_SZ{s}] > 1) {{ const int c = rem % m[IM_SZ{s}]; rem /= m[IM_SZ{s}];"
+        f"  if (m[IM_SZ{s}] > 1) {{ const int q = NDIV(rem, m[IM_MG{s}], m[IM_SH{s}]);"
+        f" const int c = rem - q * m[IM_SZ{s}]; rem = q;"
         f" addr += c * m[IM_A{s}]; q0 += c * m[IM_B0{s}]; q1 += c * m[IM_B1{s}];"
         f" q2 += c * m[IM_B2{s}]; ps += c * m[IM_PS{s}]; }}"
         for s in range(7, -1, -1))
-    return f"""{_defines("DM", _DM)}{_defines("IM", _IM)}
+
+    def coord(stride, size):
+        q = f"NDIV(i, {D('m' + stride)}, {D('s' + stride)})"
+        return f"NDIV({q}, {D('m' + size)}, {D('s' + size)})", q, size
+
+    def rem_of(expr_q, q, size):
+        return f"({q} - {expr_q} * {D(size)})"
+    lines = []
+    for var, stride, size in (("n", "osn", "nout"), ("o", "oso", "oc"), ("y0", "os0", "sz0"),
+                              ("y1", "os1", "sz1"), ("y2", "os2", "sz2")):
+        lines.append(f"  const int {var}_q = NDIV(i, {D('m' + stride)}, {D('s' + stride)});")
+        lines.append(f"  const int {var} = {var}_q - NDIV({var}_q, {D('m' + size)}, "
+                     f"{D('s' + size)}) * {D(size)};")
+    decomp = "\n".join(lines)
+    return f"""{_NDIV}{_defines("DM", _DM)}{_defines("IM", _IM)}
 __kernel void conv_direct(__global {So}* out, __global const {S}* lhs,
                           __global const {S}* rhs, __constant int* m) {{
   const int i = get_global_id(0);
   if (i >= {D("total")}) return;
-  const int n = (i / {D("osn")}) % {D("nout")};
-  const int o = (i / {D("oso")}) % {D("oc")};
-  const int y0 = (i / {D("os0")}) % {D("sz0")};
-  const int y1 = (i / {D("os1")}) % {D("sz1")};
-  const int y2 = (i / {D("os2")}) % {D("sz2")};
+{decomp}
   const int cg = {D("cg")}, lsc = {D("lsc")}, rsi = {D("rsi")};
   const int nin = (o / {D("ob")}) * {D("nout")} + n;
   const int lbase = {D("loff")} + nin * {D("lsn")} + (o / {D("og")}) * cg * lsc;
@@ -446,7 +474,7 @@ __kernel void conv_im2col(__global {S}* P, __global const {S}* lhs, __constant i
 def _const_buffer(device, values):
     import pyopencl as cl
     arr = np.asarray(values, dtype=np.int64)
-    if arr.size and (arr.max() > _INDEX_LIMIT or arr.min() < -_INDEX_LIMIT):
+    if arr.size and (arr.max() > _INDEX_LIMIT or arr.min() < -2**31):
         raise ValueError("conv: an index exceeds the 2^31 limit of the kernels")
     arr = arr.astype(np.int32)
     if arr.size == 0:
@@ -509,6 +537,8 @@ class _ConvGeometry:
                       f"i{j}": self.I[j], f"st{j}": self.st[j], f"pl{j}": self.pl[j],
                       f"ld{j}": self.ld[j], f"rd{j}": self.rd[j], f"ls{j}": self.ls[j],
                       f"rs{j}": self.rs[j]})
+        for k in ("osn", "oso", "os0", "os1", "os2", "nout", "oc", "sz0", "sz1", "sz2"):
+            v["m" + k], v["s" + k] = _magic(v[k])
         return [v[k] for k in _DM]
 
 
@@ -620,7 +650,7 @@ def _plan_gemm(geo, dtype, device):
                 a = geo.lsc
             else:
                 b[j - 2] = geo.rd[j - 2]
-        return [size, a, b[0], b[1], b[2], pstride[d]]
+        return [size, a, b[0], b[1], b[2], pstride[d], *_magic(size)]
 
     meta = dict(i0=geo.I[0], i1=geo.I[1], i2=geo.I[2], ls0=geo.ls[0], ls1=geo.ls[1],
                 ls2=geo.ls[2], ld0=geo.ld[0], ld1=geo.ld[1], ld2=geo.ld[2], pl0=geo.pl[0],
@@ -629,7 +659,7 @@ def _plan_gemm(geo, dtype, device):
                 goffp=M * Kg, nodil=int(all(v == 1 for v in geo.ld)))
     items = GG
     for s, d in enumerate(slots):
-        vals = coefs(d) if d is not None else [1, 0, 0, 0, 0, 0]
+        vals = coefs(d) if d is not None else [1, 0, 0, 0, 0, 0, *_magic(1)]
         for f, v in zip(_SLOT_FIELDS, vals):
             meta[f"{f}{s}"] = v
         if s < 8:
@@ -1218,7 +1248,8 @@ def _select_and_gather_add_ref(tangent, operand, *, select, window_dimensions, w
 # ---- window kernels ---------------------------------------------------------------------------
 
 # metadata: rank, offsets of the two inputs, then per-dim arrays of 8
-_WM_ARRAYS = ("in", "out", "win", "st", "pl", "bd", "wd", "xs", "ss", "xd", "od")
+_WM_ARRAYS = ("in", "out", "win", "st", "pl", "bd", "wd", "xs", "ss", "xd", "od",
+              "inm", "ins", "outm", "outs", "stm", "sts", "bdm", "bds")
 _WM_SCALARS = ("rank", "xoff", "soff", "total", "wsize", "nodil")
 
 
@@ -1233,6 +1264,8 @@ def _window_meta(x_shape, out_shape, params, x_layout, s_layout=None):
         "xs": pad8(x_layout[0], 0), "ss": pad8(s_layout[0] if s_layout else [0] * R, 0),
         "xd": pad8(contiguous_strides(x_shape), 0), "od": pad8(contiguous_strides(out_shape), 0),
     }
+    for a in ("in", "out", "st", "bd"):
+        arrays[a + "m"], arrays[a + "s"] = map(list, zip(*[_magic(v) for v in arrays[a]]))
     scal = dict(rank=R, xoff=x_layout[1], soff=s_layout[1] if s_layout else 0, total=0,
                 wsize=prod(params["window_dimensions"]),
                 nodil=int(all(b == 1 for b in params["base_dilation"])))
@@ -1243,7 +1276,8 @@ def _window_meta_values(scal, arrays):
     return [scal[k] for k in _WM_SCALARS] + [v for a in _WM_ARRAYS for v in arrays[a]]
 
 
-def _window_source(dtype):
+def _window_source(dtype, R):
+    """The window kernels for operands of rank R (loops unrolled over the dims)."""
     S = kernels.storage_ctype(dtype)
     T = kernels.compute_ctype(dtype)
     isf = dtype.kind == "f"
@@ -1253,41 +1287,83 @@ def _window_source(dtype):
     defs += "".join(f"#define WA_{k.upper()}(d) m[{base + 8 * i} + (d)]\n"
                     for i, k in enumerate(_WM_ARRAYS))
     if isf:
-        init = "(op == 0 ? ({T})0 : (op == 1 ? -({T})INFINITY : ({T})INFINITY))"
-        better_max = "(v > best || (isnan(v) && !isnan(best)))"
-        better_min = "(v < best || (isnan(v) && !isnan(best)))"
+        init = f"(op == 0 ? ({T})0 : (op == 1 ? -({T})INFINITY : ({T})INFINITY))"
+        better = ("(op == 1 ? (v > best || (isnan(v) && !isnan(best))) : "
+                  "(v < best || (isnan(v) && !isnan(best))))")
         combine = ("acc = op == 0 ? acc + v : (op == 1 ? ((v > acc || isnan(v)) ? v : acc) "
                    ": ((v < acc || isnan(v)) ? v : acc));")
     else:
         init = "(op == 0 ? 0 : (op == 1 ? INT_MIN : INT_MAX))"
-        better_max, better_min = "(v > best)", "(v < best)"
+        better = "(op == 1 ? v > best : v < best)"
         combine = "acc = op == 0 ? acc + v : (op == 1 ? max(acc, v) : min(acc, v));"
-    init = init.replace("{T}", T)
-    # Position of window element w of output y along every dim; returns the operand offset
-    # (strided) and dense flat index, or ok = 0 for padding / base-dilation holes.
-    window_pos = """
-    int r = w, addr = m[WM_XOFF], flat = 0, ok = 1;
-    for (int d = R - 1; d >= 0; --d) {
-      const int wn = WA_WIN(d), kd = r % wn; r /= wn;
-      int p = y[d] * WA_ST(d) + kd * WA_WD(d) - WA_PL(d);
-      if (p < 0) { ok = 0; break; }
-      if (!nodil) { if (p % WA_BD(d)) { ok = 0; break; } p /= WA_BD(d); }
-      if (p >= WA_IN(d)) { ok = 0; break; }
-      addr += p * WA_XS(d); flat += p * WA_XD(d);
-    }"""
-    decompose_out = """
-  int y[8], rem = i;
-  for (int d = R - 1; d >= 0; --d) { y[d] = rem % WA_OUT(d); rem /= WA_OUT(d); }"""
-    return f"""{defs}
+
+    def decompose(var, size):
+        out = []
+        for d in range(R - 1, 0, -1):
+            out.append(f"  const int {var}{d}_q = NDIV(rem, {size}M({d}), {size}S({d}));\n"
+                       f"  const int {var}{d} = rem - {var}{d}_q * {size}({d}); "
+                       f"rem = {var}{d}_q;\n")
+        out.append(f"  const int {var}0 = rem;\n")
+        return "".join(out)
+
+    def window_loops(body, flat=False):
+        """Nested loops over the window of output y: a{d} = operand offset, f{d} = dense
+        flat index; skips padding and base-dilation holes."""
+        code, ind = [], "  "
+        prev_a, prev_f = "m[WM_XOFF]", "0"
+        for d in range(R):
+            code.append(f"{ind}for (int k{d} = 0; k{d} < WA_WIN({d}); ++k{d}) {{")
+            ind += "  "
+            code.append(f"{ind}int p{d} = y{d} * WA_ST({d}) + k{d} * WA_WD({d}) - WA_PL({d});")
+            code.append(f"{ind}if (p{d} < 0) continue;")
+            code.append(f"{ind}if (!nodil) {{ const int q = NDIV(p{d}, WA_BDM({d}), WA_BDS({d})); "
+                        f"if (p{d} != q * WA_BD({d})) continue; p{d} = q; }}")
+            code.append(f"{ind}if (p{d} >= WA_IN({d})) break;")
+            code.append(f"{ind}const int a{d} = {prev_a} + p{d} * WA_XS({d});")
+            prev_a = f"a{d}"
+            if flat:
+                code.append(f"{ind}const int f{d} = {prev_f} + p{d} * WA_XD({d});")
+                prev_f = f"f{d}"
+        code.append(f"{ind}{body(prev_a, prev_f)}")
+        for d in range(R):
+            ind = ind[:-2]
+            code.append(f"{ind}}}")
+        return "\n".join(code)
+
+    reduce_body = lambda a, f: f"const {T} v = {ld('x', a)}; {combine}"  # noqa: E731
+    select_body = lambda a, f: (f"const {T} v = {ld('x', a)}; "  # noqa: E731
+                                f"if (s < 0 || {better}) {{ best = v; s = {f}; }}")
+    # scatter: operand element x lies in window y at offset k when y*st + k*wd - pl = x*bd
+    sc, ind = [], "  "
+    prev_y, prev_s = "0", "m[WM_SOFF]"
+    for d in range(R):
+        sc.append(f"{ind}for (int k{d} = 0; k{d} < WA_WIN({d}); ++k{d}) {{")
+        ind += "  "
+        sc.append(f"{ind}const int t{d} = x{d} * WA_BD({d}) + WA_PL({d}) - k{d} * WA_WD({d});")
+        sc.append(f"{ind}if (t{d} < 0) break;")
+        sc.append(f"{ind}const int y{d} = NDIV(t{d}, WA_STM({d}), WA_STS({d}));")
+        sc.append(f"{ind}if (t{d} != y{d} * WA_ST({d})) continue;")
+        sc.append(f"{ind}if (y{d} >= WA_OUT({d})) continue;")
+        sc.append(f"{ind}const int yf{d} = {prev_y} + y{d} * WA_OD({d});")
+        sc.append(f"{ind}const int sa{d} = {prev_s} + y{d} * WA_SS({d});")
+        prev_y, prev_s = f"yf{d}", f"sa{d}"
+    sc.append(f"{ind}if (sel[{prev_y}] == i) acc += {ld('src', prev_s)};")
+    for d in range(R):
+        ind = ind[:-2]
+        sc.append(f"{ind}}}")
+    scatter_loops = "\n".join(sc)
+    gather_addr = "".join(f"    {{ const int q = NDIV(s, WA_INM({d}), WA_INS({d})); "
+                          f"addr += (s - q * WA_IN({d})) * WA_SS({d}); s = q; }}\n"
+                          for d in range(R - 1, -1, -1))
+    return f"""{_NDIV}{defs}
 __kernel void window_reduce(__global {S}* out, __global const {S}* x, __constant int* m,
                             const int op) {{
   const int i = get_global_id(0);
   if (i >= m[WM_TOTAL]) return;
-  const int R = m[WM_RANK], W = m[WM_WSIZE], nodil = m[WM_NODIL];{decompose_out}
-  {T} acc = {init};
-  for (int w = 0; w < W; ++w) {{{window_pos}
-    if (ok) {{ const {T} v = {ld("x", "addr")}; {combine} }}
-  }}
+  const int nodil = m[WM_NODIL];
+  int rem = i;
+{decompose("y", "WA_OUT")}  {T} acc = {init};
+{window_loops(reduce_body)}
   {kernels.store(dtype, "out", "i", "acc")}
 }}
 
@@ -1296,15 +1372,11 @@ __kernel void window_select(__global int* sel, __global const {S}* x, __constant
                             const int op) {{
   const int i = get_global_id(0);
   if (i >= m[WM_TOTAL]) return;
-  const int R = m[WM_RANK], W = m[WM_WSIZE], nodil = m[WM_NODIL];{decompose_out}
-  {T} best = 0;
+  const int nodil = m[WM_NODIL];
+  int rem = i;
+{decompose("y", "WA_OUT")}  {T} best = 0;
   int s = -1;
-  for (int w = 0; w < W; ++w) {{{window_pos}
-    if (ok) {{
-      const {T} v = {ld("x", "addr")};
-      if (s < 0 || (op == 1 ? {better_max} : {better_min})) {{ best = v; s = flat; }}
-    }}
-  }}
+{window_loops(select_body, flat=True)}
   sel[i] = s;
 }}
 
@@ -1313,22 +1385,9 @@ __kernel void window_scatter(__global {S}* out, __global const {S}* src,
                              __global const int* sel, __constant int* m) {{
   const int i = get_global_id(0);
   if (i >= m[WM_TOTAL]) return;
-  const int R = m[WM_RANK], W = m[WM_WSIZE];
-  int xc[8], rem = i;
-  for (int d = R - 1; d >= 0; --d) {{ xc[d] = rem % WA_IN(d); rem /= WA_IN(d); }}
-  {T} acc = 0;
-  for (int w = 0; w < W; ++w) {{
-    int r = w, ok = 1, yflat = 0, saddr = m[WM_SOFF];
-    for (int d = R - 1; d >= 0; --d) {{
-      const int wn = WA_WIN(d), kd = r % wn; r /= wn;
-      const int t = xc[d] * WA_BD(d) + WA_PL(d) - kd * WA_WD(d);
-      if (t < 0 || t % WA_ST(d)) {{ ok = 0; break; }}
-      const int yd = t / WA_ST(d);
-      if (yd >= WA_OUT(d)) {{ ok = 0; break; }}
-      yflat += yd * WA_OD(d); saddr += yd * WA_SS(d);
-    }}
-    if (ok && sel[yflat] == i) acc += {ld("src", "saddr")};
-  }}
+  int rem = i;
+{decompose("x", "WA_IN")}  {T} acc = 0;
+{scatter_loops}
   {kernels.store(dtype, "out", "i", "acc")}
 }}
 
@@ -1337,13 +1396,11 @@ __kernel void window_gather(__global {S}* out, __global const {S}* t,
                             __global const int* sel, __constant int* m) {{
   const int i = get_global_id(0);
   if (i >= m[WM_TOTAL]) return;
-  const int R = m[WM_RANK];
   int s = sel[i];
   {T} v = 0;
   if (s >= 0) {{
     int addr = m[WM_SOFF];
-    for (int d = R - 1; d >= 0; --d) {{ addr += (s % WA_IN(d)) * WA_SS(d); s /= WA_IN(d); }}
-    v = {ld("t", "addr")};
+{gather_addr}    v = {ld("t", "addr")};
   }}
   {kernels.store(dtype, "out", "i", "v")}
 }}
@@ -1386,7 +1443,7 @@ def _reduce_window_launcher(op):
             return lambda x: new_out()
         scal, arrays = _window_meta(x.shape, out_aval.shape, params, (x.strides, x.offset))
         scal["total"] = n
-        k = kernels.kernel(device, _window_source(x.dtype), "window_reduce")
+        k = kernels.kernel(device, _window_source(x.dtype, x.ndim), "window_reduce")
         meta = _const_buffer(device, _window_meta_values(scal, arrays))
         k.set_arg(2, meta)
         k.set_arg(3, np.int32(code))
@@ -1410,7 +1467,7 @@ def _select_kernel(device, operand, out_shape, params, select):
                                 (operand.strides, operand.offset))
     n = prod(out_shape)
     scal["total"] = n
-    k = kernels.kernel(device, _window_source(operand.dtype), "window_select")
+    k = kernels.kernel(device, _window_source(operand.dtype, operand.ndim), "window_select")
     meta = _const_buffer(device, _window_meta_values(scal, arrays))
     k.set_arg(2, meta)
     k.set_arg(3, np.int32(1 if select == "ge" else 2))
@@ -1434,7 +1491,7 @@ def _select_and_scatter_add_launcher(device, args, params, out_aval):
     scal, arrays = _window_meta(operand.shape, out_shape, wp, (operand.strides, 0),
                                 (source.strides, source.offset))
     scal["total"] = n_in
-    ksc = kernels.kernel(device, _window_source(source.dtype), "window_scatter")
+    ksc = kernels.kernel(device, _window_source(source.dtype, operand.ndim), "window_scatter")
     meta = _const_buffer(device, _window_meta_values(scal, arrays))
     ksc.set_arg(3, meta)
     ksc._netcl_meta = meta
@@ -1472,7 +1529,7 @@ def _select_and_gather_add_launcher(device, args, params, out_aval):
     scal, arrays = _window_meta(operand.shape, out_shape, wp, (operand.strides, 0),
                                 (tangent.strides, tangent.offset))
     scal["total"] = n_out
-    kga = kernels.kernel(device, _window_source(tangent.dtype), "window_gather")
+    kga = kernels.kernel(device, _window_source(tangent.dtype, operand.ndim), "window_gather")
     meta = _const_buffer(device, _window_meta_values(scal, arrays))
     kga.set_arg(3, meta)
     kga._netcl_meta = meta

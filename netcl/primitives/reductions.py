@@ -72,14 +72,17 @@ def _combine(op, dtype, n=""):
         return f"as_int{n}(as_uint{n}({{a}}) + as_uint{n}({{b}}))" if k == "i" else "({a} + {b})"
     if op == "prod":
         return f"as_int{n}(as_uint{n}({{a}}) * as_uint{n}({{b}}))" if k == "i" else "({a} * {b})"
-    # float max/min propagate NaN; {a} is the accumulator, kept off the isnan test so the
-    # loop-carried dependency is one compare and one select
+    # float max/min propagate NaN: take {b} when it is greater or NaN. {a} (the accumulator)
+    # stays off the NaN test, and the masks combine with `|` (vector-friendly: `||` and
+    # isnan() compile to scalarised code on PoCL)
     if op == "max":
-        return "((({b}) > ({a}) || isnan({b})) ? ({b}) : ({a}))" if k == "f" else "max({a}, {b})"
+        return "(((({b}) > ({a})) | (({b}) != ({b}))) ? ({b}) : ({a}))" if k == "f" \
+            else "max({a}, {b})"
     if op == "min":
-        return "((({b}) < ({a}) || isnan({b})) ? ({b}) : ({a}))" if k == "f" else "min({a}, {b})"
+        return "(((({b}) < ({a})) | (({b}) != ({b}))) ? ({b}) : ({a}))" if k == "f" \
+            else "min({a}, {b})"
     if op == "ffill":
-        return "(isnan({b}) ? ({a}) : ({b}))"
+        return "((({b}) != ({b})) ? ({a}) : ({b}))"
     raise AssertionError(op)
 
 
@@ -367,9 +370,20 @@ def _better8(op, dtype):
     cv = _mask_conv(dtype)
     lt = f"{cv}(i < bi)"
     if dtype.kind == "f":
-        return (f"(isnan(x) != isnan(bv)) ? isnan(x) : "
-                f"((isnan(x) | (x == bv)) ? {lt} : (x {cmp} bv))")
+        return (f"((x != x) != (bv != bv)) ? (x != x) : "
+                f"(((x != x) | (x == bv)) ? {lt} : (x {cmp} bv))")
     return f"(x {cmp} bv) | ((x == bv) & {lt})"
+
+
+def _take8(op, dtype, later):
+    """Mask vector: should lane value x replace bv, where x comes from a later (later=True)
+    or earlier index than bv? Index order is known, so no index compare is needed."""
+    cmp = ">" if op == "argmax" else "<"
+    if dtype.kind == "f":
+        if later:  # ties keep the earlier; the first NaN stays
+            return f"(x {cmp} bv) | ((x != x) & (bv == bv))"
+        return f"(x {cmp}= bv) | (x != x)"
+    return f"(x {cmp} bv)" if later else f"(x {cmp}= bv)"
 
 
 def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=True):
@@ -429,16 +443,27 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
             L += [f"  {v8} bv = ({v8})({init});",
                   "  int8 bi = (int8)(INT_MAX);",
                   "  const int8 lane = (int8)(0, 1, 2, 3, 4, 5, 6, 7);",
-                  "  for (; k + 8 <= end; k += 8) {",
-                  f"    const {v8} x = {_load8(in_dt, 'in', 'base + k')};"]
+                  ]
+            mt = "long8" if acc_dt == dtypes.float64 else "int8"
+            im = "convert_int8(m)" if acc_dt == dtypes.float64 else "m"
+
+            def arg_loop(i_expr, mask, indent="  "):
+                return [f"{indent}for (; k + 8 <= end; k += 8) {{",
+                        f"{indent}  const {v8} x = {_load8(in_dt, 'in', 'base + k')};",
+                        f"{indent}  const int8 i = {i_expr};",
+                        f"{indent}  const {mt} m = {mask};",
+                        f"{indent}  bv = m ? x : bv;",
+                        f"{indent}  bi = {im} ? i : bi;",
+                        f"{indent}}}"]
             if in_idx:
-                L.append("    const int8 i = vload8(0, iidx + (a * K + k));")
+                L += arg_loop("vload8(0, iidx + (a * K + k))", _better8(op, acc_dt))
             else:
-                L.append("    const int8 i = rev ? (int8)(K - 1 - k) - lane : (int8)(k) + lane;")
-            L += [f"    const {_mask_conv(acc_dt) and 'long8' or 'int8'} m = {_better8(op, acc_dt)};",
-                  "    bv = select(bv, x, m);",
-                  f"    bi = select(bi, i, {'convert_int8(m)' if acc_dt == dtypes.float64 else 'm'});",
-                  "  }",
+                L += ["  if (!rev) {"]
+                L += arg_loop("(int8)(k) + lane", _take8(op, acc_dt, True), "    ")
+                L += ["  } else {"]
+                L += arg_loop("(int8)(K - 1 - k) - lane", _take8(op, acc_dt, False), "    ")
+                L += ["  }"]
+            L += [
                   f"  {acc} r = {init};",
                   "  int ri = INT_MAX;",
                   ] + [f"  if (netcl_better(bv.s{j}, bi.s{j}, r, ri)) {{ r = bv.s{j}; ri = bi.s{j}; }}"
@@ -480,13 +505,17 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
               "    int8 bi = (int8)(INT_MAX);",
               "    for (int k = start; k < end; ++k, p += B) {",
               f"      const {v8} x = {_load8(in_dt, 'in', 'p')};"]
+        mt = "long8" if acc_dt == dtypes.float64 else "int8"
+        im = "convert_int8(m)" if acc_dt == dtypes.float64 else "m"
         if in_idx:
-            L.append("      const int8 i = vload8(0, iidx + (p - off));")
+            L += ["      const int8 i = vload8(0, iidx + (p - off));",
+                  f"      const {mt} m = {_better8(op, acc_dt)};"]
         else:
-            L.append("      const int8 i = (int8)(rev ? K - 1 - k : k);")
-        L += [f"      const {_mask_conv(acc_dt) and 'long8' or 'int8'} m = {_better8(op, acc_dt)};",
-              "      bv = select(bv, x, m);",
-              f"      bi = select(bi, i, {'convert_int8(m)' if acc_dt == dtypes.float64 else 'm'});",
+            L += ["      const int8 i = (int8)(rev ? K - 1 - k : k);",
+                  f"      const {mt} m = rev ? ({_take8(op, acc_dt, False)}) : "
+                  f"({_take8(op, acc_dt, True)});"]
+        L += ["      bv = m ? x : bv;",
+              f"      bi = {im} ? i : bi;",
               "    }"]
         if out_val:
             L.append("    " + _store8(out_dt, "out", "obase", "bv"))
@@ -659,9 +688,14 @@ def _group_size(device, k, key, per_item_local):
     return L
 
 
+_FORCE_STYLE = None  # tests set "gpu" to run the GPU kernel family on a CPU device
+
+
 def _style(device):
     """Kernel family: 'cpu' (explicit vectors, one work-item per row or column block) or
     'gpu' (work-groups with local-memory trees; also accelerators)."""
+    if _FORCE_STYLE is not None:
+        return _FORCE_STYLE
     return "cpu" if device.kind == "cpu" else "gpu"
 
 

@@ -1038,7 +1038,7 @@ _UFUNC = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximu
 def _scatter_ref(mode):
     def ref(x, idx, upd, axis, batch_dims):
         work_dtype = np.float32 if x.dtype == np.float16 else x.dtype
-        out = np.array(x, dtype=work_dtype, copy=True)
+        out = np.array(x, dtype=work_dtype, copy=True, order="C")  # reshaped as a view below
         if out.size == 0 or upd.size == 0:
             return out.astype(x.dtype)
         nb = batch_dims

@@ -6,6 +6,8 @@ reshape of a non-contiguous view first makes it dense). Kernels read views throu
 strided index of `core.codegen`; jit fuses them into index arithmetic the same way.
 Also here: `full`/`full_like` (a broadcast scalar constant) and the batching helpers.
 """
+import builtins
+
 import numpy as np
 
 from ..core import dtypes
@@ -259,7 +261,8 @@ def _slice_view(x, out, start_indices, limit_indices, strides):
 
 
 def _slice_ref(x, start_indices, limit_indices, strides):
-    return x[tuple(slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
+    return x[tuple(builtins.slice(s, l, st)
+                   for s, l, st in zip(start_indices, limit_indices, strides))]
 
 
 def _slice_vjp(ct, out, x, start_indices, limit_indices, strides):

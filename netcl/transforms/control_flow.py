@@ -1,0 +1,198 @@
+"""Control flow with jax.lax's names: cond, switch, while_loop, fori_loop, scan.
+
+With concrete values (eager mode, and eager grad/jvp, which carry values) these are plain
+Python control flow, so they differentiate like any other code. Under staging (jit,
+make_ir), `while_loop` (and long `fori_loop`s) become a real loop primitive whose condition
+and body are compiled (fused) sub-programs; the loop runs on the host, reading the predicate
+each iteration. `cond` with a traced predicate computes both branches and selects (so it
+also works under vmap and differentiation); mind that a NaN in the unselected branch's
+gradient can then leak, as with `jnp.where`.
+"""
+from ..core.array import Array
+from ..core.tracing import Primitive, ShapedArray, Tracer, current_interpreter
+from ..tree_util import tree_flatten, tree_unflatten
+from .staging import StagingInterpreter, stage
+
+
+def _concrete_pred(pred):
+    """bool(pred) when it has a value, else None."""
+    if isinstance(pred, (bool, int)):
+        return bool(pred)
+    if isinstance(pred, Array):
+        return bool(pred)
+    if isinstance(pred, Tracer):
+        try:
+            return bool(pred)
+        except TypeError:  # staging (no values) or vmap (a batch of values)
+            return None
+    return bool(pred)
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    """true_fun(*operands) if pred else false_fun(*operands).
+
+    >>> netcl.lax.cond(x.sum() > 0, jnp.sin, jnp.cos, x)
+    """
+    if len(operands) == 0:
+        raise TypeError("cond: give the branch operands after the two functions")
+    c = _concrete_pred(pred)
+    if c is not None:
+        return true_fun(*operands) if c else false_fun(*operands)
+    from .. import numpy as jnp
+    t, f = true_fun(*operands), false_fun(*operands)
+    t_leaves, t_tree = tree_flatten(t)
+    f_leaves, f_tree = tree_flatten(f)
+    if t_tree != f_tree:
+        raise TypeError(f"cond: branches return different structures: {t_tree} and {f_tree}")
+    for a, b in zip(t_leaves, f_leaves):
+        if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+            raise TypeError(f"cond: branches return different types: "
+                            f"{a.dtype}{list(a.shape)} and {b.dtype}{list(b.shape)}")
+    return tree_unflatten(t_tree, [jnp.where(pred, a, b) for a, b in zip(t_leaves, f_leaves)])
+
+
+def switch(index, branches, *operands):
+    """branches[clamp(index)](*operands)."""
+    c = None
+    try:
+        c = int(index)
+    except TypeError:
+        pass
+    if c is not None:
+        return branches[min(max(c, 0), len(branches) - 1)](*operands)
+    from .. import numpy as jnp
+    out = branches[-1](*operands)
+    for k in range(len(branches) - 2, -1, -1):
+        out = cond(jnp.less_equal(index, k), branches[k], lambda *o, out=out: out, *operands)
+    return out
+
+
+# ---- a staged loop -------------------------------------------------------------------------
+
+class _Loop:
+    """A compiled condition and body over a flat carry (used by the `while` primitive)."""
+
+    def __init__(self, cond_exe, body_exe):
+        self.cond_exe, self.body_exe = cond_exe, body_exe
+
+    def __repr__(self):
+        return (f"loop(cond: {len(self.cond_exe.steps)} steps, "
+                f"body: {len(self.body_exe.steps)} steps)")
+
+    def run(self, carry):
+        carry = list(carry)
+        while bool(self.cond_exe(carry)[0]):
+            carry = list(self.body_exe(carry))
+        return tuple(carry)
+
+
+while_p = Primitive("while", multiple_results=True)
+while_p.abstract_eval = lambda *args, loop, avals: tuple(avals)
+while_p.make_launcher = lambda device, args, params, out: (
+    lambda *xs: params["loop"].run(xs))
+while_p.reference = lambda *xs, loop, avals: tuple(
+    x._buf if isinstance(x, Array) else x for x in loop.run(
+        tuple(_wrap_np(x, a) for x, a in zip(xs, avals))))
+
+
+def _wrap_np(x, aval):
+    from ..core.devices import default_device
+    from ..core.eval import to_array
+    return to_array(x, "while", default_device())
+
+
+def _staged_while(cond_fun, body_fun, init_val):
+    from .jit import Executable, optimize
+    flat, tree = tree_flatten(init_val)
+    avals = tuple(ShapedArray(x.shape, x.dtype, x.weak_type) for x in flat)
+
+    def cond_flat(*xs):
+        return cond_fun(tree_unflatten(tree, list(xs)))
+
+    def body_flat(*xs):
+        out = body_fun(tree_unflatten(tree, list(xs)))
+        out_flat, out_tree = tree_flatten(out)
+        if out_tree != tree or any(tuple(o.shape) != a.shape or o.dtype != a.dtype
+                                   for o, a in zip(out_flat, avals)):
+            raise TypeError(f"while_loop: body_fun must return the carry's structure and "
+                            f"types {[a.str_short() for a in avals]}, got {out_tree} with "
+                            f"{[(o.dtype.name, tuple(o.shape)) for o in out_flat]}")
+        return tuple(out_flat)
+    cond_ir, cond_tree = stage(cond_flat, avals)
+    body_ir, body_tree = stage(body_flat, avals)
+    loop = _Loop(Executable(optimize(cond_ir), cond_tree), Executable(optimize(body_ir), body_tree))
+    outs = while_p.bind(*flat, loop=loop, avals=avals)
+    return tree_unflatten(tree, list(outs))
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """Repeat `val = body_fun(val)` while `cond_fun(val)`; a real loop under jit."""
+    if isinstance(current_interpreter(), StagingInterpreter):
+        return _staged_while(cond_fun, body_fun, init_val)
+    val = init_val
+    while True:
+        c = _concrete_pred(cond_fun(val))
+        if c is None:
+            raise TypeError("while_loop: the predicate has no single concrete value here "
+                            "(inside vmap with a batched predicate, or a transform nested "
+                            "inside jit); use fori_loop with static bounds or lax.scan")
+        if not c:
+            return val
+        val = body_fun(val)
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """val = body_fun(i, val) for i in [lower, upper); a staged loop under jit when long."""
+    try:
+        lo, hi = int(lower), int(upper)
+    except TypeError:
+        lo = hi = None
+    if lo is not None and (hi - lo <= 16 or
+                           not isinstance(current_interpreter(), StagingInterpreter)):
+        val = init_val
+        for i in range(lo, hi):
+            val = body_fun(i, val)
+        return val
+    from .. import numpy as jnp
+    i0 = jnp.asarray(lower, dtype=jnp.int32)
+    hi_arr = jnp.asarray(upper, dtype=jnp.int32)
+    _, out = while_loop(lambda c: c[0] < hi_arr, lambda c: (c[0] + 1, body_fun(c[0], c[1])),
+                        (i0, init_val))
+    return out
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """carry, y = f(carry, x) over the leading axis of xs; returns (carry, stacked ys)."""
+    from .. import numpy as jnp
+    xs_flat, xs_tree = tree_flatten(xs)
+    if xs_flat:
+        n = xs_flat[0].shape[0]
+        if any(x.shape[0] != n for x in xs_flat):
+            raise ValueError(f"scan: xs leaves have different leading sizes "
+                             f"{[x.shape[0] for x in xs_flat]}")
+        if length is not None and length != n:
+            raise ValueError(f"scan: length={length} but xs have leading size {n}")
+    elif length is None:
+        raise ValueError("scan: give xs or length")
+    else:
+        n = length
+    carry, ys = init, []
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    for i in order:
+        x = tree_unflatten(xs_tree, [v[i] for v in xs_flat]) if xs_flat else None
+        carry, y = f(carry, x)
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    if not ys:
+        return carry, None
+    y_leaves = [tree_flatten(y)[0] for y in ys]
+    y_tree = tree_flatten(ys[0])[1]
+    stacked = [jnp.stack([yl[k] for yl in y_leaves]) for k in range(len(y_leaves[0]))]
+    return carry, tree_unflatten(y_tree, stacked)
+
+
+def map(f, xs):  # noqa: A001 (jax.lax.map)
+    """Apply f over the leading axis of xs (sequentially) and stack the results."""
+    return scan(lambda c, x: (c, f(x)), None, xs)[1]
+
