@@ -17,9 +17,12 @@ on (JAX's default since 0.5.0) and 64-bit types off (`jax_enable_x64=False`):
                      max(minval, u * (maxval - minval) + minval)
   normal             sqrt(2) * erf_inv(uniform(nextafter(-1, 0), 1))
 
-so PRNGKey, split, fold_in, bits, randint and uniform are bit-identical to JAX; normal and
-the other transcendental samplers agree to the last few ulps (erf_inv and log are
-approximations whose rounding differs between XLA and OpenCL). `categorical` and `choice`
+so PRNGKey, split, fold_in, bits, randint, bernoulli and uniform are bit-identical to JAX,
+on every device (PoCL, NVIDIA and the NumPy fallback give the same bits; under jit a GPU
+compiler may fuse u * span + minval into an fma, which moves uniform with a span that is not
+a power of two by an ulp). normal and the other transcendental samplers agree with JAX and
+across devices to a few ulps: erf_inv and log are approximations whose float32 rounding
+differs between XLA, OpenCL drivers and NumPy. `categorical` and `choice`
 use the reductions (argmax, cumsum, sum) and netcl.numpy.take; `permutation` (and `choice`
 without replacement) sort by random keys: on the device through netcl.lax.sort_key_val when
 netcl has it, otherwise on the host in eager mode only (see `permutation`).
@@ -63,6 +66,11 @@ def _is_array(x):
 def _device(x):
     """The device of a concrete array (constants are made there), else the default."""
     return x.device if isinstance(x, Array) else default_device()
+
+
+def _counters(key, shape):
+    """iota_2x32_shape on the key's device (traced keys: the default device at run time)."""
+    return iota_2x32_shape(shape, key.device if isinstance(key, Array) else None)
 
 
 def _check_impl(name, impl):
@@ -176,7 +184,7 @@ def split(key, num=2):
     """
     key, k1, k2 = _key_words("split", key)
     shape = canonical_shape(num, "split", "num")
-    hi, lo = iota_2x32_shape(shape, _device(key))
+    hi, lo = _counters(key, shape)
     y1, y2 = threefry2x32(k1, k2, hi, lo)
     return _stack_pair(y1, y2)
 
@@ -219,7 +227,7 @@ def fold_in(key, data):
 def _threefry_pairs(name, key, shape):
     """(y1, y2) of threefry2x32(key, counters) for the flat index of every element."""
     key, k1, k2 = _key_words(name, key)
-    hi, lo = iota_2x32_shape(shape, _device(key))
+    hi, lo = _counters(key, shape)
     return threefry2x32(k1, k2, hi, lo)
 
 
@@ -273,6 +281,10 @@ def _param(name, arg, x, dtype, device):
     return Array.from_numpy(device, host.astype(dtype))
 
 
+def _shape_of(x):
+    return tuple(x.shape) if _is_array(x) else np.shape(x)
+
+
 def _check_shape(name, shape, *param_shapes):
     """JAX's rule: parameter shapes broadcast to exactly `shape`."""
     try:
@@ -311,9 +323,9 @@ def _unit_floats(name, key, shape, dtype):
 
 def _uniform(name, key, shape, dtype, minval, maxval):
     device = _device(key)
+    _check_shape(name, shape, _shape_of(minval), _shape_of(maxval))
     minval = _param(name, "minval", minval, dtype, device)
     maxval = _param(name, "maxval", maxval, dtype, device)
-    _check_shape(name, shape, minval.shape, maxval.shape)
     floats = _unit_floats(name, key, shape, dtype)
     pshape = broadcast_shapes(minval.shape, maxval.shape, where=name)
     span = ew.sub(views.broadcast_to_rank(maxval, pshape), views.broadcast_to_rank(minval, pshape))
@@ -353,13 +365,13 @@ def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
     """
     device = _device(key)
     dtype = _float_dtype("truncated_normal", dtype, device)
-    lower = _param("truncated_normal", "lower", lower, dtype, device)
-    upper = _param("truncated_normal", "upper", upper, dtype, device)
     if shape is None:
-        shape = broadcast_shapes(lower.shape, upper.shape, where="truncated_normal")
+        shape = broadcast_shapes(_shape_of(lower), _shape_of(upper), where="truncated_normal")
     else:
         shape = canonical_shape(shape, "truncated_normal")
-        _check_shape("truncated_normal", shape, lower.shape, upper.shape)
+        _check_shape("truncated_normal", shape, _shape_of(lower), _shape_of(upper))
+    lower = _param("truncated_normal", "lower", lower, dtype, device)
+    upper = _param("truncated_normal", "upper", upper, dtype, device)
     sqrt2 = math.sqrt(2)
     a = ew.erf(ew.div(lower, views.full_like(lower, sqrt2)))
     b = ew.erf(ew.div(upper, views.full_like(upper, sqrt2)))
@@ -378,19 +390,19 @@ def bernoulli(key, p=0.5, shape=None):
         if p.dtype.kind != "f":
             raise TypeError(f"bernoulli: p must have a floating dtype, got {p.dtype}")
         pd = p.dtype
-    elif isinstance(p, (float, int)) and not isinstance(p, bool):
+    elif isinstance(p, float):
         pd = dtypes.float32
     else:
         host = np.asarray(p)
         if host.dtype.kind != "f":
             raise TypeError(f"bernoulli: p must have a floating dtype, got {host.dtype}")
         pd = dtypes.canonicalize(host.dtype, where="bernoulli")
-    p = _param("bernoulli", "p", p, pd, device)
     if shape is None:
-        shape = tuple(p.shape)
+        shape = _shape_of(p)
     else:
         shape = canonical_shape(shape, "bernoulli")
-        _check_shape("bernoulli", shape, p.shape)
+        _check_shape("bernoulli", shape, _shape_of(p))
+    p = _param("bernoulli", "p", p, pd, device)
     u = _uniform("bernoulli", key, shape, pd, 0.0, 1.0)
     return ew.lt(u, views.broadcast_to_rank(p, shape))
 
@@ -496,9 +508,9 @@ def randint(key, shape, minval, maxval, dtype=dtypes.int32):
     if _is_static_number(minval) and _is_static_number(maxval) \
             and not math.trunc(minval) < math.trunc(maxval):
         raise ValueError(f"randint: minval ({minval}) must be less than maxval ({maxval})")
+    _check_shape("randint", shape, _shape_of(minval), _shape_of(maxval))
     lo, _ = _int_bound("randint", "minval", minval, dtype, device)
     hi, over = _int_bound("randint", "maxval", maxval, dtype, device)
-    _check_shape("randint", shape, lo.shape, hi.shape)
     pshape = broadcast_shapes(lo.shape, hi.shape, where="randint")
     lo_p, hi_p = views.broadcast_to_rank(lo, pshape), views.broadcast_to_rank(hi, pshape)
 
@@ -575,9 +587,9 @@ def categorical(key, logits, axis=-1, shape=None):
     return argmax(scores, len(prefix) + ax, dtypes.int32)
 
 
-def _arange(n, device):
-    from .primitives.random_bits import counter_iota_p
-    return ew.convert_element_type(counter_iota_p.bind(shape=(n,), device=device), dtypes.int32)
+def _arange(n, key):
+    _, lo = _counters(key, (n,))
+    return ew.convert_element_type(lo, dtypes.int32)
 
 
 def _searchsorted_left(sorted_1d, values_1d):
@@ -636,17 +648,17 @@ def permutation(key, x, axis=0, independent=False):
         n = operator.index(x)
         if n < 0:
             raise ValueError(f"permutation: x must be non-negative, got {n}")
-        return _shuffle(key, _arange(n, _device(key)), 0)
+        return _shuffle(key, _arange(n, key), 0)
     x = asarray_arg(x, "permutation")
     if x.ndim == 0:
         if x.dtype.kind not in "iu":
             raise TypeError(f"permutation: x must be an integer or at least 1-d, got a 0-d "
                             f"{x.dtype} array")
-        return _shuffle(key, _arange(operator.index(x), _device(key)), 0)
+        return _shuffle(key, _arange(operator.index(x), key), 0)
     ax = normalize_axis(axis, x.ndim, "permutation")
     if independent or x.ndim == 1:
         return _shuffle(key, x, ax)
-    ind = _shuffle(key, _arange(x.shape[ax], _device(key)), 0)
+    ind = _shuffle(key, _arange(x.shape[ax], key), 0)
     return _numpy_fn("take", "permutation")(x, ind, axis=ax)
 
 
@@ -711,7 +723,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
             ind = _searchsorted_left(cum, views.reshape(r, (n_draws,)))
         else:
             g = ew.sub(ew.neg(_gumbel("choice", key, (n_inputs,), p.dtype)), ew.log(p))
-            order = _sort_by_keys(g, _arange(n_inputs, _device(key)), 0, "choice")
+            order = _sort_by_keys(g, _arange(n_inputs, key), 0, "choice")
             ind = views.slice(order, (0,), (n_draws,))
     if arr is None:
         return views.reshape(ind, shape)

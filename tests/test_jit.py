@@ -182,3 +182,41 @@ def test_control_flow_eager_jit_and_grad():
     with pytest.raises(TypeError, match="while_loop: body_fun must return"):
         netcl.jit(lambda x: lax.while_loop(lambda v: v < 3.0, lambda v: (v + 1.0, v), x))(
             jnp.array(0.0))
+
+
+ROW_PATTERNS = {
+    "softmax": (lambda x: netcl.nn.softmax(x), 1),
+    "log_softmax": (lambda x: netcl.nn.log_softmax(x), 1),
+    "logsumexp": (lambda x: netcl.nn.logsumexp(x, axis=-1), 1),
+    "layer_norm": (lambda x: (x - x.mean(-1, keepdims=True)) /
+                   jnp.sqrt(x.var(-1, keepdims=True) + 1e-5), 2),
+    "cross_entropy": (lambda x: -jnp.mean(jnp.sum(netcl.nn.log_softmax(x) * (x > 0), axis=-1)),
+                      3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROW_PATTERNS))
+def test_row_patterns_fuse_and_match_eager(name):
+    f, max_kernels = ROW_PATTERNS[name]
+    rng = np.random.default_rng(0)
+    for shape in [(6, 10), (3, 4, 300), (1, 1)]:
+        x = jnp.asarray(rng.standard_normal(shape).astype(np.float32) * 3)
+        low = netcl.jit(f).lower(x)
+        if shape[-1] > 1:
+            assert len(low.kernels) <= max_kernels, low.as_text()
+        assert_close(netcl.jit(f)(x), np.asarray(f(x)), rtol=2e-5, atol=2e-6)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 1000), shape=st.sampled_from([(5, 7), (2, 3, 33), (4, 1), (8,)]),
+       red=st.sampled_from(["sum", "max", "min", "mean"]), pre=st.sampled_from([0, 1, 2]),
+       post=st.sampled_from([0, 1, 2]))
+def test_random_reduction_programs_match_eager(seed, shape, red, pre, post):
+    def f(x, y):
+        a = [x, jnp.exp(x * 0.5), jnp.tanh(x) + y][pre]
+        r = getattr(jnp, red)(a, axis=-1, keepdims=True)
+        return [a - r, jnp.sqrt(jnp.abs(r) + 1.0) * a, r * 2.0][post]
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.standard_normal(shape).astype(np.float32))
+    y = jnp.asarray(rng.standard_normal(shape).astype(np.float32))
+    assert_close(netcl.jit(f)(x, y), np.asarray(f(x, y)), rtol=2e-5, atol=2e-6)

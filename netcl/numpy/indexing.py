@@ -49,7 +49,7 @@ def _host_mask(m, where):
 
 
 def _upload_index(host):
-    return to_array(np.ascontiguousarray(host, dtype=np.int32), "indexing")
+    return to_array(np.asarray(host, dtype=np.int32, order="C"), "indexing")
 
 
 # ---- parsing ---------------------------------------------------------------------------------
@@ -160,13 +160,39 @@ def _normalize_static(v, n, axis, where):
     return np.where(v < 0, v + n, v).astype(np.int32)
 
 
-def _index(x, idx, where, mark=False):
-    """x[idx] with NumPy semantics. With mark=True also returns a bool mask over the result
-    that is False where a device index was out of range (else None)."""
-    x = asarray_arg(x, where)
-    entries = _expand(x.shape, _classify(idx, where), where)
-    nd = x.ndim
-    start, limit, step, rev_dims = [0] * nd, list(x.shape), [1] * nd, []
+class _Plan:
+    """What x[idx] does, worked out from shapes alone (every check happens here, before any
+    work is enqueued): basic indexing as slice/rev views, then at most one gather."""
+    __slots__ = ("pre", "rest", "start", "limit", "step", "rev_dims", "yshape", "kinds",
+                 "xaxis", "advs", "adv_dims", "S", "p", "shape")
+
+
+def _plan(shape, idx, where):
+    shape = tuple(shape)
+    entries = _expand(shape, _classify(idx, where), where)
+    nd = len(shape)
+    plan = _Plan()
+    plan.pre = plan.rest = None
+    if any(k == "int" for k, _, _ in entries) and \
+            not any(k in ("static", "dyn", "bool0") for k, _, _ in entries):
+        # Basic indexing: take the ints first (x[0] of a dense array stays a dense view, so
+        # dropping its axis is free), then the slices and new axes on what is left.
+        start, limit = [0] * nd, list(shape)
+        for kind, v, xd in entries:
+            if kind == "int":
+                n = shape[xd]
+                if not -n <= v < n:
+                    raise IndexError(f"{where}: index {v} is out of bounds for axis {xd} with "
+                                     f"size {n}")
+                start[xd], limit[xd] = v % n, v % n + 1
+        ints = {xd for kind, _, xd in entries if kind == "int"}
+        kept = tuple(s for d, s in enumerate(shape) if d not in ints)
+        plan.pre = (tuple(start), tuple(limit), kept)
+        plan.rest = _plan(kept, tuple(v if kind == "slice" else None
+                                      for kind, v, _ in entries if kind != "int"), where)
+        plan.shape = plan.rest.shape
+        return plan
+    start, limit, step, rev_dims = [0] * nd, list(shape), [1] * nd, []
     kinds, advs, xaxis = [], {}, []
     for yd, (kind, v, xd) in enumerate(entries):
         xaxis.append(xd)
@@ -174,9 +200,9 @@ def _index(x, idx, where, mark=False):
             kinds.append("new")
         elif kind == "bool0":
             kinds.append("adv")
-            advs[yd] = ("static", np.zeros(1 if v else 0, np.int64))
+            advs[yd] = ("static", np.zeros(1 if v else 0, np.int32))
         elif kind == "int":
-            n = x.shape[xd]
+            n = shape[xd]
             if not -n <= v < n:
                 raise IndexError(f"{where}: index {v} is out of bounds for axis {xd} with "
                                  f"size {n}")
@@ -184,7 +210,7 @@ def _index(x, idx, where, mark=False):
             start[xd], limit[xd] = v, v + 1
             kinds.append("int")
         elif kind == "slice":
-            n = x.shape[xd]
+            n = shape[xd]
             try:
                 s0, s1, s2 = v.indices(n)
             except ValueError as e:
@@ -201,41 +227,68 @@ def _index(x, idx, where, mark=False):
             kinds.append("slice")
         else:
             kinds.append("adv")
+            if kind == "static":  # checked and wrapped on the host
+                v = _normalize_static(v, shape[xd], xd, where)
             advs[yd] = (kind, v)
-    y = views.slice(x, start, limit, step)
-    if rev_dims:
-        y = views.rev(y, tuple(rev_dims))
-    # y with one dimension per entry: new axes (and 0-d booleans) become size-1 dimensions
-    yshape = tuple(1 if xd is None else y.shape[xd] for xd in xaxis)
+    sliced = [-(-(lim - st) // sp) if lim > st else 0 for st, lim, sp in zip(start, limit, step)]
+    # one dimension per entry: new axes (and 0-d booleans) become size-1 dimensions
+    yshape = tuple(1 if xd is None else sliced[xd] for xd in xaxis)
+    plan.start, plan.limit, plan.step, plan.rev_dims = tuple(start), tuple(limit), \
+        tuple(step), tuple(rev_dims)
+    plan.yshape, plan.kinds, plan.xaxis, plan.advs = yshape, kinds, xaxis, advs
+    plan.adv_dims = sorted(advs)
     if not advs:
-        final = tuple(s for s, k in zip(yshape, kinds) if k != "int")
+        plan.S = plan.p = None
+        plan.shape = tuple(s for s, k in zip(yshape, kinds) if k != "int")
+        return plan
+    try:
+        S = broadcast_shapes(*(tuple(advs[d][1].shape) for d in plan.adv_dims), where=where)
+    except ValueError:
+        raise IndexError(f"{where}: shape mismatch: indexing arrays could not be broadcast "
+                         f"together with shapes "
+                         f"{' '.join(str(tuple(advs[d][1].shape)) for d in plan.adv_dims)}"
+                         ) from None
+    positions = sorted(plan.adv_dims + [d for d, k in enumerate(kinds) if k == "int"])
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    keep = [d for d, k in enumerate(kinds) if k not in ("adv", "int")]
+    plan.S = S
+    plan.p = sum(1 for d in keep if d < positions[0]) if adjacent else 0
+    out = [yshape[d] for d in keep]
+    out[plan.p:plan.p] = list(S)
+    plan.shape = tuple(out)
+    return plan
+
+
+def _execute(x, plan, mark=False):
+    """Apply a plan to x; with mark=True also a bool mask over the result that is False where
+    a device index was out of range (None when there is none)."""
+    if plan.pre is not None:
+        start, limit, kept = plan.pre
+        return _execute(views.reshape(views.slice(x, start, limit), kept), plan.rest, mark)
+    y = views.slice(x, plan.start, plan.limit, plan.step)
+    if plan.rev_dims:
+        y = views.rev(y, plan.rev_dims)
+    yshape, kinds, xaxis, advs = plan.yshape, plan.kinds, plan.xaxis, plan.advs
+    if not advs:
         if "int" in kinds:
-            return views.reshape(y, final), None
+            return views.reshape(y, plan.shape), None
         if "new" in kinds:
             return views.broadcast_in_dim(
-                y, final, tuple(i for i, k in enumerate(kinds) if k != "new")), None
+                y, plan.shape, tuple(i for i, k in enumerate(kinds) if k != "new")), None
         return y, None
     if len(yshape) != y.ndim:
         y = views.broadcast_in_dim(y, yshape, tuple(i for i, xd in enumerate(xaxis)
                                                      if xd is not None))
-    adv_dims = sorted(advs)
-    # normalise every advanced index (static: check, on the host; dyn: wrap on the device)
+    adv_dims, S = plan.adv_dims, plan.S
     norm, valids = {}, []
-    for yd in adv_dims:
+    for yd in adv_dims:  # wrap negative device indices (static ones already are)
         kind, v = advs[yd]
-        n, ax = yshape[yd], (xaxis[yd] if xaxis[yd] is not None else yd)
         if kind == "static":
-            norm[yd] = _normalize_static(v, n, ax, where)
+            norm[yd] = v
         else:
-            norm[yd], valid = _normalize_dyn(v, n, mark)
+            norm[yd], valid = _normalize_dyn(v, yshape[yd], mark)
             if valid is not None:
                 valids.append(valid)
-    try:
-        S = broadcast_shapes(*(tuple(norm[d].shape) for d in adv_dims), where=where)
-    except ValueError:
-        raise IndexError(f"{where}: shape mismatch: indexing arrays could not be broadcast "
-                         f"together with shapes "
-                         f"{' '.join(str(tuple(norm[d].shape)) for d in adv_dims)}") from None
     if len(adv_dims) == 1:
         (yd,) = adv_dims
         i = norm[yd]
@@ -271,21 +324,16 @@ def _index(x, idx, where, mark=False):
     if len(keep_labels) != len(labels):
         res = views.reshape(res, tuple(s for s, lab in zip(res.shape, labels)
                                        if lab in keep_labels))
-    positions = sorted(adv_dims + [d for d, k in enumerate(kinds) if k == "int"])
-    adjacent = positions == list(range(positions[0], positions[-1] + 1))
-    keep = [d for d, k in enumerate(kinds) if k not in ("adv", "int")]
-    p = sum(1 for d in keep if d < positions[0]) if adjacent else 0
-    target = [("y", d) for d in keep]
-    target[p:p] = [("s", j) for j in range(len(S))]
-    perm = tuple(keep_labels.index(t) for t in target)
-    res = views.transpose(res, perm)
+    target = [("y", d) for d, k in enumerate(kinds) if k not in ("adv", "int")]
+    target[plan.p:plan.p] = [("s", j) for j in range(len(S))]
+    res = views.transpose(res, tuple(keep_labels.index(t) for t in target))
     mask = None
     if valids:
         ok = None
         for v in valids:
             v = views.broadcast_to_rank(v, S)
             ok = v if ok is None else ew.and_(ok, v)
-        mask = views.broadcast_in_dim(ok, res.shape, tuple(range(p, p + len(S))))
+        mask = views.broadcast_in_dim(ok, res.shape, tuple(range(plan.p, plan.p + len(S))))
     return res, mask
 
 
@@ -295,7 +343,8 @@ def _getitem(x, idx):
     Boolean masks are copied to the host to count their True entries (the result's shape
     depends on them), so they are not allowed under jit or vmap; use `where` there.
     """
-    return _index(x, idx, "__getitem__")[0]
+    x = asarray_arg(x, "__getitem__")
+    return _execute(x, _plan(x.shape, idx, "__getitem__"))[0]
 
 
 # ---- x.at[idx] -------------------------------------------------------------------------------
@@ -349,21 +398,23 @@ def _update(x, idx, values, mode):
     if x.ndim >= 1 and arr is not None and (isinstance(arr, np.ndarray) or mode == "add"):
         # x.at[indices] along axis 0 (embedding updates): one scatter, no flattening
         n = x.shape[0]
+        shape = tuple(arr.shape) + tuple(x.shape[1:])
         if isinstance(arr, np.ndarray):
-            i, valid = _upload_index(_normalize_static(arr, n, 0, where)), None
+            arr = _normalize_static(arr, n, 0, where)
+        v = _values_like(values, shape, x, where)
+        if isinstance(arr, np.ndarray):
+            i, valid = _upload_index(arr), None
         else:
             i, valid = _normalize_dyn(arr, n, True)
-        shape = tuple(i.shape) + tuple(x.shape[1:])
-        v = _values_like(values, shape, x, where)
         if valid is not None:
             valid = views.broadcast_in_dim(valid, shape, tuple(range(valid.ndim)))
             v = ew.select(valid, v, views.full(shape, 0, v.dtype))
         return prim.bind(x, i, v, axis=0, batch_dims=0)
     # general case: find the flat positions x[idx] reads, then scatter into the flat array
+    plan = _plan(x.shape, idx, where)
+    v = _values_like(values, plan.shape, x, where)
     n = x.size
-    ids = views.reshape(st.iota(dtypes.int32, n), x.shape)
-    sel, valid = _index(ids, idx, where, mark=True)
-    v = _values_like(values, sel.shape, x, where)
+    sel, valid = _execute(views.reshape(st.iota(dtypes.int32, n), x.shape), plan, mark=True)
     flat_x = views.reshape(x, (n,))
     if valid is not None:  # out-of-range device indices write to a dummy slot, then dropped
         sel = ew.select(valid, sel, _i32(sel.shape, n))

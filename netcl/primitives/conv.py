@@ -348,6 +348,7 @@ _DM = _meta_layout(
      "osn", "oso", "os0", "os1", "os2", "sz0", "sz1", "sz2",
      "mosn", "sosn", "moso", "soso", "mos0", "sos0", "mos1", "sos1", "mos2", "sos2",
      "mnout", "snout", "moc", "soc", "msz0", "ssz0", "msz1", "ssz1", "msz2", "ssz2",
+     "mob", "sob", "mog", "sog", "mld0", "sld0", "mld1", "sld1", "mld2", "sld2",
      "k0", "k1", "k2", "i0", "i1", "i2", "st0", "st1", "st2", "pl0", "pl1", "pl2",
      "ld0", "ld1", "ld2", "rd0", "rd1", "rd2",
      "loff", "lsn", "lsc", "ls0", "ls1", "ls2", "roff", "rso", "rsi", "rs0", "rs1", "rs2"])
@@ -377,50 +378,43 @@ def _conv_source(in_dtype, out_dtype):
         f" q2 += c * m[IM_B2{s}]; ps += c * m[IM_PS{s}]; }}"
         for s in range(7, -1, -1))
 
-    def coord(stride, size):
-        q = f"NDIV(i, {D('m' + stride)}, {D('s' + stride)})"
-        return f"NDIV({q}, {D('m' + size)}, {D('s' + size)})", q, size
-
-    def rem_of(expr_q, q, size):
-        return f"({q} - {expr_q} * {D(size)})"
+    hoist = "".join(f"  const int dm_{k} = m[DM_{k.upper()}];\n" for k in _DM)
     lines = []
     for var, stride, size in (("n", "osn", "nout"), ("o", "oso", "oc"), ("y0", "os0", "sz0"),
                               ("y1", "os1", "sz1"), ("y2", "os2", "sz2")):
-        lines.append(f"  const int {var}_q = NDIV(i, {D('m' + stride)}, {D('s' + stride)});")
-        lines.append(f"  const int {var} = {var}_q - NDIV({var}_q, {D('m' + size)}, "
-                     f"{D('s' + size)}) * {D(size)};")
+        lines.append(f"  const int {var}_q = NDIV(i, dm_m{stride}, dm_s{stride});")
+        lines.append(f"  const int {var} = {var}_q - NDIV({var}_q, dm_m{size}, dm_s{size}) "
+                     f"* dm_{size};")
     decomp = "\n".join(lines)
     return f"""{_NDIV}{_defines("DM", _DM)}{_defines("IM", _IM)}
 __kernel void conv_direct(__global {So}* out, __global const {S}* lhs,
                           __global const {S}* rhs, __constant int* m) {{
   const int i = get_global_id(0);
-  if (i >= {D("total")}) return;
-{decomp}
-  const int cg = {D("cg")}, lsc = {D("lsc")}, rsi = {D("rsi")};
-  const int nin = (o / {D("ob")}) * {D("nout")} + n;
-  const int lbase = {D("loff")} + nin * {D("lsn")} + (o / {D("og")}) * cg * lsc;
-  const int rbase = {D("roff")} + o * {D("rso")};
-  const int K0 = {D("k0")}, K1 = {D("k1")}, K2 = {D("k2")};
+  if (i >= m[DM_TOTAL]) return;
+{hoist}{decomp}
+  const int nin = NDIV(o, dm_mob, dm_sob) * dm_nout + n;
+  const int lbase = dm_loff + nin * dm_lsn + NDIV(o, dm_mog, dm_sog) * dm_cg * dm_lsc;
+  const int rbase = dm_roff + o * dm_rso;
   {acc} acc = 0;
-  for (int k0 = 0; k0 < K0; ++k0) {{
-    int p0 = y0 * {D("st0")} + k0 * {D("rd0")} - {D("pl0")};
-    if (p0 < 0 || p0 % {D("ld0")}) continue;
-    p0 /= {D("ld0")};
-    if (p0 >= {D("i0")}) continue;
-    for (int k1 = 0; k1 < K1; ++k1) {{
-      int p1 = y1 * {D("st1")} + k1 * {D("rd1")} - {D("pl1")};
-      if (p1 < 0 || p1 % {D("ld1")}) continue;
-      p1 /= {D("ld1")};
-      if (p1 >= {D("i1")}) continue;
-      for (int k2 = 0; k2 < K2; ++k2) {{
-        int p2 = y2 * {D("st2")} + k2 * {D("rd2")} - {D("pl2")};
-        if (p2 < 0 || p2 % {D("ld2")}) continue;
-        p2 /= {D("ld2")};
-        if (p2 >= {D("i2")}) continue;
-        const int la = lbase + p0 * {D("ls0")} + p1 * {D("ls1")} + p2 * {D("ls2")};
-        const int ra = rbase + k0 * {D("rs0")} + k1 * {D("rs1")} + k2 * {D("rs2")};
-        for (int c = 0; c < cg; ++c)
-          acc += {ld("lhs", "la + c * lsc")} * {ld("rhs", "ra + c * rsi")};
+  for (int k0 = 0; k0 < dm_k0; ++k0) {{
+    int p0 = y0 * dm_st0 + k0 * dm_rd0 - dm_pl0;
+    if (p0 < 0) continue;
+    {{ const int q = NDIV(p0, dm_mld0, dm_sld0); if (q * dm_ld0 != p0) continue; p0 = q; }}
+    if (p0 >= dm_i0) break;
+    for (int k1 = 0; k1 < dm_k1; ++k1) {{
+      int p1 = y1 * dm_st1 + k1 * dm_rd1 - dm_pl1;
+      if (p1 < 0) continue;
+      {{ const int q = NDIV(p1, dm_mld1, dm_sld1); if (q * dm_ld1 != p1) continue; p1 = q; }}
+      if (p1 >= dm_i1) break;
+      for (int k2 = 0; k2 < dm_k2; ++k2) {{
+        int p2 = y2 * dm_st2 + k2 * dm_rd2 - dm_pl2;
+        if (p2 < 0) continue;
+        {{ const int q = NDIV(p2, dm_mld2, dm_sld2); if (q * dm_ld2 != p2) continue; p2 = q; }}
+        if (p2 >= dm_i2) break;
+        const int la = lbase + p0 * dm_ls0 + p1 * dm_ls1 + p2 * dm_ls2;
+        const int ra = rbase + k0 * dm_rs0 + k1 * dm_rs1 + k2 * dm_rs2;
+        for (int c = 0; c < dm_cg; ++c)
+          acc += {ld("lhs", "la + c * dm_lsc")} * {ld("rhs", "ra + c * dm_rsi")};
       }}
     }}
   }}
@@ -537,7 +531,8 @@ class _ConvGeometry:
                       f"i{j}": self.I[j], f"st{j}": self.st[j], f"pl{j}": self.pl[j],
                       f"ld{j}": self.ld[j], f"rd{j}": self.rd[j], f"ls{j}": self.ls[j],
                       f"rs{j}": self.rs[j]})
-        for k in ("osn", "oso", "os0", "os1", "os2", "nout", "oc", "sz0", "sz1", "sz2"):
+        for k in ("osn", "oso", "os0", "os1", "os2", "nout", "oc", "sz0", "sz1", "sz2", "ob",
+                  "og", "ld0", "ld1", "ld2"):
             v["m" + k], v["s" + k] = _magic(v[k])
         return [v[k] for k in _DM]
 
@@ -1204,8 +1199,8 @@ def _reduce_window_ref(op):
 def _selected_flat_index(operand, select, window_dimensions, window_strides, padding,
                          base_dilation, window_dilation):
     """For each window: the flat index of the operand element it selects (-1 for none):
-    the first (in window order) real element that is >= (ge) / <= (le) all others, NaN
-    winning over numbers."""
+    the first (in window order) real element that is >= (ge) / <= (le) all others, the
+    first NaN winning over numbers. (Window order is increasing flat index.)"""
     out_shape = _window_out_shape("select_and_scatter_add", operand.shape, window_dimensions,
                                   window_strides, padding, base_dilation, window_dilation)
     x = operand.astype(np.float64)
@@ -1276,26 +1271,63 @@ def _window_meta_values(scal, arrays):
     return [scal[k] for k in _WM_SCALARS] + [v for a in _WM_ARRAYS for v in arrays[a]]
 
 
-def _window_source(dtype, R):
-    """The window kernels for operands of rank R (loops unrolled over the dims)."""
+def _window_classes(x_shape, out_shape, params):
+    """Per operand dim, how the kernels treat it (part of the kernel source):
+    'T' trivial (window 1, stride 1, no padding/dilation: y == x), 'F'/'f' a window of one
+    element (f: with base dilation), 'V' a window needing no bounds checks, 'L'/'l' a window
+    with checks (l: with base dilation)."""
+    cls = []
+    for d, (n, o) in enumerate(zip(x_shape, out_shape)):
+        w, st, (lo, hi) = (params["window_dimensions"][d], params["window_strides"][d],
+                           params["padding"][d])
+        bd, wd = params["base_dilation"][d], params["window_dilation"][d]
+        if w == 1:
+            if st == 1 and lo == 0 and bd == 1 and n == o:
+                cls.append("T")
+            else:
+                cls.append("F" if bd == 1 else "f")
+        elif bd == 1 and lo >= 0 and lo == 0 and (o == 0 or (o - 1) * st + (w - 1) * wd < n):
+            cls.append("V")
+        else:
+            cls.append("L" if bd == 1 else "l")
+    return "".join(cls)
+
+
+def _window_source(dtype, classes):
+    """The window kernels for one operand rank and dim classes (`_window_classes`)."""
+    R = len(classes)
     S = kernels.storage_ctype(dtype)
     T = kernels.compute_ctype(dtype)
     isf = dtype.kind == "f"
     ld = lambda p, i: kernels.load(dtype, p, i)  # noqa: E731
     defs = "".join(f"#define WM_{k.upper()} {i}\n" for i, k in enumerate(_WM_SCALARS))
     base = len(_WM_SCALARS)
-    defs += "".join(f"#define WA_{k.upper()}(d) m[{base + 8 * i} + (d)]\n"
-                    for i, k in enumerate(_WM_ARRAYS))
+    # Every metadata value is read once into a private constant (loads from m inside the
+    # loops are not hoisted by PoCL's compiler and cost ~3x); unused ones are dropped.
+    defs += "".join(f"#define WA_{k.upper()}(d) wa_{k}_##d\n" for k in _WM_ARRAYS)
+    prologue = "".join(
+        f"  const int wa_{k}_{d} = m[{base + 8 * i + d}];\n"
+        for i, k in enumerate(_WM_ARRAYS) for d in range(R))
+    prologue += "  const int xoff = m[WM_XOFF], soff = m[WM_SOFF];\n"
+    # NaN handling without isnan() (an out-of-line call on PoCL that makes these loops ~10x
+    # slower): a NaN anywhere in a max/min window wins (sticky flag / first NaN index).
+    if dtype == dtypes.float64:
+        nanbits = "((as_ulong(v) & 0x7fffffffffffffffUL) > 0x7ff0000000000000UL)"
+    else:
+        nanbits = "((as_uint(v) & 0x7fffffffu) > 0x7f800000u)"
     if isf:
         init = f"(op == 0 ? ({T})0 : (op == 1 ? -({T})INFINITY : ({T})INFINITY))"
-        better = ("(op == 1 ? (v > best || (isnan(v) && !isnan(best))) : "
-                  "(v < best || (isnan(v) && !isnan(best))))")
-        combine = ("acc = op == 0 ? acc + v : (op == 1 ? ((v > acc || isnan(v)) ? v : acc) "
-                   ": ((v < acc || isnan(v)) ? v : acc));")
+        combine = (f"acc = op == 0 ? acc + v : (op == 1 ? (v > acc ? v : acc) : "
+                   f"(v < acc ? v : acc)); nf |= {nanbits};")
+        nan_select = f" if (sn < 0 && {nanbits}) sn = FLAT;"
+        finish_reduce = f"  if (op != 0 && nf) acc = ({T})NAN;\n"
+        finish_select = "  if (s < 0 && fv != INT_MAX) s = fv;\n  if (sn >= 0) s = sn;\n"
     else:
         init = "(op == 0 ? 0 : (op == 1 ? INT_MIN : INT_MAX))"
-        better = "(op == 1 ? v > best : v < best)"
         combine = "acc = op == 0 ? acc + v : (op == 1 ? max(acc, v) : min(acc, v));"
+        nan_select = finish_reduce = ""
+        finish_select = "  if (s < 0 && fv != INT_MAX) s = fv;\n"
+    better = "(op == 1 ? v > best : v < best)"
 
     def decompose(var, size):
         out = []
@@ -1306,52 +1338,100 @@ def _window_source(dtype, R):
         out.append(f"  const int {var}0 = rem;\n")
         return "".join(out)
 
-    def window_loops(body, flat=False):
-        """Nested loops over the window of output y: a{d} = operand offset, f{d} = dense
-        flat index; skips padding and base-dilation holes."""
-        code, ind = [], "  "
-        prev_a, prev_f = "m[WM_XOFF]", "0"
+    def position(d, ind, k, skip):
+        """Code computing p{d} (operand coordinate) of window offset k; `skip` leaves."""
+        c = classes[d]
+        code = [f"{ind}int p{d} = y{d} * WA_ST({d}){k} - WA_PL({d});"]
+        if c in "fl":
+            code.append(f"{ind}if (p{d} < 0) {skip[0]}")
+            code.append(f"{ind}{{ const int q = NDIV(p{d}, WA_BDM({d}), WA_BDS({d})); "
+                        f"if (p{d} != q * WA_BD({d})) {skip[0]} p{d} = q; }}")
+            code.append(f"{ind}if (p{d} >= WA_IN({d})) {skip[1]}")
+        elif c in "FL":
+            code.append(f"{ind}if (p{d} < 0) {skip[0]}")
+            code.append(f"{ind}if (p{d} >= WA_IN({d})) {skip[1]}")
+        return code
+
+    def window_code(body, flat=False):
+        """Loops over the window of output y: a = operand offset, f = dense flat index."""
+        code = ["  int a = xoff, f = 0, ok = 1;"]
         for d in range(R):
+            c = classes[d]
+            if c == "T":
+                code.append(f"  a += y{d} * WA_XS({d});" + (f" f += y{d} * WA_XD({d});"
+                                                           if flat else ""))
+            elif c in "Ff":
+                code.append("  do {")
+                code += position(d, "    ", "", ("{ ok = 0; break; }", "{ ok = 0; break; }"))
+                code.append(f"    a += p{d} * WA_XS({d});" + (f" f += p{d} * WA_XD({d});"
+                                                              if flat else ""))
+                code.append("  } while (0);")
+        code.append("  if (ok) {")
+        ind, prev_a, prev_f = "    ", "a", "f"
+        loops = [d for d in range(R) if classes[d] in "VLl"]
+        for d in loops:
             code.append(f"{ind}for (int k{d} = 0; k{d} < WA_WIN({d}); ++k{d}) {{")
             ind += "  "
-            code.append(f"{ind}int p{d} = y{d} * WA_ST({d}) + k{d} * WA_WD({d}) - WA_PL({d});")
-            code.append(f"{ind}if (p{d} < 0) continue;")
-            code.append(f"{ind}if (!nodil) {{ const int q = NDIV(p{d}, WA_BDM({d}), WA_BDS({d})); "
-                        f"if (p{d} != q * WA_BD({d})) continue; p{d} = q; }}")
-            code.append(f"{ind}if (p{d} >= WA_IN({d})) break;")
+            code += position(d, ind, f" + k{d} * WA_WD({d})", ("continue;", "break;"))
             code.append(f"{ind}const int a{d} = {prev_a} + p{d} * WA_XS({d});")
             prev_a = f"a{d}"
             if flat:
                 code.append(f"{ind}const int f{d} = {prev_f} + p{d} * WA_XD({d});")
                 prev_f = f"f{d}"
         code.append(f"{ind}{body(prev_a, prev_f)}")
-        for d in range(R):
+        for _ in loops:
             ind = ind[:-2]
             code.append(f"{ind}}}")
+        code.append("  }")
         return "\n".join(code)
 
     reduce_body = lambda a, f: f"const {T} v = {ld('x', a)}; {combine}"  # noqa: E731
     select_body = lambda a, f: (f"const {T} v = {ld('x', a)}; "  # noqa: E731
-                                f"if (s < 0 || {better}) {{ best = v; s = {f}; }}")
+                                f"const int take = {better}; "
+                                f"best = take ? v : best; s = take ? {f} : s; fv = min(fv, {f});"
+                                + nan_select.replace("FLAT", f))
     # scatter: operand element x lies in window y at offset k when y*st + k*wd - pl = x*bd
-    sc, ind = [], "  "
-    prev_y, prev_s = "0", "m[WM_SOFF]"
+    sc = ["  int yf = 0, sa = soff, ok = 1;"]
     for d in range(R):
+        c = classes[d]
+        if c == "T":
+            sc.append(f"  yf += x{d} * WA_OD({d}); sa += x{d} * WA_SS({d});")
+        elif c in "Ff":
+            sc.append("  do {")
+            sc.append(f"    const int t = x{d} * WA_BD({d}) + WA_PL({d});")
+            sc.append("    if (t < 0) { ok = 0; break; }")
+            sc.append(f"    const int y = NDIV(t, WA_STM({d}), WA_STS({d}));")
+            sc.append(f"    if (t != y * WA_ST({d}) || y >= WA_OUT({d})) {{ ok = 0; break; }}")
+            sc.append(f"    yf += y * WA_OD({d}); sa += y * WA_SS({d});")
+            sc.append("  } while (0);")
+    sc.append("  if (ok) {")
+    ind, prev_y, prev_s = "    ", "yf", "sa"
+    loops = [d for d in range(R) if classes[d] in "VLl"]
+    for d in loops:
         sc.append(f"{ind}for (int k{d} = 0; k{d} < WA_WIN({d}); ++k{d}) {{")
         ind += "  "
+        # branch-free (the taken/not-taken pattern is data-dependent): invalid offsets
+        # read element 0 and are masked out
         sc.append(f"{ind}const int t{d} = x{d} * WA_BD({d}) + WA_PL({d}) - k{d} * WA_WD({d});")
         sc.append(f"{ind}if (t{d} < 0) break;")
         sc.append(f"{ind}const int y{d} = NDIV(t{d}, WA_STM({d}), WA_STS({d}));")
-        sc.append(f"{ind}if (t{d} != y{d} * WA_ST({d})) continue;")
-        sc.append(f"{ind}if (y{d} >= WA_OUT({d})) continue;")
+        prev_ok = "1" if prev_y == "yf" else f"ok{prev_y[2:]}"
+        sc.append(f"{ind}const int ok{d} = {prev_ok} & (t{d} == y{d} * WA_ST({d})) & "
+                  f"(y{d} < WA_OUT({d}));")
         sc.append(f"{ind}const int yf{d} = {prev_y} + y{d} * WA_OD({d});")
         sc.append(f"{ind}const int sa{d} = {prev_s} + y{d} * WA_SS({d});")
         prev_y, prev_s = f"yf{d}", f"sa{d}"
-    sc.append(f"{ind}if (sel[{prev_y}] == i) acc += {ld('src', prev_s)};")
-    for d in range(R):
+    if loops:
+        okv = f"ok{loops[-1]}"
+        sc.append(f"{ind}{{ const {T} sv = {ld('src', f'({okv} ? {prev_s} : soff)')}; "
+                  f"acc += ({okv} && sel[{okv} ? {prev_y} : 0] == i) ? sv : ({T})0; }}")
+    else:
+        sc.append(f"{ind}if (sel[{prev_y}] == i) acc += {ld('src', prev_s)};")
+    for _ in loops:
         ind = ind[:-2]
         sc.append(f"{ind}}}")
-    scatter_loops = "\n".join(sc)
+    sc.append("  }")
+    scatter_code = "\n".join(sc)
     gather_addr = "".join(f"    {{ const int q = NDIV(s, WA_INM({d}), WA_INS({d})); "
                           f"addr += (s - q * WA_IN({d})) * WA_SS({d}); s = q; }}\n"
                           for d in range(R - 1, -1, -1))
@@ -1360,11 +1440,11 @@ __kernel void window_reduce(__global {S}* out, __global const {S}* x, __constant
                             const int op) {{
   const int i = get_global_id(0);
   if (i >= m[WM_TOTAL]) return;
-  const int nodil = m[WM_NODIL];
-  int rem = i;
+{prologue}  int rem = i;
 {decompose("y", "WA_OUT")}  {T} acc = {init};
-{window_loops(reduce_body)}
-  {kernels.store(dtype, "out", "i", "acc")}
+  uint nf = 0;
+{window_code(reduce_body)}
+{finish_reduce}  {kernels.store(dtype, "out", "i", "acc")}
 }}
 
 /* for each window: the dense flat index of the selected operand element, -1 if none */
@@ -1372,12 +1452,26 @@ __kernel void window_select(__global int* sel, __global const {S}* x, __constant
                             const int op) {{
   const int i = get_global_id(0);
   if (i >= m[WM_TOTAL]) return;
-  const int nodil = m[WM_NODIL];
-  int rem = i;
-{decompose("y", "WA_OUT")}  {T} best = 0;
-  int s = -1;
-{window_loops(select_body, flat=True)}
-  sel[i] = s;
+{prologue}  int rem = i;
+{decompose("y", "WA_OUT")}  {T} best = {init};
+  int s = -1, sn = -1, fv = INT_MAX;
+{window_code(select_body, flat=True)}
+{finish_select}  sel[i] = s;
+}}
+
+/* non-overlapping windows: out (zero-filled) [selected element of y] = src[y] */
+__kernel void window_select_scatter(__global {S}* out, __global const {S}* src,
+                                    __global const {S}* x, __constant int* m, const int op) {{
+  const int i = get_global_id(0);
+  if (i >= m[WM_TOTAL]) return;
+{prologue}  int rem = i;
+{decompose("y", "WA_OUT")}  {T} best = {init};
+  int s = -1, sn = -1, fv = INT_MAX;
+{window_code(select_body, flat=True)}
+{finish_select}  if (s >= 0) {{
+    const int sa = soff{"".join(f" + y{d} * WA_SS({d})" for d in range(R))};
+    {kernels.store(dtype, "out", "s", ld("src", "sa"))}
+  }}
 }}
 
 /* out[x] = sum of src[y] over the windows y that selected x (a gather: no atomics) */
@@ -1385,9 +1479,9 @@ __kernel void window_scatter(__global {S}* out, __global const {S}* src,
                              __global const int* sel, __constant int* m) {{
   const int i = get_global_id(0);
   if (i >= m[WM_TOTAL]) return;
-  int rem = i;
+{prologue}  int rem = i;
 {decompose("x", "WA_IN")}  {T} acc = 0;
-{scatter_loops}
+{scatter_code}
   {kernels.store(dtype, "out", "i", "acc")}
 }}
 
@@ -1396,10 +1490,10 @@ __kernel void window_gather(__global {S}* out, __global const {S}* t,
                             __global const int* sel, __constant int* m) {{
   const int i = get_global_id(0);
   if (i >= m[WM_TOTAL]) return;
-  int s = sel[i];
+{prologue}  int s = sel[i];
   {T} v = 0;
   if (s >= 0) {{
-    int addr = m[WM_SOFF];
+    int addr = soff;
 {gather_addr}    v = {ld("t", "addr")};
   }}
   {kernels.store(dtype, "out", "i", "v")}
@@ -1443,7 +1537,7 @@ def _reduce_window_launcher(op):
             return lambda x: new_out()
         scal, arrays = _window_meta(x.shape, out_aval.shape, params, (x.strides, x.offset))
         scal["total"] = n
-        k = kernels.kernel(device, _window_source(x.dtype, x.ndim), "window_reduce")
+        k = kernels.kernel(device, _window_source(x.dtype, _window_classes(x.shape, out_aval.shape, params)), "window_reduce")
         meta = _const_buffer(device, _window_meta_values(scal, arrays))
         k.set_arg(2, meta)
         k.set_arg(3, np.int32(code))
@@ -1467,7 +1561,7 @@ def _select_kernel(device, operand, out_shape, params, select):
                                 (operand.strides, operand.offset))
     n = prod(out_shape)
     scal["total"] = n
-    k = kernels.kernel(device, _window_source(operand.dtype, operand.ndim), "window_select")
+    k = kernels.kernel(device, _window_source(operand.dtype, _window_classes(operand.shape, out_shape, params)), "window_select")
     meta = _const_buffer(device, _window_meta_values(scal, arrays))
     k.set_arg(2, meta)
     k.set_arg(3, np.int32(1 if select == "ge" else 2))
@@ -1487,16 +1581,46 @@ def _select_and_scatter_add_launcher(device, args, params, out_aval):
     n_out = prod(out_shape)
     if n_in == 0:
         return lambda s, x: new_out()
+    queue, enqueue, pool = device.queue, cl.enqueue_nd_range_kernel, device.pool
+    classes = _window_classes(operand.shape, out_shape, wp)
+    src = _window_source(source.dtype, classes)
+    disjoint = all(st >= _dilate(w, wd) for w, st, wd in zip(
+        wp["window_dimensions"], wp["window_strides"], wp["window_dilation"]))
+    if disjoint:
+        # every operand element is in at most one window: zero-fill, then each window writes
+        # its source value to the element it selects (one pass, no index buffer)
+        scal, arrays = _window_meta(operand.shape, out_shape, wp,
+                                    (operand.strides, operand.offset),
+                                    (source.strides, source.offset))
+        scal["total"] = n_out
+        kss = kernels.kernel(device, src, "window_select_scatter")
+        meta = _const_buffer(device, _window_meta_values(scal, arrays))
+        kss.set_arg(3, meta)
+        kss.set_arg(4, np.int32(1 if params["select"] == "ge" else 2))
+        kss._netcl_meta = meta
+        g1, l1 = kernels.grid_1d(device, max(n_out, 1))
+        nbytes = n_in * out_aval.dtype.itemsize
+        zero = np.uint8(0)
+
+        def launch_disjoint(s, x):
+            out = new_out()
+            cl.enqueue_fill_buffer(queue, out._buf, zero, 0, nbytes)
+            if n_out:
+                kss.set_arg(0, out._buf)
+                kss.set_arg(1, s._buf)
+                kss.set_arg(2, x._buf)
+                enqueue(queue, kss, g1, l1)
+            return out
+        return launch_disjoint
     ksel, (sg, sl), _ = _select_kernel(device, operand, out_shape, wp, params["select"])
     scal, arrays = _window_meta(operand.shape, out_shape, wp, (operand.strides, 0),
                                 (source.strides, source.offset))
     scal["total"] = n_in
-    ksc = kernels.kernel(device, _window_source(source.dtype, operand.ndim), "window_scatter")
+    ksc = kernels.kernel(device, src, "window_scatter")
     meta = _const_buffer(device, _window_meta_values(scal, arrays))
     ksc.set_arg(3, meta)
     ksc._netcl_meta = meta
     gsize, lsize = kernels.grid_1d(device, n_in)
-    queue, enqueue, pool = device.queue, cl.enqueue_nd_range_kernel, device.pool
     sel_bytes = max(n_out, 1) * 4
 
     def launch(s, x):
@@ -1529,7 +1653,7 @@ def _select_and_gather_add_launcher(device, args, params, out_aval):
     scal, arrays = _window_meta(operand.shape, out_shape, wp, (operand.strides, 0),
                                 (tangent.strides, tangent.offset))
     scal["total"] = n_out
-    kga = kernels.kernel(device, _window_source(tangent.dtype, operand.ndim), "window_gather")
+    kga = kernels.kernel(device, _window_source(tangent.dtype, _window_classes(operand.shape, out_shape, wp)), "window_gather")
     meta = _const_buffer(device, _window_meta_values(scal, arrays))
     kga.set_arg(3, meta)
     kga._netcl_meta = meta

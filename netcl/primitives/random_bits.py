@@ -25,6 +25,7 @@ from ..core import dtypes, kernels
 from ..core.ad_util import Zero, defjvp, defvjp
 from ..core.array import Array
 from ..core.codegen import HELPERS, input_kind, make_elementwise_launcher, render_elementwise
+from ..core.devices import default_device
 from ..core.shapes import canonical_shape, prod
 from ..core.tracing import Primitive, ShapedArray
 
@@ -38,22 +39,31 @@ _PARITY = 0x1BD11BDA  # Skein key-schedule parity constant for 32-bit words
 
 # ---- threefry2x32: the cipher ---------------------------------------------------------------
 
-def _threefry_c():
-    """The cipher as one C function, unrolled: 5 groups of 4 rounds, each group followed by
-    a key injection (x0 += ks[(g+1)%3]; x1 += ks[(g+2)%3] + g+1)."""
-    lines = ["inline uint2 netcl_threefry2x32(uint k0, uint k1, uint x0, uint x1) {",
-             f"  const uint k2 = k0 ^ k1 ^ 0x{_PARITY:08X}u;",
-             "  x0 += k0; x1 += k1;"]
-    ks = ("k0", "k1", "k2")
+def threefry_body(k0, k1, x0, x1, prefix="t"):
+    """The cipher as straight-line SSA statements [(var, "uint", expr)] over the C
+    expressions k0, k1, x0, x1; returns (statements, y0_var, y1_var).
+
+    5 groups of 4 rounds (a += b; b = rotl(b, r) ^ a), each group followed by a key
+    injection (a += ks[(g+1)%3]; b += ks[(g+2)%3] + g+1). Rotations are written as shifts:
+    PoCL vectorizes those across work-items but not the rotate() builtin (6x slower), and
+    GPU compilers turn either into one funnel shift."""
+    body = [(f"{prefix}k2", "uint", f"({k0}) ^ ({k1}) ^ 0x{_PARITY:08X}u"),
+            (f"{prefix}a0", "uint", f"({x0}) + ({k0})"),
+            (f"{prefix}b0", "uint", f"({x1}) + ({k1})")]
+    ks = (f"({k0})", f"({k1})", f"{prefix}k2")
+    a, b, n = f"{prefix}a0", f"{prefix}b0", 0
     for g in range(5):
         for r in _ROTATIONS[g % 2]:
-            lines.append(f"  x0 += x1; x1 = rotate(x1, {r}u); x1 ^= x0;")
-        lines.append(f"  x0 += {ks[(g + 1) % 3]}; x1 += {ks[(g + 2) % 3]} + {g + 1}u;")
-    lines += ["  return (uint2)(x0, x1);", "}", ""]
-    return "\n".join(lines)
+            n += 1
+            body.append((f"{prefix}a{n}", "uint", f"{a} + {b}"))
+            body.append((f"{prefix}b{n}", "uint",
+                         f"(({b} << {r}u) | ({b} >> {32 - r}u)) ^ {prefix}a{n}"))
+            a, b = f"{prefix}a{n}", f"{prefix}b{n}"
+        body.append((f"{prefix}a{n}k", "uint", f"{a} + {ks[(g + 1) % 3]}"))
+        body.append((f"{prefix}b{n}k", "uint", f"{b} + {ks[(g + 2) % 3]} + {g + 1}u"))
+        a, b = f"{prefix}a{n}k", f"{prefix}b{n}k"
+    return body, a, b
 
-
-HELPERS["threefry2x32"] = _threefry_c()
 
 threefry2x32_p = Primitive("threefry2x32", multiple_results=True, fusion="opaque")
 
@@ -108,9 +118,9 @@ def _threefry_launcher(device, args, params, out_avals):
     if n == 0:
         return lambda *xs: empties()
     kinds = [input_kind(x, shape) for x in args]
-    body = [("y", "uint2", "netcl_threefry2x32(x0, x1, x2, x3)")]
+    body, y0, y1 = threefry_body("x0", "x1", "x2", "x3")
     src = render_elementwise("threefry2x32", [(_U32, k) for k in kinds], body,
-                             [(_U32, "y.s0"), (_U32, "y.s1")])
+                             [(_U32, y0), (_U32, y1)])
     k = kernels.kernel(device, src, "threefry2x32")
     k.set_arg(2, np.int32(n))
     for j, x in enumerate(args):
@@ -142,7 +152,7 @@ def _rotl(x, r):
 
 
 def _threefry_ref(k1, k2, x1, x2):
-    """NumPy reference, written as the looped key schedule (independent of the C unrolling)."""
+    """NumPy reference, written as the looped key schedule (independent of the C code)."""
     k1, k2, x1, x2 = (np.asarray(a, np.uint32) for a in np.broadcast_arrays(k1, k2, x1, x2))
     with np.errstate(over="ignore"):  # uint32 arithmetic wraps, as in the kernel
         ks = [k1, k2, k1 ^ k2 ^ np.uint32(_PARITY)]
@@ -221,16 +231,26 @@ def _counter_launcher(device, args, params, out_aval):
     n = prod(shape)
     if n >= 2**31:
         raise ValueError(f"iota_2x32_shape: {n} elements exceed the 2^31 index limit")
-    if n == 0:
-        return lambda: Array.empty(device, shape, _U32)
-    k = kernels.kernel(device, _IOTA_SRC, "counter_iota")
-    k.set_arg(1, np.int32(n))
-    gsize, lsize = kernels.grid_1d(device, n)
+    fixed = params.get("device")
+    per_device = {}
 
     def launch():
-        out = Array.empty(device, shape, _U32)
+        # Without a device param the array goes to the default device of the moment (the
+        # eager cache key of an operand-less primitive does not say which device that is).
+        dev = fixed or default_device()
+        if dev.is_numpy:
+            return Array.from_numpy(dev, np.arange(n, dtype=np.uint32).reshape(shape))
+        if n == 0:
+            return Array.empty(dev, shape, _U32)
+        entry = per_device.get(dev)
+        if entry is None:
+            k = kernels.kernel(dev, _IOTA_SRC, "counter_iota")
+            k.set_arg(1, np.int32(n))
+            entry = per_device[dev] = (k,) + kernels.grid_1d(dev, n)
+        k, gsize, lsize = entry
+        out = Array.empty(dev, shape, _U32)
         k.set_arg(0, out._buf)
-        cl.enqueue_nd_range_kernel(device.queue, k, gsize, lsize)
+        cl.enqueue_nd_range_kernel(dev.queue, k, gsize, lsize)
         return out
     return launch
 
@@ -248,7 +268,8 @@ def iota_2x32_shape(shape, device=None):
     """(hi, lo): the row-major flat index of each element of `shape` as two uint32 words.
 
     JAX's counter layout for the partitionable threefry stream; hi is always 0 here (netcl
-    arrays hold fewer than 2^31 elements) and is returned as a broadcast zero.
+    arrays hold fewer than 2^31 elements) and is returned as a broadcast zero. `device`
+    None means the default device when the counters are computed.
     """
     from .views import full
     shape = canonical_shape(shape, "iota_2x32_shape")

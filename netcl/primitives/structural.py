@@ -15,7 +15,8 @@ Kernels (few distinct sources; sizes, strides and offsets are arguments):
   nc_scatter  deterministic, without atomics: `nc_scatter_csr` (one work-item per batch entry)
               counting-sorts the index positions by target row into segments (a stable,
               sort-free bucketing), then one work-item per output element folds its segment's
-              updates in index order (add, multiply, min, max, or the last one for `scatter`).
+              updates in index order (add, multiply, min, max, or the last one for `scatter`;
+              the mode is a kernel argument, so one build per dtype serves the whole family).
               Every run gives bit-identical results. The bucketing is sequential per batch
               entry: O(N + I) work on one work-item, cheap next to the fold.
 
@@ -149,9 +150,11 @@ __kernel void nc_scatter(__global {S}* out, __global const {S}* op, const int op
                          __global const {S}* upd, const int upd_off,
                          __global const int* offsets, __global const int* perm,
                          __constant int* meta, const int rank, const int n, const int nb,
-                         const int axis, const int N, const int I) {{
+                         const int axis, const int N, const int I, const int mode) {{
   /* meta: operand shape [0, rank), operand strides [rank, 2 rank), update strides per operand
-     dimension [2 rank, 3 rank) (0 at `axis`: the index dims' offsets come from perm) */
+     dimension [2 rank, 3 rank) (0 at `axis`: the index dims' offsets come from perm).
+     mode (uniform over the launch, so the switch costs no divergence): 0 add, 1 multiply,
+     2 min, 3 max, 4 set (the last update in index order). */
   const int i = get_global_id(0);
   if (i >= n) return;
   int o = op_off, u = upd_off, rem = i, bl = 0, bmul = 1, j = 0;
@@ -164,10 +167,13 @@ __kernel void nc_scatter(__global {S}* out, __global const {S}* op, const int op
   {C} acc = {load_op};
   __global const int* seg = offsets + bl * (N + 1);
   __global const int* pb = perm + bl * I;
-  const int s1 = seg[j + 1];
-  for (int k = seg[j]; k < s1; ++k) {{
-    const {C} v = {load_upd};
-    acc = {combine};
+  const int s0 = seg[j], s1 = seg[j + 1];
+  switch (mode) {{
+    case 0: for (int k = s0; k < s1; ++k) {{ const {C} v = {load_upd}; acc = {add}; }} break;
+    case 1: for (int k = s0; k < s1; ++k) {{ const {C} v = {load_upd}; acc = {mul}; }} break;
+    case 2: for (int k = s0; k < s1; ++k) {{ const {C} v = {load_upd}; acc = {min}; }} break;
+    case 3: for (int k = s0; k < s1; ++k) {{ const {C} v = {load_upd}; acc = {max}; }} break;
+    default: if (s1 > s0) {{ const int k = s1 - 1; acc = {load_upd}; }}
   }}
   {store}
 }}
@@ -180,8 +186,8 @@ _COMBINE = {
             "b": "min(acc, v)"},
     "max": {"f": "((acc > v || isnan(acc)) ? acc : v)", "i": "max(acc, v)", "u": "max(acc, v)",
             "b": "max(acc, v)"},
-    "set": {"f": "v", "i": "v", "u": "v", "b": "v"},
 }
+_MODE_CODE = {"add": 0, "mul": 1, "min": 2, "max": 3, "set": 4}
 
 
 def _const_buffer(device, values):
@@ -999,13 +1005,14 @@ def _scatter_launcher(mode):
         src = _SCATTER_ACC_SRC.format(
             S=kernels.storage_ctype(d), C=kernels.compute_ctype(d),
             load_op=kernels.load(d, "op", "o"), load_upd=kernels.load(d, "upd", "u + pb[k]"),
-            combine=_COMBINE[mode][d.kind], store=kernels.store(d, "out", "i", "acc"))
+            store=kernels.store(d, "out", "i", "acc"),
+            **{m: _COMBINE[m][d.kind] for m in _COMBINE})
         acc = kernels.kernel(device, src, "nc_scatter")
         ustr = [upd.strides[j] if j < axis else 0 if j == axis else upd.strides[j - 1 + ni]
                 for j in range(x.ndim)]
         ameta = _const_buffer(device, list(x.shape) + list(x.strides) + ustr)
         for i, v in ((2, x.offset), (4, upd.offset), (8, x.ndim), (9, out.size), (10, nb),
-                     (11, axis), (12, N), (13, I)):
+                     (11, axis), (12, N), (13, I), (14, _MODE_CODE[mode])):
             acc.set_arg(i, np.int32(v))
         acc.set_arg(7, ameta)
         acc._netcl_meta = ameta

@@ -59,6 +59,40 @@ def cse(ir):
     return IR(ir.invars, ir.constvars, ir.consts, eqns, outvars)
 
 
+_REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
+
+
+def strip_identities(ir):
+    """Drop stop_gradient (once staged, after any grad was applied, it is the identity) and
+    turn reductions over axes of size 1 into reshapes."""
+    from ..primitives.views import reshape_p
+    rename = {}
+    eqns = []
+    for e in ir.eqns:
+        ins = [rename.get(v.id, v) for v in e.inputs]
+        if e.prim.name == "stop_gradient":
+            rename[e.outputs[0].id] = ins[0]
+            continue
+        if e.prim.name in _REDUCTIONS and all(ins[0].aval.shape[a] == 1
+                                               for a in e.params["axes"]):
+            eqns.append(Eqn(reshape_p, ins, {"new_sizes": tuple(e.outputs[0].aval.shape)},
+                            e.outputs))
+            continue
+        eqns.append(Eqn(e.prim, ins, e.params, e.outputs))
+    return IR(ir.invars, ir.constvars, ir.consts, eqns,
+              [rename.get(v.id, v) for v in ir.outvars])
+
+
+def fold_literals(ir, literals):
+    """Propagate 0-d literal constants through scalar casts (a weak 2.0 cast to float32)."""
+    literals = dict(literals)
+    for e in ir.eqns:
+        if e.prim.name == "convert_element_type" and e.inputs[0].id in literals:
+            literals[e.outputs[0].id] = np.asarray(
+                literals[e.inputs[0].id]).astype(e.params["new_dtype"]).item()
+    return literals
+
+
 # ---- elementwise fusion --------------------------------------------------------------------
 
 class FusedPrimitive(Primitive):
@@ -172,16 +206,11 @@ def fuse(ir, scalar_literals):
         for v in e.inputs:
             consumers.setdefault(v.id, []).append(i)
 
-    # Fold literals through scalar conversions and broadcasts: a broadcast (or a cast) of a
-    # scalar literal reads as the literal itself inside a fused group.
-    scalar_literals = dict(scalar_literals)
+    # A broadcast of a scalar literal reads as the literal itself inside a fused group.
     bcast_literal = {}
     for e in eqns:
         src = e.inputs[0].id if e.inputs else None
-        if src in scalar_literals and e.prim.name == "convert_element_type":
-            scalar_literals[e.outputs[0].id] = np.asarray(
-                scalar_literals[src]).astype(e.params["new_dtype"]).item()
-        elif e.prim.name == "broadcast_in_dim" and (src in scalar_literals or src in bcast_literal):
+        if e.prim.name == "broadcast_in_dim" and (src in scalar_literals or src in bcast_literal):
             bcast_literal[e.outputs[0].id] = scalar_literals.get(src, bcast_literal.get(src))
 
     group_of = {}      # eqn index -> group id

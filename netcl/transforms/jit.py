@@ -21,7 +21,8 @@ from ..core.devices import default_device
 from ..core.eval import eval_interpreter, to_array
 from ..core.tracing import ShapedArray, current_interpreter
 from ..tree_util import tree_flatten, tree_unflatten
-from .fusion import FusedPrimitive, cse, dce, fuse
+from .fusion import FusedPrimitive, cse, dce, fold_literals, fuse, strip_identities
+from .row_fusion import RowFusedPrimitive, row_fuse
 from .staging import stage
 
 
@@ -103,7 +104,7 @@ class Lowered:
         """The optimised IR; fused groups show as fused_* equations with their members."""
         lines = [str(self.ir)]
         for e in self.ir.eqns:
-            if isinstance(e.prim, FusedPrimitive):
+            if isinstance(e.prim, (FusedPrimitive, RowFusedPrimitive)):
                 lines.append(f"-- {e.prim.name}: " + "; ".join(m.prim.name for m in e.prim.eqns))
         return "\n".join(lines)
 
@@ -124,8 +125,11 @@ class Lowered:
                 env[o.id] = _placeholder(device, o.aval)
             if _is_view(e):
                 continue
-            src = e.prim.source_for(device, args) if isinstance(e.prim, FusedPrimitive) \
-                and not device.is_numpy else ""
+            src = ""
+            if isinstance(e.prim, FusedPrimitive) and not device.is_numpy:
+                src = e.prim.source_for(device, args)
+            elif isinstance(e.prim, RowFusedPrimitive) and not device.is_numpy:
+                src = e.prim.source_for(device, args, 64)[0]
             out.append(Kernel(getattr(e.prim, "kernel_name", e.prim.name), src))
         return out
 
@@ -318,15 +322,17 @@ def _dense_copy(x):
 
 
 def optimize(ir):
-    """dce -> cse -> dce -> fusion, with 0-d constants available as literals."""
-    ir = dce(cse(dce(ir)))
+    """identities -> dce -> cse -> dce -> row fusion -> elementwise fusion.
+
+    0-d constants (Python scalars in the traced code) become literals in generated code.
+    """
+    ir = dce(cse(dce(strip_identities(ir))))
     literals = {}
     for v, c in zip(ir.constvars, ir.consts):
         if isinstance(c, Array) and c.shape == () and c.device is not None:
-            try:
-                literals[v.id] = c.item()
-            except Exception:  # pragma: no cover - unreadable constant: keep it as an input
-                pass
+            literals[v.id] = c.item()
+    literals = fold_literals(ir, literals)
+    ir = row_fuse(ir, literals)
     return fuse(ir, literals)
 
 

@@ -12,15 +12,15 @@ from ..tree_util import tree_flatten, tree_unflatten
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("var",)
+    __slots__ = ("_var",)
 
     def __init__(self, interp, var):
         self._interp = interp
-        self.var = var
+        self._var = var
 
     @property
     def aval(self):
-        return self.var.aval
+        return self._var.aval
 
 
 class StagingInterpreter(Interpreter):
@@ -35,7 +35,7 @@ class StagingInterpreter(Interpreter):
 
     def to_var(self, x):
         if isinstance(x, StagingTracer) and x._interp is self:
-            return x.var
+            return x._var
         key = id(x)
         v = self._const_ids.get(key)
         if v is None:

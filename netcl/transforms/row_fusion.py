@@ -1,0 +1,437 @@
+"""Row fusion for jit: reductions over the last axis with the elementwise work around them.
+
+Softmax, log-softmax, logsumexp, layer norm and cross-entropy are chains like
+`x -> max over rows -> x - max -> exp -> sum over rows -> divide`. A row group collects such
+a chain over one shape (R, K): values of the full shape, per-row values (shape (R,) or (R, 1))
+and reductions over the last axis. It compiles to one kernel with one work-group per row:
+
+    for each reduction, in order:  loop k over the row (work-items striding), recompute the
+                                   elementwise values it needs, accumulate; tree in local memory
+    per-row values:                computed by every work-item from the reduced values
+    full-shape outputs:            a last loop over the row computes and stores them
+
+Re-reading a row is cheaper than writing and reading intermediates: a row is small enough to
+stay in cache, and there is one launch instead of five or six.
+"""
+import numpy as np
+
+from ..core import kernels
+from ..core.codegen import apply_template, expression, helpers_for, input_kind
+from ..core.ir import IR, Eqn
+from ..core.shapes import prod
+from ..core.tracing import Primitive
+from .fusion import _c_literal, dce
+
+_REDUCERS = {"reduce_sum": ("sum", "0"), "reduce_max": ("max", "-INFINITY"),
+             "reduce_min": ("min", "INFINITY")}
+
+
+def _combine(op, a, b):
+    if op == "sum":
+        return f"({a} + {b})"
+    cmp = ">" if op == "max" else "<"
+    return f"((({b}) {cmp} ({a}) || isnan({b})) ? ({b}) : ({a}))"
+
+
+class RowFusedPrimitive(Primitive):
+    """A row group compiled into one kernel (one work-group per row)."""
+
+    _count = 0
+
+    def __init__(self, eqns, inputs, outputs, literals, R, K, full_shape):
+        # full_shape: the shape reduced over; R rows of K elements in row-major order
+        RowFusedPrimitive._count += 1
+        super().__init__("rowfused_" + "_".join(e.prim.name for e in eqns
+                                               if e.prim.name in _REDUCERS)[:60],
+                         multiple_results=True, fusion="reduction")
+        self.kernel_name = f"rowfused{RowFusedPrimitive._count}"
+        self.eqns, self.inputs, self.outputs, self.literals = eqns, inputs, outputs, literals
+        self.R, self.K, self.full_shape = R, K, tuple(full_shape)
+        self.out_avals = [v.aval for v in outputs]
+        self.abstract_eval = lambda *args, **params: tuple(self.out_avals)
+        self.make_launcher = self._make_launcher
+        self.reference = self._reference
+
+    # -- classification of values ---------------------------------------------------------
+    def _is_full(self, aval):
+        return tuple(aval.shape) == self.full_shape
+
+    # -- code generation ------------------------------------------------------------------
+    def source_for(self, device, args, L):
+        R, K = self.R, self.K
+        full_in = {}
+        row_in = {}
+        lines_args = [f"__global {kernels.storage_ctype(v.aval.dtype)}* out{j}"
+                      for j, v in enumerate(self.outputs)]
+        for j, (v, x) in enumerate(zip(self.inputs, args)):
+            lines_args += [f"__global const {kernels.storage_ctype(x.dtype)}* in{j}",
+                           f"const int off{j}"]
+            if self._is_full(v.aval):
+                full_in[v.id] = (j, input_kind(x, self.full_shape))
+            else:
+                row_in[v.id] = (j, input_kind(x, tuple(v.aval.shape)))
+        strided = [x for x, v in zip(args, self.inputs)
+                   if (full_in.get(v.id) or row_in.get(v.id))[1] == "g"]
+        if strided:
+            lines_args.append("__constant int* meta")
+        body = [f"#define L {L}",
+                f"__kernel __attribute__((reqd_work_group_size(L, 1, 1))) void {self.kernel_name}"
+                f"({', '.join(lines_args)}) {{",
+                "  const int row = get_group_id(0);",
+                "  const int lid = get_local_id(0);",
+                f"  const int K = {K};",
+                "  __local float scratch_f[L];"]
+        if any(v.aval.dtype == np.float64 for v in self._all_vars()):
+            body.append("  __local double scratch_d[L];")
+        # Per-row inputs, read once.
+        meta_pos = {}
+        pos = 0
+        for x, v in zip(args, self.inputs):
+            kind = (full_in.get(v.id) or row_in.get(v.id))[1]
+            if kind == "g":
+                meta_pos[v.id] = pos
+                pos += 2 * x.ndim
+        names = {}
+        for vid, (j, kind) in row_in.items():
+            v = next(u for u in self.inputs if u.id == vid)
+            idx = self._index(j, kind, "row", v, meta_pos)
+            names[vid] = f"r{j}"
+            body.append(f"  const {kernels.compute_ctype(v.aval.dtype)} r{j} = "
+                        f"{kernels.load(v.aval.dtype, f'in{j}', idx)};")
+        for vid, val in self.literals.items():
+            names[vid] = _c_literal(val, self._aval(vid).dtype)
+        alias = self._aliases()
+        # Reductions, in program order, each with the full-shape chain it needs.
+        for e in self.eqns:
+            if e.prim.name in _REDUCERS:
+                op, init = _REDUCERS[e.prim.name]
+                src = e.inputs[0]
+                ct = kernels.compute_ctype(e.outputs[0].aval.dtype)
+                scratch = "scratch_d" if ct == "double" else "scratch_f"
+                acc = f"acc{e.outputs[0].id}"
+                body.append(f"  {ct} {acc} = ({ct}){init if op != 'sum' else '0'};")
+                body.append("  for (int k = lid; k < K; k += L) {")
+                loop_names = dict(names)
+                body += self._emit_full(src.id, loop_names, full_in, meta_pos, alias, "    ")
+                body.append(f"    {acc} = {_combine(op, acc, loop_names[alias.get(src.id, src.id)])};")
+                body.append("  }")
+                body += [f"  {scratch}[lid] = {acc};", "  barrier(CLK_LOCAL_MEM_FENCE);",
+                         "  for (int s = L / 2; s > 0; s >>= 1) {",
+                         f"    if (lid < s) {scratch}[lid] = "
+                         f"{_combine(op, f'{scratch}[lid]', f'{scratch}[lid + s]')};",
+                         "    barrier(CLK_LOCAL_MEM_FENCE);", "  }",
+                         f"  const {ct} v{e.outputs[0].id} = {scratch}[0];",
+                         "  barrier(CLK_LOCAL_MEM_FENCE);"]
+                names[e.outputs[0].id] = f"v{e.outputs[0].id}"
+                # Per-row elementwise values that only depend on what is known now.
+                body += self._emit_rows(names, alias, "  ")
+        # Outputs.
+        full_outs = [(j, v) for j, v in enumerate(self.outputs) if self._is_full(v.aval)]
+        row_outs = [(j, v) for j, v in enumerate(self.outputs) if not self._is_full(v.aval)]
+        if full_outs:
+            body.append("  for (int k = lid; k < K; k += L) {")
+            loop_names = dict(names)
+            for j, v in full_outs:
+                body += self._emit_full(v.id, loop_names, full_in, meta_pos, alias, "    ")
+                body.append("    " + kernels.store(v.aval.dtype, f"out{j}", "row * K + k",
+                                                   loop_names[alias.get(v.id, v.id)]))
+            body.append("  }")
+        if row_outs:
+            body.append("  if (lid == 0) {")
+            for j, v in row_outs:
+                body.append("    " + kernels.store(v.aval.dtype, f"out{j}", "row",
+                                                   names[alias.get(v.id, v.id)]))
+            body.append("  }")
+        body.append("}")
+        code = "\n".join(body) + "\n"
+        meta = None
+        if strided:
+            vals = []
+            for x, v in zip(args, self.inputs):
+                if v.id in meta_pos:
+                    vals += list(x.shape) + [st if d != 1 else 0
+                                             for st, d in zip(x.strides, x.shape)]
+            meta = np.array(vals, dtype=np.int32)
+        return helpers_for(code) + code, meta
+
+    def _all_vars(self):
+        for e in self.eqns:
+            yield from e.inputs
+            yield from e.outputs
+
+    def _aval(self, vid):
+        for v in self._all_vars():
+            if v.id == vid:
+                return v.aval
+        raise KeyError(vid)
+
+    def _aliases(self):
+        """broadcasts/reshapes inside the group read their source value directly."""
+        alias = {}
+        for e in self.eqns:
+            if e.prim.name in ("broadcast_in_dim", "reshape"):
+                src = e.inputs[0].id
+                alias[e.outputs[0].id] = alias.get(src, src)
+        return alias
+
+    def _index(self, j, kind, flat, v, meta_pos):
+        if kind == "c":
+            return f"off{j} + {flat}"
+        if kind == "s":
+            return f"off{j}"
+        # generic: peel coordinates of `flat` over the input's own shape
+        nd = v.aval.ndim
+        base = meta_pos[v.id]
+        terms = []
+        rem = f"({flat})"
+        for d in range(nd - 1, -1, -1):
+            terms.append(f"(({rem} % meta[{base + d}]) * meta[{base + nd + d}])")
+            rem = f"({rem} / meta[{base + d}])"
+        return f"off{j} + " + " + ".join(terms) if terms else f"off{j}"
+
+    def _emit_full(self, target, names, full_in, meta_pos, alias, ind):
+        """Lines computing full-shape value `target` (and what it needs) at element k."""
+        lines = []
+        target = alias.get(target, target)
+        if target in names:
+            return lines
+        producer = {o.id: e for e in self.eqns for o in e.outputs}
+        if target in full_in:
+            j, kind = full_in[target]
+            v = next(u for u in self.inputs if u.id == target)
+            names[target] = f"f{j}"
+            lines.append(f"{ind}const {kernels.compute_ctype(v.aval.dtype)} f{j} = "
+                         f"{kernels.load(v.aval.dtype, f'in{j}', self._index(j, kind, 'row * K + k', v, meta_pos))};")
+            return lines
+        e = producer[target]
+        ops = []
+        for u in e.inputs:
+            lines += self._emit_full(u.id, names, full_in, meta_pos, alias, ind)
+            ops.append(names[alias.get(u.id, u.id)])
+        template, t, uu = expression(e.prim, [u.aval.dtype for u in e.inputs],
+                                     e.outputs[0].aval.dtype, e.params)
+        var = f"e{target}"
+        lines.append(f"{ind}const {uu} {var} = {apply_template(template, t, uu, ops)};")
+        names[target] = var
+        return lines
+
+    def _emit_rows(self, names, alias, ind):
+        """Per-row elementwise values whose inputs are all known per-row values."""
+        lines = []
+        progress = True
+        while progress:
+            progress = False
+            for e in self.eqns:
+                o = e.outputs[0]
+                if o.id in names or e.prim.name in _REDUCERS or e.prim.name in (
+                        "broadcast_in_dim", "reshape") or self._is_full(o.aval):
+                    continue
+                ins = [alias.get(u.id, u.id) for u in e.inputs]
+                if all(i in names for i in ins):
+                    template, t, uu = expression(e.prim, [u.aval.dtype for u in e.inputs],
+                                                 o.aval.dtype, e.params)
+                    lines.append(f"{ind}const {uu} w{o.id} = "
+                                 f"{apply_template(template, t, uu, [names[i] for i in ins])};")
+                    names[o.id] = f"w{o.id}"
+                    progress = True
+        # aliases of per-row values
+        for a, src in alias.items():
+            if src in names and a not in names:
+                names[a] = names[src]
+        return lines
+
+    def _make_launcher(self, device, args, params, out_avals):
+        import pyopencl as cl
+        from ..core.array import Array, layout_id
+        from ..core.pool import Storage
+        from ..core.shapes import contiguous_strides
+        L = 1
+        while L < min(self.K, device.work_group):
+            L *= 2
+        L = max(L, 1)
+        src, meta = self.source_for(device, args, L)
+        k = kernels.kernel(device, src, self.kernel_name)
+        m, nin = len(self.outputs), len(self.inputs)
+        for j, x in enumerate(args):
+            k.set_arg(m + 2 * j + 1, np.int32(x.offset))
+        if meta is not None:
+            mb = cl.Buffer(device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                           hostbuf=meta)
+            k.set_arg(m + 2 * nin, mb)
+            k._netcl_meta = mb
+        outs_meta = []
+        for a in self.out_avals:
+            st = contiguous_strides(a.shape)
+            outs_meta.append((a.shape, a.dtype, a.weak_type, st, prod(a.shape) * a.dtype.itemsize,
+                              layout_id(device, a.shape, a.dtype, a.weak_type, st, 0)))
+        gsize, lsize = (self.R * L,), (L,)
+        queue, pool, set_arg = device.queue, device.pool, k.set_arg
+        enqueue = cl.enqueue_nd_range_kernel
+        R = self.R
+
+        def launch(*xs):
+            outs = []
+            for j, (shape, dt, weak, st, nbytes, lid) in enumerate(outs_meta):
+                s = Storage(pool, nbytes)
+                outs.append(Array(device, s.buf, s, shape, dt, st, 0, weak, True, lid))
+                set_arg(j, s.buf)
+            if R:
+                for j, x in enumerate(xs):
+                    set_arg(m + 2 * j, x._buf)
+                enqueue(queue, k, gsize, lsize)
+            return tuple(outs)
+        return launch
+
+    def _reference(self, *xs):
+        env = {v.id: x for v, x in zip(self.inputs, xs)}
+        for vid, val in self.literals.items():
+            env[vid] = np.asarray(val, dtype=self._aval(vid).dtype)
+        for e in self.eqns:
+            ins = [env[v.id] for v in e.inputs]
+            outs = e.prim.reference(*ins, **e.params)
+            env[e.outputs[0].id] = np.asarray(outs, dtype=e.outputs[0].aval.dtype)
+        return tuple(env[v.id] for v in self.outputs)
+
+
+def _row_shapes(full, whole):
+    """Shapes of per-row values: (R,) or (R, 1) for last-axis groups, () or (1, ...) for
+    groups reducing everything (a single row)."""
+    if whole:
+        return {(), (1,) * len(full)}
+    return {tuple(full[:-1]), tuple(full[:-1]) + (1,)}
+
+
+def row_fuse(ir, scalar_literals):
+    """Find row groups (each with at least one last-axis reduction) and replace them."""
+    eqns = ir.eqns
+    producer = {o.id: i for i, e in enumerate(eqns) for o in e.outputs}
+    consumers = {}
+    for i, e in enumerate(eqns):
+        for v in e.inputs:
+            consumers.setdefault(v.id, []).append(i)
+    out_ids = {v.id for v in ir.outvars}
+    group_of, groups, full_of, closed = {}, {}, {}, set()
+
+    def row_reduction(e):
+        """(full shape, whole) if e reduces the last axis, or all axes, of a float array."""
+        if e.prim.name not in _REDUCERS:
+            return None
+        x = e.inputs[0].aval
+        axes = tuple(e.params.get("axes", ()))
+        if x.ndim == 0 or x.dtype.kind != "f" or x.size == 0:
+            return None
+        whole = axes == tuple(range(x.ndim))
+        rows, k = (1, x.size) if whole else (prod(x.shape[:-1]), x.shape[-1])
+        # One work-group per row: a few long rows would leave a GPU idle; those go to the
+        # multi-pass reduction kernels instead.
+        # k >= 2: with rows of one element the per-row and full shapes coincide (no gain).
+        if (whole or axes == (x.ndim - 1,)) and k >= 2 and (k <= 8192 or rows >= 256):
+            return tuple(x.shape), whole
+        return None
+
+    for i, e in enumerate(eqns):
+        in_groups = []
+        for v in e.inputs:
+            g = group_of.get(producer.get(v.id))
+            if g is not None and g not in in_groups:
+                in_groups.append(g)
+        target = None
+        red = row_reduction(e)
+        if red is not None:
+            cands = [g for g in in_groups if g not in closed and full_of[g] == red]
+            target = cands[0] if cands else None
+            if target is None:
+                target = len(full_of)
+                groups[target], full_of[target] = [], red
+        else:
+            for g in in_groups:
+                if g in closed:
+                    continue
+                full, whole = full_of[g]
+                rshapes = _row_shapes(full, whole)
+                shape = tuple(e.outputs[0].aval.shape) if len(e.outputs) == 1 else None
+                ok = shape is not None and (shape == full or shape in rshapes)
+                if e.prim.fusion == "elementwise" and e.prim.lowering is not None and ok and \
+                        not e.prim.multiple_results:
+                    ok = all(tuple(u.aval.shape) == shape or u.id in scalar_literals
+                             for u in e.inputs)
+                elif e.prim.name == "broadcast_in_dim" and ok:
+                    src = tuple(e.inputs[0].aval.shape)
+                    ok = shape == full and src in rshapes and \
+                        tuple(e.params["broadcast_dimensions"]) == tuple(range(len(src)))
+                elif e.prim.name == "reshape" and ok:
+                    ok = tuple(e.inputs[0].aval.shape) in rshapes and shape in rshapes
+                else:
+                    ok = False
+                if ok:
+                    target = g
+                    break
+        for g in in_groups:
+            if g != target:
+                closed.add(g)
+        if target is not None:
+            groups[target].append(i)
+            group_of[i] = target
+
+    _absorb_prologues(eqns, producer, consumers, out_ids, group_of, groups, full_of,
+                      scalar_literals)
+    last_of = {g: idx[-1] for g, idx in groups.items() if idx}
+    new_eqns = []
+    for i, e in enumerate(eqns):
+        g = group_of.get(i)
+        if g is None:
+            new_eqns.append(e)
+            continue
+        if i != last_of[g]:
+            continue
+        members = [eqns[j] for j in groups[g]]
+        produced = {o.id for m in members for o in m.outputs}
+        full, whole = full_of[g]
+        inputs, seen, literals = [], set(), {}
+        for m in members:
+            for v in m.inputs:
+                if v.id in produced or v.id in seen:
+                    continue
+                if v.id in scalar_literals and v.aval.ndim == 0:
+                    literals[v.id] = scalar_literals[v.id]
+                    continue
+                seen.add(v.id)
+                inputs.append(v)
+        ok_inputs = all(tuple(v.aval.shape) == full or
+                        tuple(v.aval.shape) in _row_shapes(full, whole) for v in inputs)
+        outputs = [o for m in members for o in m.outputs
+                   if o.id in out_ids or any(group_of.get(c) != g for c in consumers.get(o.id, []))]
+        if not ok_inputs or any(m.prim.name == "broadcast_in_dim" and m.inputs[0].id in literals
+                                for m in members):
+            new_eqns.extend(members)
+            continue
+        R, K = (1, prod(full)) if whole else (prod(full[:-1]), full[-1])
+        rp = RowFusedPrimitive(members, inputs, outputs, literals, R, K, full)
+        new_eqns.append(Eqn(rp, inputs, {}, outputs))
+    return dce(IR(ir.invars, ir.constvars, ir.consts, new_eqns, ir.outvars))
+
+
+def _absorb_prologues(eqns, producer, consumers, out_ids, group_of, groups, full_of, literals):
+    """Pull full-shape elementwise producers used only by one row group into it (they are
+    then computed inside the group's loops instead of written out and read back)."""
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(eqns) - 1, -1, -1):
+            e = eqns[i]
+            if i in group_of or e.prim.fusion != "elementwise" or e.prim.lowering is None \
+                    or e.prim.multiple_results or e.outputs[0].id in out_ids:
+                continue
+            users = consumers.get(e.outputs[0].id, [])
+            gs = {group_of.get(c) for c in users}
+            if len(gs) != 1 or None in gs:
+                continue
+            g = gs.pop()
+            full, _ = full_of[g]
+            if tuple(e.outputs[0].aval.shape) != full or not all(
+                    tuple(u.aval.shape) == full or u.id in literals for u in e.inputs):
+                continue
+            group_of[i] = g
+            groups[g].append(i)
+            groups[g].sort()
+            changed = True
