@@ -63,28 +63,28 @@ def cpu_candidates(dtype):
 def gpu_candidates(dtype):
     T = lambda **k: GemmConfig(kind="tiled", **k)  # noqa: E731
     if dtype == "double":
-        return [T(wg_m=16, wg_n=16, tm=4, tn=4, bk=8, vec=2, rvec=2, pad=2),
+        return [T(wg_m=16, wg_n=16, tm=8, tn=8, bk=8, vec=2, rvec=2, pad=2),
+                T(wg_m=16, wg_n=16, tm=4, tn=4, bk=8, vec=2, rvec=2, pad=2),
                 T(wg_m=16, wg_n=16, tm=8, tn=4, bk=8, vec=2, rvec=2, pad=2),
                 T(wg_m=16, wg_n=16, tm=4, tn=8, bk=8, vec=2, rvec=2, pad=2),
                 T(wg_m=16, wg_n=16, tm=8, tn=4, bk=16, vec=2, rvec=2, pad=2),
-                T(wg_m=16, wg_n=16, tm=8, tn=8, bk=8, vec=2, rvec=2, pad=2),
                 T(wg_m=8, wg_n=8, tm=4, tn=4, bk=8, vec=2, rvec=2, pad=2, double_buffer=False),
                 T(wg_m=8, wg_n=8, tm=2, tn=2, bk=8, vec=2, rvec=2, pad=2, double_buffer=False)]
-    # H200, n = 8192, first round: 128x128 8x8 bk8 db 40.8 TFLOP/s, bk16 db 35.9,
-    # bk8 single-buffered 26.2, bk16 single 33.2, pad 0 40.7 (159 registers, no spills).
+    # H200, n = 8192 (TFLOP/s), rounds 1-2 (benchmarks/results/gemm_h200_round*):
+    # 128x128 16x8/thread 44.8, 256x128 16x8 44.6, 128x128 8x8 40.8 (bk16 35.9,
+    # single-buffered 26.2), 128x256 8x16 37.3, 128x128 8x16 36.7, 64x128 4x8 37.8.
     return [
-        T(wg_m=16, wg_n=16, tm=8, tn=8, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
-        T(wg_m=16, wg_n=8, tm=8, tn=16, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
         T(wg_m=8, wg_n=16, tm=16, tn=8, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
-        T(wg_m=16, wg_n=16, tm=8, tn=16, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
-        T(wg_m=16, wg_n=16, tm=16, tn=8, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
-        T(wg_m=16, wg_n=8, tm=8, tn=16, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
-        T(wg_m=16, wg_n=16, tm=8, tn=8, bk=8, vec=4, rvec=1, pad=4, double_buffer=True),
-        T(wg_m=16, wg_n=16, tm=8, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
+        T(wg_m=16, wg_n=16, tm=8, tn=8, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
         T(wg_m=16, wg_n=16, tm=4, tn=8, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
-        T(wg_m=16, wg_n=16, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
         T(wg_m=8, wg_n=8, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=False),
+        T(wg_m=8, wg_n=16, tm=16, tn=8, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
+        T(wg_m=16, wg_n=16, tm=16, tn=8, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
+        T(wg_m=8, wg_n=16, tm=16, tn=8, bk=8, vec=4, rvec=4, pad=0, double_buffer=True),
+        T(wg_m=8, wg_n=16, tm=16, tn=4, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
+        T(wg_m=4, wg_n=16, tm=16, tn=8, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
         T(wg_m=16, wg_n=16, tm=8, tn=8, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
+        T(wg_m=16, wg_n=16, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
     ]
 
 

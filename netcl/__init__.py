@@ -11,6 +11,8 @@ from . import tree_util  # noqa: F401
 from . import numpy  # noqa: F401  (installs array operators)
 from . import lax  # noqa: F401
 from . import nn  # noqa: F401
+from . import random  # noqa: F401
+from . import data, io, optim, stax  # noqa: F401
 from .numpy.creation import device_put
 from . import test_util  # noqa: F401
 from .transforms.jit import jit

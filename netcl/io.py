@@ -13,22 +13,29 @@ tracers, custom registered nodes and dataclasses, is refused with a TypeError na
 leaf path, before anything is written.
 
 File format (version 1): a NumPy ``.npz`` (a zip of ``.npy`` members; readable with
-``np.load(path)``, no pickle anywhere). Member ``leaf_<i>`` holds the i-th array leaf;
+``np.load(path)``, no pickle anywhere). Member ``leaf_<k>`` holds the k-th array leaf;
 member ``__netcl_tree__`` is a uint8 array holding UTF-8 JSON::
 
     {"format": "netcl-checkpoint", "version": 1,
-     "tree":   {"t": "dict", "keys": [["s", "params"], ...], "c": [<node>, ...]},
-     "leaves": [{"kind": "array", "dtype": "float32", "shape": [3], "weak_type": false,
-                 "sha256": "..."}, {"kind": "int", "value": 100}, ...],
+     "tree":   {"t": "dict", "keys": [["s", "params"], ["s", "step"]], "c": [<node>, <node>]},
+     "leaves": [{"kind": "array", "weak_type": false, "dtype": "float32", "shape": [3],
+                 "member": "leaf_0", "sha256": "<of the array's C-order bytes>"},
+                {"kind": "int", "value": 100}, ...],
      "sha256": "<sha256 of the canonical JSON of the fields above>"}
 
-A node is ``{"t": "leaf", "i": k}``, ``{"t": "none"}``, ``{"t": "list"|"tuple", "c": [...]}``,
-``{"t": "dict"|"ordereddict", "keys": [...], "c": [...]}`` or ``{"t": "namedtuple",
-"module": m, "qualname": q, "fields": [...], "c": [...]}``. ``save`` writes a temporary file
-in the destination directory, fsyncs it and ``os.replace``s it over ``path``, so a crash or
-an error never leaves a half-written checkpoint. ``load`` checks the zip CRCs, every array's
-sha256, dtype and shape, and the description's own sha256: a truncated, corrupted or foreign
-file raises ValueError naming the path and the problem.
+A node is ``{"t": "leaf", "i": <index into leaves>}``, ``{"t": "none"}``,
+``{"t": "list"|"tuple", "c": [...]}``, ``{"t": "dict"|"ordereddict", "keys": [...],
+"c": [...]}`` (keys tagged: ``["s", str]``, ``["i", int]``, ``["f", float.hex]``,
+``["b", bool]``, ``["n", null]``, ``["t", [keys]]``) or ``{"t": "namedtuple", "module": m,
+"qualname": q, "fields": [...], "c": [...]}``. Leaf kinds: ``array`` (netcl), ``ndarray`` and
+``npscalar`` (NumPy; dtype, shape, member, sha256), ``int``, ``bool``, ``str`` and ``float``
+(``float.hex``, exact, inf/nan included) with a ``value``.
+
+``save`` writes a temporary file in the destination directory, fsyncs it and
+``os.replace``s it over ``path``, so a crash or an error never leaves a half-written
+checkpoint. ``load`` checks the zip CRCs, each member's size against its header (before
+allocating), every array's sha256, dtype and shape, and the description's own sha256: a
+truncated, corrupted or foreign file raises ValueError naming the path and the problem.
 """
 import collections
 import hashlib

@@ -10,6 +10,9 @@ from .primitives.linalg import *  # noqa: F401,F403
 from .transforms.ad import stop_gradient  # noqa: F401
 from .transforms.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa
 
+from .primitives.random_bits import (bitcast_convert_type, nextafter, shift_left,  # noqa
+                                     shift_right_arithmetic, shift_right_logical, threefry2x32)
+
 _OPTIONAL = ["structural", "reductions", "conv"]
 for _m in _OPTIONAL:  # families land one by one; each defines __all__
     _mod = __import__(f"netcl.primitives.{_m}", fromlist=["__all__"])

@@ -291,6 +291,9 @@ def test_long_reduction_paths(shape, axis):
     xi = rng.integers(-9, 9, shape).astype(np.int32)
     np.testing.assert_array_equal(np.asarray(R.cumsum(jnp.asarray(xi), axis, True)),
                                   _np_scan("cumsum", xi, axis, True))
+    xr = rng.integers(-3, 3, shape).astype(np.float32)  # ties, read backwards in memory
+    np.testing.assert_array_equal(np.asarray(jnp.argmax(to_device(xr, "reversed"), axis=axis)),
+                                  xr.argmax(axis))
 
 
 def test_layouts_that_need_a_copy_or_give_views():
@@ -305,6 +308,11 @@ def test_layouts_that_need_a_copy_or_give_views():
     check_sum_like(jnp.sum(b, axis=1), xb.sum(1), xb, 1)
     s = d[:, ::2, 1::2]
     np.testing.assert_array_equal(np.asarray(jnp.max(s, axis=0)), x[:, ::2, 1::2].max(0))
+    o = d[1:, 2:]  # dense rows at an offset
+    np.testing.assert_array_equal(np.asarray(jnp.argmax(o, axis=2)), x[1:, 2:].argmax(2))
+    check_sum_like(jnp.sum(d[2], axis=0), x[2].sum(0), x[2], 0)
+    np.testing.assert_allclose(np.asarray(R.cumsum(d[1:], 1, True)),
+                               _np_scan("cumsum", x[1:], 1, True), rtol=1e-5, atol=1e-5)
     # a permuted input gives a permuted-view output, which later ops read correctly
     t = jnp.transpose(d, (2, 0, 1))
     r = jnp.sum(t, axis=1)
@@ -325,6 +333,8 @@ def test_gpu_kernel_family(gpu_kernels):
         check_sum_like(jnp.sum(d, axis=axis), x.sum(axis), x, axis)
         np.testing.assert_array_equal(np.asarray(jnp.min(d, axis=axis)), x.min(axis))
         np.testing.assert_array_equal(np.asarray(jnp.argmax(d, axis=axis)), x.argmax(axis))
+        np.testing.assert_array_equal(np.asarray(jnp.argmax(to_device(x, "reversed"),
+                                                            axis=axis)), x.argmax(axis))
         for reverse in (False, True):
             want = _np_scan("cumsum", x.astype(np.float64), axis, reverse)
             np.testing.assert_allclose(np.asarray(R.cumsum(d, axis, reverse)), want,

@@ -462,6 +462,18 @@ def test_state_threads_through_nested_combinators():
     assert_close(y2, host(y))
 
 
+def test_state_convention_under_jit():
+    net = stax.serial(stax.Dense(4), stax.BatchNorm(axis=0), stax.Relu, stax.Dropout(0.5))
+    _, params, state = net[0](KEY, (6, 3), return_state=True)
+    x = jnp.asarray(rnd(6, 3))
+    step = netcl.jit(lambda p, s, x, k: net[1](p, x, state=s, rng=k))
+    y, new = step(params, state, x, KEY)
+    y_ref, new_ref = net[1](params, x, state=state, rng=KEY)
+    assert_close(y, host(y_ref), atol=1e-5)
+    for a, b in zip(tree_util.tree_leaves(new), tree_util.tree_leaves(new_ref)):
+        assert_close(a, host(b), atol=1e-6)
+
+
 def test_plain_stax_layers_compose_with_state():
     """A user-written layer without the state convention still works inside serial."""
     def Double():

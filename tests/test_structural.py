@@ -285,6 +285,23 @@ def test_gather_scatter_bad_input():
         S.scatter(x, _idx([0]), jnp.zeros((1, 4), jnp.int32), 0)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "uint32", "float64"])
+def test_other_dtypes(dtype):
+    rng = np.random.default_rng(0)
+    h = rand(rng, (3, 4), dtype, 0, 9)
+    x = jnp.asarray(h)
+    idx = np.array([2, 0, 2], np.int32)
+    assert_close(S.concatenate([x, x[:1]], 0), np.concatenate([h, h[:1]]), dtype)
+    assert_close(S.pad(x, h[0, 0], ((1, -1, 1), (0, 2, 0))),
+                 _pad_oracle(h, h[0, 0], ((1, -1, 1), (0, 2, 0))), dtype)
+    assert_close(S.gather(x, _idx(idx), 1), h[:, idx], dtype)
+    assert_close(S.scatter_add(x, _idx(idx), x[idx], 0),
+                 _scatter_oracle("add", h, idx, h[idx], 0, 0), dtype)
+    assert_close(S.dynamic_update_slice(x, x[:2, :2], (2, 1)),
+                 S.dynamic_update_slice_p.reference(h, h[:2, :2], np.int32(2), np.int32(1)),
+                 dtype)
+
+
 # ---- derivatives (float64) -------------------------------------------------------------------
 
 def _f64(rng, *shape):

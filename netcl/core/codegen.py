@@ -93,7 +93,8 @@ def render_elementwise(name, inputs, body, outputs, preamble=""):
         lines.append("  " + kernels.store(d, f"out{j}", "i", var))
     lines.append("}")
     code = "\n".join(lines) + "\n"
-    return preamble + helpers_for(code) + code
+    # No fused multiply-add contraction: jitted (fused) and eager results stay identical.
+    return "#pragma OPENCL FP_CONTRACT OFF\n" + preamble + helpers_for(code) + code
 
 
 def input_kind(x, shape):

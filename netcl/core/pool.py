@@ -41,10 +41,15 @@ class BufferPool:
         """Return (buffer, size_class). The buffer holds at least nbytes."""
         size = bucket_size(nbytes)
         free = self._free.get(size)
+        buf = None
         if free:
+            try:  # list.pop is atomic: safe against a loader thread allocating too
+                buf = free.pop()
+            except IndexError:
+                pass
+        if buf is not None:
             self.hits += 1
             self.bytes_cached -= size
-            buf = free.pop()
         else:
             self.misses += 1
             try:

@@ -187,7 +187,7 @@ def _plan(shape, idx, where):
                 start[xd], limit[xd] = v % n, v % n + 1
         ints = {xd for kind, _, xd in entries if kind == "int"}
         kept = tuple(s for d, s in enumerate(shape) if d not in ints)
-        plan.pre = (tuple(start), tuple(limit), kept)
+        plan.pre = (tuple(start), tuple(limit), kept, ints)
         plan.rest = _plan(kept, tuple(v if kind == "slice" else None
                                       for kind, v, _ in entries if kind != "int"), where)
         plan.shape = plan.rest.shape
@@ -263,7 +263,7 @@ def _execute(x, plan, mark=False):
     """Apply a plan to x; with mark=True also a bool mask over the result that is False where
     a device index was out of range (None when there is none)."""
     if plan.pre is not None:
-        start, limit, kept = plan.pre
+        start, limit, kept, _ = plan.pre
         return _execute(views.reshape(views.slice(x, start, limit), kept), plan.rest, mark)
     y = views.slice(x, plan.start, plan.limit, plan.step)
     if plan.rev_dims:
@@ -354,25 +354,24 @@ _SCATTER = {"set": st.scatter_p, "add": st.scatter_add_p, "multiply": st.scatter
 
 
 def _values_like(values, shape, x, where):
+    """values cast to x's dtype and broadcast to `shape` (checked before any work)."""
     v = asarray_arg(values, where)
+    shape = tuple(shape)
+    vshape = tuple(v.shape)
+    while len(vshape) > len(shape) and vshape[0] == 1:  # NumPy drops leading size-1 dims
+        vshape = vshape[1:]
+    try:
+        ok = broadcast_shapes(vshape, shape, where=where) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{where}: values of shape {tuple(v.shape)} cannot be broadcast to "
+                         f"the indexed shape {shape}")
+    if vshape != tuple(v.shape):
+        v = views.reshape(v, vshape)
     if v.dtype != x.dtype or v.weak_type != x.weak_type:
         v = ew.convert_element_type(v, x.dtype, x.weak_type)
-    try:
-        b = broadcast_shapes(v.shape, tuple(shape), where=where)
-    except ValueError:
-        b = None
-    if b != tuple(shape):
-        # NumPy also accepts extra leading size-1 dimensions on the values
-        squeezed = tuple(v.shape)
-        while len(squeezed) > len(shape) and squeezed[0] == 1:
-            squeezed = squeezed[1:]
-        if len(squeezed) < len(v.shape) and broadcast_shapes(
-                squeezed, tuple(shape), where=where) == tuple(shape):
-            v = views.reshape(v, squeezed)
-        else:
-            raise ValueError(f"{where}: values of shape {tuple(v.shape)} cannot be broadcast "
-                             f"to the indexed shape {tuple(shape)}")
-    return views.broadcast_to_rank(v, tuple(shape))
+    return views.broadcast_to_rank(v, shape)
 
 
 def _single_array_index(idx):
@@ -410,9 +409,19 @@ def _update(x, idx, values, mode):
             valid = views.broadcast_in_dim(valid, shape, tuple(range(valid.ndim)))
             v = ew.select(valid, v, views.full(shape, 0, v.dtype))
         return prim.bind(x, i, v, axis=0, batch_dims=0)
-    # general case: find the flat positions x[idx] reads, then scatter into the flat array
     plan = _plan(x.shape, idx, where)
     v = _values_like(values, plan.shape, x, where)
+    box = _unit_step_box(plan, x.ndim)
+    if box is not None:
+        # a box of unit steps (x.at[0], x.at[:, 1:3], ...): combine on the region, write it back
+        start, limit = box
+        shape = tuple(b - a for a, b in zip(start, limit))
+        new = views.reshape(v, shape)
+        if mode != "set":
+            region = views.slice(x, start, limit)
+            new = _COMBINE[mode](x.dtype)(region, new)
+        return st.dynamic_update_slice(x, new, start)
+    # general case: find the flat positions x[idx] reads, then scatter into the flat array
     n = x.size
     sel, valid = _execute(views.reshape(st.iota(dtypes.int32, n), x.shape), plan, mark=True)
     flat_x = views.reshape(x, (n,))
@@ -425,6 +434,30 @@ def _update(x, idx, values, mode):
     if valid is not None:
         out = views.slice(out, (0,), (n,))
     return views.reshape(out, x.shape)
+
+
+_COMBINE = {
+    "add": lambda dt: ew.or_ if dt == dtypes.bool_ else ew.add,
+    "multiply": lambda dt: ew.and_ if dt == dtypes.bool_ else ew.mul,
+    "min": lambda dt: ew.min_,
+    "max": lambda dt: ew.max_,
+}
+
+
+def _unit_step_box(plan, ndim):
+    """(start, limit) per axis when a basic index selects a box with unit steps, else None."""
+    if plan.pre is not None:
+        start, limit, kept_shape, ints = plan.pre
+        rest = _unit_step_box(plan.rest, len(kept_shape))
+        if rest is None:
+            return None
+        start, limit = list(start), list(limit)
+        for d, a, b in zip([d for d in range(ndim) if d not in ints], *rest):
+            start[d], limit[d] = a, b
+        return tuple(start), tuple(limit)
+    if plan.advs or plan.rev_dims or any(s != 1 for s in plan.step):
+        return None
+    return plan.start, plan.limit
 
 
 class _IndexUpdateRef:

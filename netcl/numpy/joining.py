@@ -65,7 +65,7 @@ def concatenate(arrays, axis=0, dtype=None):
 
     >>> netcl.numpy.concatenate([netcl.numpy.zeros((2, 3)), netcl.numpy.ones((1, 3))])
     """
-    xs = _convert(_sequence(arrays, "concatenate"), dtype, "concatenate")
+    xs = [asarray_arg(x, "concatenate") for x in _sequence(arrays, "concatenate")]
     if axis is None:
         xs = [views.reshape(x, (x.size,)) for x in xs]
         axis = 0
@@ -87,6 +87,7 @@ def concatenate(arrays, axis=0, dtype=None):
                              f"concatenation axis {ax} must match exactly, but the array at "
                              f"index 0 has shape {tuple(xs[0].shape)} and the array at index "
                              f"{i} has shape {tuple(x.shape)}")
+    xs = _convert(xs, dtype, "concatenate")  # (after the checks: nothing is enqueued first)
     xs = [x for x in xs if x.shape[ax]] or xs[:1]
     return st.concatenate(xs, ax)
 
@@ -101,13 +102,14 @@ def stack(arrays, axis=0, out=None, dtype=None):
     """
     if out is not None:
         raise ValueError("stack: out= is not supported (netcl arrays are immutable)")
-    xs = _convert(_sequence(arrays, "stack"), dtype, "stack")
+    xs = [asarray_arg(x, "stack") for x in _sequence(arrays, "stack")]
     for i, x in enumerate(xs):
         if tuple(x.shape) != tuple(xs[0].shape):
             raise ValueError(f"stack: all input arrays must have the same shape, but the array "
                              f"at index 0 has shape {tuple(xs[0].shape)} and the array at "
                              f"index {i} has shape {tuple(x.shape)}")
     ax = normalize_axis(axis, xs[0].ndim + 1, "stack")
+    xs = _convert(xs, dtype, "stack")
     return st.concatenate([_insert_axis(x, ax) for x in xs], ax)
 
 

@@ -17,7 +17,9 @@ def is_static_number(x):
 def _interval(lo, hi, lo_open, hi_open):
     left = "-inf" if lo is None else f"{lo:g}"
     right = "inf" if hi is None else f"{hi:g}"
-    return f"{'(' if lo_open or lo is None else '['}{left}, {right}{')' if hi_open or hi is None else ']'}"
+    opening = "(" if lo_open or lo is None else "["
+    closing = ")" if hi_open or hi is None else "]"
+    return f"{opening}{left}, {right}{closing}"
 
 
 def hyperparam(where, name, value, lo=None, hi=None, lo_open=False, hi_open=False):

@@ -41,10 +41,11 @@ def adam(learning_rate, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, mu_dtype=None,
                  _lr("adam", learning_rate))
 
 
-def nadam(learning_rate, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, mu_dtype=None):
+def nadam(learning_rate, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, mu_dtype=None, *,
+          nesterov=True):
     """Adam with Nesterov momentum (NAdam)."""
     _check_adam("nadam", b1, b2, eps, eps_root)
-    return chain(scale_by_adam(b1, b2, eps, eps_root, mu_dtype, nesterov=True),
+    return chain(scale_by_adam(b1, b2, eps, eps_root, mu_dtype, nesterov=nesterov),
                  _lr("nadam", learning_rate))
 
 
@@ -63,10 +64,10 @@ def adamw(learning_rate, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, mu_dtype=None
 
 
 def nadamw(learning_rate, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, mu_dtype=None,
-           weight_decay=1e-4, mask=None):
+           weight_decay=1e-4, mask=None, *, nesterov=True):
     """AdamW with Nesterov momentum."""
     return adamw(learning_rate, b1, b2, eps, eps_root, mu_dtype, weight_decay, mask,
-                 nesterov=True)
+                 nesterov=nesterov)
 
 
 def rmsprop(learning_rate, decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
@@ -125,10 +126,10 @@ def lion(learning_rate, b1=0.9, b2=0.99, mu_dtype=None, weight_decay=1e-3, mask=
                  _lr("lion", learning_rate))
 
 
-def noisy_sgd(learning_rate, eta=0.01, gamma=0.55, seed=0):
-    """SGD with annealed Gaussian gradient noise: chain(add_noise(eta, gamma, seed),
+def noisy_sgd(learning_rate, eta=0.01, gamma=0.55, key=None, *, seed=None):
+    """SGD with annealed Gaussian gradient noise: chain(add_noise(eta, gamma, key, seed=seed),
     scale_by_learning_rate(lr))."""
-    return chain(add_noise(eta, gamma, seed), _lr("noisy_sgd", learning_rate))
+    return chain(add_noise(eta, gamma, key, seed=seed), _lr("noisy_sgd", learning_rate))
 
 
 def _check_adam(where, b1, b2, eps, eps_root):

@@ -87,7 +87,7 @@ def scale_by_schedule(step_size_fn):
     return GradientTransformation(init_fn, update_fn)
 
 
-def scale_by_learning_rate(learning_rate, *, flip_sign=True):
+def scale_by_learning_rate(learning_rate=None, *, flip_sign=True):
     """Multiply by -learning_rate (or +learning_rate with flip_sign=False); a float >= 0 or a
     schedule. `None` is the identity.
 
@@ -168,7 +168,10 @@ def scale_by_adam(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, mu_dtype=None, *, ne
         else:
             mu_hat = nm.bias_correction(mu, b1, count)
         nu_hat = nm.bias_correction(nu, b2, count)
-        updates = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), mu_hat, nu_hat)
+        if chk.is_static_number(eps_root) and eps_root == 0:
+            updates = tree_map(lambda m, v: m / (jnp.sqrt(v) + eps), mu_hat, nu_hat)
+        else:
+            updates = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), mu_hat, nu_hat)
         return updates, ScaleByAdamState(count=count, mu=tree_cast(mu, mu_dtype), nu=nu)
     return GradientTransformation(init_fn, update_fn)
 
@@ -333,13 +336,27 @@ class ScaleByLionState(NamedTuple):
     mu: Any
 
 
-def scale_by_lion(b1=0.9, b2=0.99, mu_dtype=None):
+def scale_by_lion(b1=0.9, b2=0.99, mu_dtype=None, *, mode="hard", smooth_beta=1.0):
     """Lion's update: sign((1 - b1) * g + b1 * m), then m <- (1 - b2) * g + b2 * m.
+    mode="smooth" uses tanh(smooth_beta * x) for sign(x); mode="refined" keeps x where
+    |x| < 1 and saturates to sign(x) beyond.
 
     >>> chain(scale_by_lion(), scale(-1e-4))    # lion(1e-4, weight_decay=0)
     """
     b1 = chk.decay_rate("scale_by_lion", "b1", b1)
     b2 = chk.decay_rate("scale_by_lion", "b2", b2)
+    if mode not in ("hard", "smooth", "refined"):
+        raise ValueError(f"scale_by_lion: mode must be 'hard', 'smooth' or 'refined', got "
+                         f"{mode!r}")
+    smooth_beta = chk.hyperparam("scale_by_lion", "smooth_beta", smooth_beta)
+
+    def direction(g, m):
+        x = (1 - b1) * g + b1 * m
+        if mode == "smooth":
+            return jnp.tanh(smooth_beta * x)
+        if mode == "refined":
+            return jnp.where(jnp.abs(x) < 1.0, x, jnp.sign(x))
+        return jnp.sign(x)
 
     def init_fn(params):
         return ScaleByLionState(count=_count0(), mu=tree_zeros_like(params, mu_dtype))
@@ -348,7 +365,7 @@ def scale_by_lion(b1=0.9, b2=0.99, mu_dtype=None):
         del params
         chk.state_type("scale_by_lion", state, ScaleByLionState)
         _moments("scale_by_lion", updates, state, "mu")
-        new_updates = tree_map(lambda g, m: jnp.sign((1 - b1) * g + b1 * m), updates, state.mu)
+        new_updates = tree_map(direction, updates, state.mu)
         mu = update_moment(updates, state.mu, b2, 1)
         return new_updates, ScaleByLionState(count=safe_increment(state.count),
                                              mu=tree_cast(mu, mu_dtype))
@@ -381,18 +398,26 @@ class AddNoiseState(NamedTuple):
     rng_key: Any   # uint32[2]
 
 
-def add_noise(eta, gamma, seed):
+def add_noise(eta, gamma, key=None, *, seed=None):
     """Add Gaussian noise of variance eta / (1 + t)^gamma (t = steps so far) to each update.
+    `key`: a PRNG key (netcl.random.PRNGKey) or an int seed (older optax's third argument);
+    `seed`: an int seed; neither given: seed 0.
 
-    >>> chain(add_noise(0.01, 0.55, seed=0), scale(-0.1))    # noisy_sgd
+    >>> chain(add_noise(0.01, 0.55, netcl.random.PRNGKey(0)), scale(-0.1))    # noisy_sgd
     """
     from .. import random
     eta = chk.non_negative("add_noise", "eta", eta)
     gamma = chk.non_negative("add_noise", "gamma", gamma)
+    if key is not None and seed is not None:
+        raise ValueError("add_noise: give key or seed, not both")
+    if key is None or chk.is_static_number(key):
+        seed = int(key if key is not None else (seed or 0))
+        key = None
 
     def init_fn(params):
         del params
-        return AddNoiseState(count=_count0(), rng_key=random.PRNGKey(seed))
+        return AddNoiseState(count=_count0(),
+                             rng_key=random.PRNGKey(seed) if key is None else key)
 
     def update_fn(updates, state, params=None):
         del params

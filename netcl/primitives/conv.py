@@ -386,7 +386,7 @@ def _conv_source(in_dtype, out_dtype):
         lines.append(f"  const int {var} = {var}_q - NDIV({var}_q, dm_m{size}, dm_s{size}) "
                      f"* dm_{size};")
     decomp = "\n".join(lines)
-    return f"""{_NDIV}{_defines("DM", _DM)}{_defines("IM", _IM)}
+    src = f"""{_NDIV}{_defines("DM", _DM)}{_defines("IM", _IM)}
 __kernel void conv_direct(__global {So}* out, __global const {S}* lhs,
                           __global const {S}* rhs, __constant int* m) {{
   const int i = get_global_id(0);
@@ -463,6 +463,9 @@ __kernel void conv_im2col(__global {S}* P, __global const {S}* lhs, __constant i
   }}
 }}
 """
+    if in_dtype not in (dtypes.float32, dtypes.float64):   # im2col feeds the float GEMM only
+        src = src[:src.index("/* im2col:")]
+    return src
 
 
 def _const_buffer(device, values):

@@ -3,28 +3,35 @@
   reduce_sum / reduce_prod / reduce_max / reduce_min (x, axes)   the result drops `axes`
   argmax / argmin (x, axis, index_dtype)                         first NaN wins, then first max
   cumsum / cumprod / cummax / cummin (x, axis, reverse)          inclusive scans
+  (ffill: internal, carries the last non-NaN value; the derivatives of cummax/cummin use it)
 
-Kernels. The input is viewed as (A, K, B): A the kept axes before the reduced block, K the
+Layout. The input is viewed as (A, K, B): A the kept axes before the reduced block, K the
 reduced block, B the kept axes after it. Views cost nothing: a transposed or reversed input
 whose elements fill a dense block is read in *memory* order (the output is then written in
 that order and returned as a permuted view); only reduced axes that are not one block in
-memory, or non-dense inputs (broadcasts, steps), are first copied. Then:
+memory, or non-dense inputs (broadcasts, steps), are first copied.
 
-  rows kernel  (B == 1, K not tiny): one work-group of L items per (row, chunk); items stride
-               through the chunk (coalesced), then a local-memory tree.
-  cols kernel  (B > 1, or short rows): one work-item per (a, chunk, b) looping over k
-               (coalesced across b).
-  Both split K into G chunks when there are too few rows to fill the device (a full sum of
-  2^26 elements on a GPU): pass 1 writes partials (A, G, B) in the accumulator type, pass 2
-  reduces them. Float sums accumulate with Kahan compensation inside each work-item and a
-  pairwise tree across items, so a float32 sum of 2^22 elements stays near float64's.
-  int32/uint32 sums and products wrap (as XLA's); float16 is loaded and accumulated in float.
+Two kernel families, one program per (operation, dtype, family), sizes as arguments:
 
-Scans: rows scan = one work-group per (row, chunk), tiles of L*V elements staged in local
-memory, each item scans V elements, a Hillis-Steele scan over the L item totals, a running
-carry across tiles (work O(n + n log L / V)). Long rows with few of them run reduce-then-scan:
-the reduction kernels give per-chunk totals, a scan of those gives each chunk's carry-in.
-Sizes are kernel arguments: one program per (operation, dtype), built once.
+  GPU family (GPUs, accelerators): rows kernel (B == 1) = one work-group of L items per
+  (row, chunk), items stride through the chunk (coalesced), then a local-memory tree; cols
+  kernel (B > 1 or short rows) = one work-item per (a, chunk, b) looping over k (coalesced
+  across b). Float sums use Kahan compensation inside each work-item, a tree across items.
+  Scans: one work-group per (row, chunk), tiles of L*V elements staged in local memory,
+  each item scans V elements, a Hillis-Steele scan over the L item totals, a carry across
+  tiles (work O(n + n log L / V)); cols scans one work-item per (a, chunk, b).
+
+  CPU family (PoCL and other CPU runtimes run each work-item's own loop scalar, so the
+  vector work is spelled out): one work-item per (row, chunk) with 4 x 8-wide accumulators,
+  or per (a, chunk, block of 32 columns); float sums add blocks of 64 x 32 elements before
+  folding them into the totals (two-level, pairwise across lanes and chunks); scans use
+  in-register prefix sums of 8 lanes plus a carry.
+
+Both split K into G chunks when there are too few rows to fill the device (a full sum of
+2^26 elements on a GPU): pass 1 writes partials (A, G, B) in the accumulator type, pass 2
+folds them; scans run reduce-then-scan (chunk totals, their scan, each chunk with its
+carry-in). int32/uint32 sums and products wrap (as XLA's); float16 is loaded and
+accumulated in float; bool max/min are any/all.
 """
 import math
 
@@ -750,11 +757,12 @@ def _options(style, dtype):
     return ("-w",) if style == "cpu" and dtype == dtypes.float64 else ()
 
 
-def _cpu_geometry(device, n):
-    """(global, local) for n independent work-items on a CPU device. Each item loops over
-    its data, so groups of one item are fastest unless items are very many (then the
-    per-group cost shows). Two local sizes in all: PoCL builds one function per size."""
-    L = 8 if n > 4096 else 1
+def _cpu_geometry(device, n, total):
+    """(global, local) for n independent work-items reading `total` elements in all, on a
+    CPU device. Each item loops over its data, so groups of one item spread best over the
+    cores; with very many items, or little work in all, the per-group cost shows and groups
+    of 8 win. Two local sizes in all: PoCL builds one function per local size."""
+    L = 8 if n > 4096 or total < 65536 else 1
     return (kernels.round_up(n, L),), (L,)
 
 
@@ -827,7 +835,7 @@ def _out_maker(device, x_shape, reduced, phys_kept, flipped, out_aval, dtype=Non
     kept = [d for d in range(len(x_shape)) if d not in reduced]
     logical = tuple(d for d in kept if x_shape[d] != 1)
     if phys_kept == logical and not (flipped & set(phys_kept)):
-        return lambda: Array.empty(device, shape, dtype, weak), None
+        return _dense_maker(device, shape, dtype, weak), None
     phys_shape = tuple(x_shape[d] for d in phys_kept)
     pstr = dict(zip(phys_kept, contiguous_strides(phys_shape)))
     strides, offset = [], 0
@@ -843,20 +851,35 @@ def _out_maker(device, x_shape, reduced, phys_kept, flipped, out_aval, dtype=Non
 
     def view(buf):
         return buf._view(shape, strides, offset)
-    return (lambda: Array.empty(device, phys_shape, dtype, weak)), view
+    return _dense_maker(device, phys_shape, dtype, weak), view
 
 
-class _Pass:
-    """One kernel launch with its scalar arguments set once; buffers set per call."""
-    __slots__ = ("k", "gsize", "lsize", "nbuf")
+def _dense_maker(device, shape, dtype, weak):
+    """new() -> an uninitialised dense Array (what Array.empty does, precomputed)."""
+    from ..core.pool import Storage
+    pool, strides, nbytes = device.pool, contiguous_strides(shape), prod(shape) * dtype.itemsize
 
-    def __init__(self, k, gsize, lsize, nbuf):
-        self.k, self.gsize, self.lsize, self.nbuf = k, gsize, lsize, nbuf
+    def new():
+        st = Storage(pool, nbytes)
+        return Array(device, st.buf, st, shape, dtype, strides, 0, weak, True)
+    return new
 
-    def __call__(self, queue, *bufs):
+
+def _Pass(k, gsize, lsize, nbuf):
+    """One kernel launch with its scalar arguments set once: fn(queue, *buffers)."""
+    set_arg, enqueue = k.set_arg, cl.enqueue_nd_range_kernel
+    if nbuf == 2:
+        def run2(queue, b0, b1):
+            set_arg(0, b0)
+            set_arg(1, b1)
+            enqueue(queue, k, gsize, lsize)
+        return run2
+
+    def run(queue, *bufs):
         for i, b in enumerate(bufs):
-            self.k.set_arg(i, b)
-        cl.enqueue_nd_range_kernel(queue, self.k, self.gsize, self.lsize)
+            set_arg(i, b)
+        enqueue(queue, k, gsize, lsize)
+    return run
 
 
 def _make_pass(device, op, dtype, variant, A, K, B, G, chunk, off, rows, arg=False, shift=0,
@@ -877,7 +900,7 @@ def _make_pass(device, op, dtype, variant, A, K, B, G, chunk, off, rows, arg=Fal
     if style == "cpu":
         n = A * G * (1 if rows else -(-B // _cols_width(op)))
         k.set_arg(i, np.int32(n))
-        gsize, lsize = _cpu_geometry(device, n)
+        gsize, lsize = _cpu_geometry(device, n, A * K * B)
         return _Pass(k, gsize, lsize, nbuf)
     acc_size = max(4, dtype.itemsize)  # half and bool accumulate in float / int
     if rows:
@@ -1024,7 +1047,7 @@ def _scan_pass(device, op, dtype, A, K, B, G, chunk, off, rev, excl, rows):
     if style == "cpu":
         n = A * G * (1 if rows else -(-B // _W))
         k.set_arg(i + 2, np.int32(n))
-        gsize, lsize = _cpu_geometry(device, n)
+        gsize, lsize = _cpu_geometry(device, n, A * K * B)
     elif rows:
         L = _group_size(device, k, (op, dtype, name), acc_size * (_V + 1))
         k.set_arg(i + 2, cl.LocalMemory(L * _V * acc_size))
@@ -1240,11 +1263,18 @@ def _ref_scan(op):
 # The primitives
 # =============================================================================================
 
+def _lowering(op):
+    """For jit's fusion pass: dtype -> (identity C expression, combine template over {a}
+    (earlier) and {b} (later)), in the accumulator type (float for float16)."""
+    return lambda dtype: (_init_expr(op, dtype), _combine(op, dtype))
+
+
 def _reduce_prim(op, kinds):
     p = Primitive(f"reduce_{op}", fusion="reduction", precision="keep_fp32")
     p.abstract_eval = _reduce_abstract(p.name, kinds)
     p.make_launcher = _reduce_launcher(op)
     p.reference = _ref_reduce(op)
+    p.lowering = _lowering(op)
     return p
 
 
@@ -1266,6 +1296,7 @@ def _scan_prim(name, op, kinds):
     p.abstract_eval = _scan_abstract(name, kinds)
     p.make_launcher = _scan_launcher(op)
     p.reference = _ref_scan(op)
+    p.lowering = _lowering(op)
     return p
 
 

@@ -559,8 +559,8 @@ def pad(operand, padding_value, padding_config):
     except (TypeError, ValueError):
         raise TypeError(f"pad: padding_config must be a sequence of (lo, hi, interior) int "
                         f"triples, got {padding_config!r}") from None
-    if not hasattr(padding_value, "dtype") or not hasattr(padding_value, "shape"):
-        padding_value = full((), padding_value, operand.dtype)
+    if not hasattr(padding_value, "dtype") or isinstance(padding_value, (np.generic, np.ndarray)):
+        padding_value = full((), np.asarray(padding_value).item(), operand.dtype)
     if all(c == (0, 0, 0) for c in config) and len(config) == operand.ndim:
         pad_p.abstract_eval(operand, padding_value, padding_config=config)  # same checks
         return operand

@@ -152,7 +152,7 @@ class RowFusedPrimitive(Primitive):
                     vals += list(x.shape) + [st if d != 1 else 0
                                              for st, d in zip(x.strides, x.shape)]
             meta = np.array(vals, dtype=np.int32)
-        return helpers_for(code) + code, meta
+        return "#pragma OPENCL FP_CONTRACT OFF\n" + helpers_for(code) + code, meta
 
     def _all_vars(self):
         for e in self.eqns:
