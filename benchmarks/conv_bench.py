@@ -32,14 +32,18 @@ DN = ("NHWC", "HWIO", "NHWC")
 
 
 def timeit(fn, repeats, warmup=2):
+    """(median wall seconds, median process CPU seconds) of fn() run to completion. On a
+    CPU device the CPU time (all threads, PoCL's workers included) is the steadier figure
+    when other processes share the cores; wall ~ CPU / cores on an idle machine."""
     for _ in range(warmup):
         netcl.block_until_ready(fn())
-    ts = []
+    ts, cs = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         netcl.block_until_ready(fn())
         ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+        cs.append(time.process_time() - c0)
+    return statistics.median(ts), statistics.median(cs)
 
 
 def main():
@@ -53,8 +57,9 @@ def main():
     if args.impl != "auto":
         C._impl_override = args.impl
     dev = netcl.default_device()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"device: {dev.name} ({dev.kind}); batch {args.batch}; {args.dtype}; "
-          f"impl {args.impl}; median of {args.repeats}")
+          f"impl {args.impl}; median of {args.repeats}; host load average {load:.1f}")
     rng = np.random.default_rng(0)
     dt = np.dtype(args.dtype)
     params = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)), lhs_dilation=(1, 1),
@@ -62,7 +67,7 @@ def main():
                   precision=None, preferred_element_type=None)
     total = {"fwd": 0.0, "dlhs": 0.0, "drhs": 0.0}
     flops_all = 0
-    print(f"{'layer':6s} {'pass':5s} {'ms':>9s} {'GFLOP/s':>9s}")
+    print(f"{'layer':6s} {'pass':5s} {'ms':>9s} {'GFLOP/s':>9s} {'cpu ms':>9s}")
     for name, hw, cin, cout in W5:
         x = jnp.asarray(rng.standard_normal((args.batch, hw, hw, cin)).astype(dt))
         w = jnp.asarray((rng.standard_normal((3, 3, cin, cout)) / np.sqrt(9 * cin)).astype(dt))
@@ -78,9 +83,9 @@ def main():
             "drhs": lambda: C._conv_transpose_rhs(ct, x, w, **p),
         }
         for kind, fn in runs.items():
-            t = timeit(fn, args.repeats)
+            t, c = timeit(fn, args.repeats)
             total[kind] += t
-            print(f"{name:6s} {kind:5s} {t * 1e3:9.2f} {flops / t / 1e9:9.1f}")
+            print(f"{name:6s} {kind:5s} {t * 1e3:9.2f} {flops / t / 1e9:9.1f} {c * 1e3:9.2f}")
     t_all = sum(total.values())
     print(f"{'total':6s} {'all':5s} {t_all * 1e3:9.2f} {3 * flops_all / t_all / 1e9:9.1f}"
           f"   (fwd {total['fwd'] * 1e3:.1f} ms, dlhs {total['dlhs'] * 1e3:.1f} ms, "
@@ -91,11 +96,11 @@ def main():
             wargs = ((1, 2, 2, 1), (1, 2, 2, 1), "VALID")
             y = C.reduce_window_max(x, *wargs)
             ct = jnp.asarray(rng.standard_normal(y.shape).astype(dt))
-            tf = timeit(lambda: C.reduce_window_max(x, *wargs), args.repeats)
-            tb = timeit(lambda: C.select_and_scatter_add(ct, x, "ge", *wargs), args.repeats)
+            tf, cf = timeit(lambda: C.reduce_window_max(x, *wargs), args.repeats)
+            tb, cb = timeit(lambda: C.select_and_scatter_add(ct, x, "ge", *wargs), args.repeats)
             gb = x.size * dt.itemsize / 1e9
-            print(f"{name:6s} fwd {tf * 1e3:8.2f} ms ({gb / tf:.1f} GB/s read)   "
-                  f"bwd {tb * 1e3:8.2f} ms")
+            print(f"{name:6s} fwd {tf * 1e3:8.2f} ms ({gb / tf:.1f} GB/s read, cpu "
+                  f"{cf * 1e3:.1f} ms)   bwd {tb * 1e3:8.2f} ms (cpu {cb * 1e3:.1f} ms)")
 
 
 if __name__ == "__main__":

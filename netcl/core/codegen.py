@@ -17,7 +17,7 @@ import re
 import numpy as np
 import pyopencl as cl
 
-from . import kernels
+from . import dtypes, kernels
 from .array import Array
 from .shapes import contiguous_strides, prod
 
@@ -44,6 +44,12 @@ def helpers_for(source):
     return "".join(out)
 
 
+def expression_template(prim, in_dtypes, out_dtype, params):
+    """The C template of an elementwise primitive for these dtypes ({0}, {1}, {T}, {U})."""
+    low = prim.lowering
+    return low(in_dtypes, out_dtype, **params) if callable(low) else low
+
+
 def expression(prim, in_dtypes, out_dtype, params):
     """The C expression of an elementwise primitive for these dtypes, with {0}, {1}... for
     the operands ({T} is the first operand's compute type, {U} the result's)."""
@@ -57,12 +63,66 @@ def apply_template(template, t, u, operands):
     return template.format(*operands, T=t, U=u)
 
 
-def render_elementwise(name, inputs, body, outputs, preamble=""):
+class Op:
+    """One line of a kernel body: var = template applied to operands.
+
+    t_dtype / u_dtype give the C types of {T} / {U}; they are rendered per vector width."""
+    __slots__ = ("var", "prim", "template", "t_dtype", "u_dtype", "operands")
+
+    def __init__(self, var, prim, template, t_dtype, u_dtype, operands):
+        self.var, self.prim, self.template = var, prim, template
+        self.t_dtype, self.u_dtype, self.operands = t_dtype, u_dtype, operands
+
+    def render(self, width):
+        t, u = vtype(self.t_dtype, width), vtype(self.u_dtype, width)
+        return f"const {u} {self.var} = {apply_template(self.template, t, u, self.operands)};"
+
+
+def vtype(dtype, width):
+    """The compute type of `dtype` as a vector of `width` (1: scalar)."""
+    c = kernels.compute_ctype(dtype)
+    return c if width == 1 else f"{c}{width}"
+
+
+# Primitives whose templates are valid OpenCL C for float vectors as well as scalars (vector
+# comparisons give -1/0 masks, which the vector ?: operator and &&, ||, ! accept).
+VECTOR_SAFE = frozenset("""neg abs sign exp exp2 log log1p expm1 sqrt rsqrt square reciprocal
+tanh logistic sin cos tan asin acos atan sinh cosh asinh acosh atanh erf floor ceil round add
+sub mul div rem pow atan2 max min copy integer_pow eq ne lt le gt ge select clamp is_finite
+and or not xor convert_element_type""".split())
+_VEC_DTYPES = (dtypes.float32, dtypes.float16)
+
+
+def vectorizable(inputs, body, outputs):
+    """Whether the kernel can run 8 elements per work-item with float8 arithmetic."""
+    if any(d not in _VEC_DTYPES or kind == "g" for d, kind in inputs):
+        return False
+    if any(d not in _VEC_DTYPES for d, _ in outputs):
+        return False
+    for op in body:
+        if op.prim not in VECTOR_SAFE or "netcl_" in op.template:
+            return False
+        for d in (op.t_dtype, op.u_dtype):
+            if d not in _VEC_DTYPES and d != dtypes.bool_:
+                return False
+        if op.prim == "convert_element_type" and op.u_dtype != dtypes.bool_ and \
+                kernels.compute_ctype(op.t_dtype) != kernels.compute_ctype(op.u_dtype):
+            return False
+    return True
+
+
+VECTOR_WIDTH = 8
+
+
+def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
     """OpenCL C source of one elementwise kernel.
 
     inputs:  [(dtype, kind)] with kind in 'c', 's', 'g' (see module docstring)
-    body:    [(var, compute_ctype, c_expression)] evaluated in order; inputs are x0, x1, ...
-    outputs: [(dtype, var)] stored at the output index i
+    body:    [Op] evaluated in order; inputs are x0, x1, ...
+    outputs: [(dtype, var)] stored at the output index
+    width:   1, or VECTOR_WIDTH: each work-item computes that many consecutive elements with
+             vector types (CPU devices vectorise explicit vectors, not math across items),
+             finishing the last partial block with scalar code.
     Arguments: outputs..., n, (input, offset) per input, then meta and rank if any input is 'g'.
     """
     args = [f"__global {kernels.storage_ctype(d)}* out{j}" for j, (d, _) in enumerate(outputs)]
@@ -72,29 +132,54 @@ def render_elementwise(name, inputs, body, outputs, preamble=""):
     strided = [j for j, (_, kind) in enumerate(inputs) if kind == "g"]
     if strided:
         args += ["__constant int* meta", "const int rank"]
-    lines = [f"__kernel void {name}({', '.join(args)}) {{",
-             f"  const {INDEX_CTYPE} i = get_global_id(0);",
-             "  if (i >= n) return;"]
-    if strided:
-        # meta[0:rank] is the output shape; meta[rank*(k+1) : rank*(k+2)] the k-th strided
-        # input's strides. Walk the dimensions from the last, peeling off coordinates.
-        lines += [f"  {INDEX_CTYPE} " + ", ".join(f"idx{j} = off{j}" for j in strided) + ";",
-                  f"  {INDEX_CTYPE} rem = i;",
-                  "  for (int d = rank - 1; d >= 0; --d) {",
-                  f"    const {INDEX_CTYPE} c = rem % meta[d]; rem /= meta[d];"]
-        lines += [f"    idx{j} += c * meta[rank * {k + 1} + d];" for k, j in enumerate(strided)]
-        lines.append("  }")
-    for j, (d, kind) in enumerate(inputs):
-        index = {"c": f"off{j} + i", "s": f"off{j}", "g": f"idx{j}"}[kind]
-        lines.append(f"  const {kernels.compute_ctype(d)} x{j} = {kernels.load(d, f'in{j}', index)};")
-    for var, ctype, expr in body:
-        lines.append(f"  const {ctype} {var} = {expr};")
-    for j, (d, var) in enumerate(outputs):
-        lines.append("  " + kernels.store(d, f"out{j}", "i", var))
+    lines = [f"__kernel void {name}({', '.join(args)}) {{"]
+    if width == 1:
+        lines += [f"  const {INDEX_CTYPE} i = get_global_id(0);", "  if (i >= n) return;"]
+        lines += _scalar_element(inputs, body, outputs, strided, "  ")
+    else:
+        w = width
+        lines += [f"  const {INDEX_CTYPE} i0 = get_global_id(0) * {w};",
+                  f"  if (i0 + {w} <= n) {{"]
+        for j, (d, kind) in enumerate(inputs):
+            if kind == "c":
+                load = (f"vload_half{w}(0, in{j} + off{j} + i0)" if d == dtypes.float16
+                        else f"vload{w}(0, in{j} + off{j} + i0)")
+            else:
+                load = f"({vtype(d, w)})({kernels.load(d, f'in{j}', f'off{j}')})"
+            lines.append(f"    const {vtype(d, w)} x{j} = {load};")
+        lines += ["    " + op.render(w) for op in body]
+        for j, (d, var) in enumerate(outputs):
+            lines.append(f"    vstore_half{w}({var}, 0, out{j} + i0);" if d == dtypes.float16
+                         else f"    vstore{w}({var}, 0, out{j} + i0);")
+        lines += ["  } else {", f"    for ({INDEX_CTYPE} i = i0; i < n; ++i) {{"]
+        lines += _scalar_element(inputs, body, outputs, strided, "      ")
+        lines += ["    }", "  }"]
     lines.append("}")
     code = "\n".join(lines) + "\n"
     # No fused multiply-add contraction: jitted (fused) and eager results stay identical.
     return "#pragma OPENCL FP_CONTRACT OFF\n" + preamble + helpers_for(code) + code
+
+
+def _scalar_element(inputs, body, outputs, strided, ind):
+    """Lines computing and storing element i (one work-item, one element)."""
+    lines = []
+    if strided:
+        # meta[0:rank] is the output shape; meta[rank*(k+1) : rank*(k+2)] the k-th strided
+        # input's strides. Walk the dimensions from the last, peeling off coordinates.
+        lines += [f"{ind}{INDEX_CTYPE} " + ", ".join(f"idx{j} = off{j}" for j in strided) + ";",
+                  f"{ind}{INDEX_CTYPE} rem = i;",
+                  f"{ind}for (int d = rank - 1; d >= 0; --d) {{",
+                  f"{ind}  const {INDEX_CTYPE} c = rem % meta[d]; rem /= meta[d];"]
+        lines += [f"{ind}  idx{j} += c * meta[rank * {k + 1} + d];" for k, j in enumerate(strided)]
+        lines.append(f"{ind}}}")
+    for j, (d, kind) in enumerate(inputs):
+        index = {"c": f"off{j} + i", "s": f"off{j}", "g": f"idx{j}"}[kind]
+        lines.append(f"{ind}const {kernels.compute_ctype(d)} x{j} = "
+                     f"{kernels.load(d, f'in{j}', index)};")
+    lines += [ind + op.render(1) for op in body]
+    for j, (d, var) in enumerate(outputs):
+        lines.append(ind + kernels.store(d, f"out{j}", "i", var))
+    return lines
 
 
 def input_kind(x, shape):
@@ -117,11 +202,11 @@ def _meta(shape, strided_inputs):
 def make_elementwise_launcher(prim, device, args, params, out_aval, preamble=""):
     """An eager launcher for one elementwise primitive over arrays laid out like `args`."""
     in_dtypes = [x.dtype for x in args]
-    template, t, u = expression(prim, in_dtypes, out_aval.dtype, params)
-    body = [("y", u, apply_template(template, t, u, [f"x{j}" for j in range(len(args))]))]
-    launch = make_body_launcher("ew_" + prim.name, device, args, body, ["y"], [out_aval],
-                                preamble)
-    return launch
+    template = expression_template(prim, in_dtypes, out_aval.dtype, params)
+    body = [Op("y", prim.name, template, in_dtypes[0] if in_dtypes else out_aval.dtype,
+               out_aval.dtype, [f"x{j}" for j in range(len(args))])]
+    return make_body_launcher("ew_" + prim.name, device, args, body, ["y"], [out_aval],
+                              preamble)
 
 
 def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble=""):
@@ -133,9 +218,10 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
     if n >= 2**31:
         raise ValueError(f"{name}: arrays of {n} elements exceed the 2^31 index limit")
     kinds = [input_kind(x, shape) for x in args]
-    in_dtypes = [x.dtype for x in args]
+    inputs = list(zip([x.dtype for x in args], kinds))
     outputs = [(a.dtype, v) for a, v in zip(out_avals, out_vars)]
-    src = render_elementwise(name, list(zip(in_dtypes, kinds)), body, outputs, preamble)
+    width = VECTOR_WIDTH if device.kind == "cpu" and vectorizable(inputs, body, outputs) else 1
+    src = render_elementwise(name, inputs, body, outputs, preamble, width)
     k = kernels.kernel(device, src, name)
     m = len(out_avals)
     # Scalar arguments never change for this launcher: set them once.
@@ -150,18 +236,19 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
         k.set_arg(m + 1 + 2 * len(args), meta_buf)
         k.set_arg(m + 2 + 2 * len(args), np.int32(len(shape)))
         k._netcl_meta = meta_buf  # keep the buffer alive as long as the kernel
+    units = -(-n // width)  # work-items
     if m == 1:
         return _launcher(device, k, shape, out_avals[0].dtype, out_avals[0].weak_type, n,
-                         len(args))
-    return _multi_launcher(device, k, shape, out_avals, n, len(args))
+                         len(args), units)
+    return _multi_launcher(device, k, shape, out_avals, n, len(args), units)
 
 
-def _multi_launcher(device, k, shape, out_avals, n, nargs):
+def _multi_launcher(device, k, shape, out_avals, n, nargs, units):
     from .array import layout_id
     from .pool import Storage
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
-    gsize, lsize = kernels.grid_1d(device, n)
+    gsize, lsize = kernels.grid_1d(device, units)
     outs_meta = [(a.dtype, a.weak_type, n * a.dtype.itemsize,
                   layout_id(device, shape, a.dtype, a.weak_type, strides, 0)) for a in out_avals]
     m = len(out_avals)
@@ -182,10 +269,10 @@ def _multi_launcher(device, k, shape, out_avals, n, nargs):
     return launch
 
 
-def _launcher(device, k, shape, dtype, weak, n, nargs):
+def _launcher(device, k, shape, dtype, weak, n, nargs, units):
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
-    gsize, lsize = kernels.grid_1d(device, n)
+    gsize, lsize = kernels.grid_1d(device, units)
     nbytes = n * dtype.itemsize
     enqueue = cl.enqueue_nd_range_kernel
     set_arg = k.set_arg

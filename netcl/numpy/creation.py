@@ -41,7 +41,7 @@ def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's na
     dev = _check_device(device, "array")
     if isinstance(object, (list, tuple)) and any(isinstance(o, (Array, Tracer))
                                                  for o in _flat(object)):
-        from .manipulation import stack
+        from .joining import stack
         return stack([array(o, dt, device=device) for o in object])
     host = np.asarray(object)
     if host.dtype.kind not in "biuf":
@@ -189,7 +189,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
     idx = iota(dtypes.float32 if dt.kind != "f" else dt, num)
     out = add(multiply(idx, float(step)), float(start))
     if endpoint and num > 1:
-        from .manipulation import concatenate
+        from .joining import concatenate
         from ..primitives.views import slice as lax_slice
         out = concatenate([lax_slice(out, (0,), (num - 1,)), array([stop], out.dtype)])
     return out if out.dtype == dt else ew.convert_element_type(out, dt)

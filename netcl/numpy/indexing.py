@@ -103,7 +103,9 @@ def _classify(idx, where):
 
 
 def _expand(shape, items, where):
-    """Resolve Ellipsis and boolean masks; returns entries (kind, value, x axis or None)."""
+    """Resolve Ellipsis and boolean masks; returns entries (kind, value, x axis or None) and
+    each entry's position in the index. Positions decide whether advanced indices are
+    adjacent; as in NumPy, an Ellipsis separates them even where it stands for no axis."""
     ndim = len(shape)
     if sum(k == "ellipsis" for k, _ in items) > 1:
         raise IndexError(f"{where}: an index can only have a single ellipsis ('...')")
@@ -112,16 +114,23 @@ def _expand(shape, items, where):
     if consumed > ndim:
         raise IndexError(f"{where}: too many indices for array: array is {ndim}-dimensional, "
                          f"but {consumed} were indexed")
-    if not any(k == "ellipsis" for k, _ in items):
+    explicit = any(k == "ellipsis" for k, _ in items)
+    if not explicit:
         items = items + [("ellipsis", None)]
-    entries, d = [], 0
+    entries, pos, d, p = [], [], 0, 0
     for kind, v in items:
         if kind == "ellipsis":
             for _ in range(ndim - consumed):
                 entries.append(("slice", slice(None), d))
+                pos.append(p)
                 d += 1
+                p += 1
+            if ndim == consumed and explicit:
+                p += 1
         elif kind in ("new", "bool0"):
             entries.append((kind, v, None))
+            pos.append(p)
+            p += 1
         elif kind == "mask":
             k = v.ndim
             if tuple(v.shape) != tuple(shape[d:d + k]):
@@ -130,11 +139,15 @@ def _expand(shape, items, where):
                                  f"{d} to {d + k - 1}) of an array of shape {tuple(shape)}")
             for arr in np.nonzero(v):
                 entries.append(("static", arr, d))
+                pos.append(p)
                 d += 1
+                p += 1
         else:
             entries.append((kind, v, d))
+            pos.append(p)
             d += 1
-    return entries
+            p += 1
+    return entries, pos
 
 
 # ---- the indexing engine -----------------------------------------------------------------------
@@ -169,7 +182,7 @@ class _Plan:
 
 def _plan(shape, idx, where):
     shape = tuple(shape)
-    entries = _expand(shape, _classify(idx, where), where)
+    entries, pos = _expand(shape, _classify(idx, where), where)
     nd = len(shape)
     plan = _Plan()
     plan.pre = plan.rest = None
@@ -248,11 +261,12 @@ def _plan(shape, idx, where):
                          f"together with shapes "
                          f"{' '.join(str(tuple(advs[d][1].shape)) for d in plan.adv_dims)}"
                          ) from None
-    positions = sorted(plan.adv_dims + [d for d, k in enumerate(kinds) if k == "int"])
+    adv_int = sorted(plan.adv_dims + [d for d, k in enumerate(kinds) if k == "int"])
+    positions = [pos[d] for d in adv_int]
     adjacent = positions == list(range(positions[0], positions[-1] + 1))
     keep = [d for d, k in enumerate(kinds) if k not in ("adv", "int")]
     plan.S = S
-    plan.p = sum(1 for d in keep if d < positions[0]) if adjacent else 0
+    plan.p = sum(1 for d in keep if d < adv_int[0]) if adjacent else 0
     out = [yshape[d] for d in keep]
     out[plan.p:plan.p] = list(S)
     plan.shape = tuple(out)
@@ -391,8 +405,6 @@ def _update(x, idx, values, mode):
     where = f"at[].{mode}"
     x = asarray_arg(x, where)
     prim = _SCATTER[mode]
-    if x.dtype == dtypes.bool_ and mode == "multiply":
-        prim = st.scatter_mul_p
     arr = _single_array_index(idx)
     if x.ndim >= 1 and arr is not None and (isinstance(arr, np.ndarray) or mode == "add"):
         # x.at[indices] along axis 0 (embedding updates): one scatter, no flattening
@@ -439,8 +451,8 @@ def _update(x, idx, values, mode):
 _COMBINE = {
     "add": lambda dt: ew.or_ if dt == dtypes.bool_ else ew.add,
     "multiply": lambda dt: ew.and_ if dt == dtypes.bool_ else ew.mul,
-    "min": lambda dt: ew.min_,
-    "max": lambda dt: ew.max_,
+    "min": lambda dt: ew.and_ if dt == dtypes.bool_ else ew.min_,
+    "max": lambda dt: ew.or_ if dt == dtypes.bool_ else ew.max_,
 }
 
 

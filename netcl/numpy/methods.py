@@ -95,9 +95,10 @@ def install():
     A.T = property(lambda s: jnp.transpose(s))
     A.mT = property(lambda s: jnp.swapaxes(s, -1, -2))
     A.at = property(lambda s: jnp._IndexUpdateHelper(s))
+    A.flatten = _deferred("ravel")
     for name in ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "any", "all", "var",
-                 "std", "cumsum", "cumprod", "flatten", "ravel", "squeeze", "swapaxes", "clip",
-                 "round", "dot", "take", "repeat", "conj", "nonzero", "sort", "argsort"):
+                 "std", "cumsum", "cumprod", "ravel", "squeeze", "swapaxes", "clip",
+                 "round", "dot", "take", "repeat", "nonzero", "diagonal", "trace"):
         setattr(A, name, _deferred(name))
     A.real = property(lambda s: s)
     A.conj = lambda s: s

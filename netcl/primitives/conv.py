@@ -12,12 +12,21 @@ Lax-level functions normalise user arguments and bind: `conv_general_dilated`, `
 
 Kernels. Every configuration runs through a direct kernel (one work-item per output element,
 looping over the window and the group's input channels; sizes and strides in a small
-__constant metadata buffer, so one build per dtype serves every shape and layout). float32
-and float64 convolutions large enough to matter run as im2col + the tiled GEMM of `gemm.py`:
-a kernel gathers the patches matrix P (rows: the output's non-feature dims in the output's
-memory order; columns: the kernel's non-output dims in the kernel's memory order) and one
-batched GEMM multiplies it with the kernel read in place (or packed when it is a strided view,
-e.g. the reversed kernel of the input gradient), writing the output in its own layout.
+__constant metadata buffer, so one build per dtype serves every shape and layout).
+Convolutions large enough to matter run as im2col + the tiled GEMM of `gemm.py` (`_plan_gemm`
+decides): a kernel gathers the patches matrix P (rows: the output's non-feature dims in the
+output's memory order; columns: the kernel's non-output dims in the kernel's memory order),
+and batched GEMMs multiply it with the kernel read in place (or packed when it is a strided
+view, e.g. the reversed kernel of the input gradient), writing the output in its own layout.
+Kernel gradients (few output tiles, huge K) split K across work-groups and add the parts;
+float16 runs through the float32 GEMM (im2col and packing convert, one kernel narrows).
+Window kernels are generated per operand rank and per-dim class (`_window_classes`), so
+trivial dims cost nothing and VALID-style windows need no bounds checks.
+
+Performance notes (PoCL on x86, measured): integer division is the slowest part of index
+arithmetic, so every n / d uses a multiply-shift (`_magic`); isnan() is an out-of-line call
+that made the pooling loops ~10x slower, so NaNs are detected on the bits; metadata is read
+into private constants once per work-item (loads inside loops are not hoisted).
 
 Derivatives follow JAX: conv's jvp is bilinear, its vjp is two more convolutions (so grad of
 grad works); reduce_window_sum's transpose is a reduce_window_sum; max/min pooling
@@ -358,7 +367,7 @@ _DM = _meta_layout(
 _SLOT_FIELDS = ("sz", "a", "b0", "b1", "b2", "ps", "mg", "sh")
 _IM = _meta_layout(
     ["total", "i0", "i1", "i2", "ls0", "ls1", "ls2", "ld0", "ld1", "ld2", "pl0", "pl1", "pl2",
-     "loff", "goffa", "goffp", "nodil"]
+     "loff", "goffa", "goffp", "nodil", "mld0", "mld1", "mld2", "sld0", "sld1", "sld2"]
     + [f"{f}{s}" for s in range(9) for f in _SLOT_FIELDS])
 
 
@@ -370,7 +379,8 @@ def _conv_source(in_dtype, out_dtype):
     S, So = kernels.storage_ctype(in_dtype), kernels.storage_ctype(out_dtype)
     acc = "double" if dtypes.float64 in (in_dtype, out_dtype) else "float"
     ld = lambda p, i: f"(({acc}){kernels.load(in_dtype, p, i)})"  # noqa: E731
-    D = lambda k: f"m[DM_{k.upper()}]"  # noqa: E731
+    P = kernels.storage_ctype(_gemm_dtype(in_dtype))                # im2col's matrix type
+    lx = lambda i: f"(({P}){kernels.load(in_dtype, 'lhs', i)})"  # noqa: E731
     slot = "\n".join(
         f"  if (m[IM_SZ{s}] > 1) {{ const int q = NDIV(rem, m[IM_MG{s}], m[IM_SH{s}]);"
         f" const int c = rem - q * m[IM_SZ{s}]; rem = q;"
@@ -395,7 +405,7 @@ __kernel void conv_direct(__global {So}* out, __global const {S}* lhs,
   const int nin = NDIV(o, dm_mob, dm_sob) * dm_nout + n;
   const int lbase = dm_loff + nin * dm_lsn + NDIV(o, dm_mog, dm_sog) * dm_cg * dm_lsc;
   const int rbase = dm_roff + o * dm_rso;
-  {acc} acc = 0;
+  {acc} a0 = 0, a1 = 0, a2 = 0, a3 = 0;
   for (int k0 = 0; k0 < dm_k0; ++k0) {{
     int p0 = y0 * dm_st0 + k0 * dm_rd0 - dm_pl0;
     if (p0 < 0) continue;
@@ -413,18 +423,26 @@ __kernel void conv_direct(__global {So}* out, __global const {S}* lhs,
         if (p2 >= dm_i2) break;
         const int la = lbase + p0 * dm_ls0 + p1 * dm_ls1 + p2 * dm_ls2;
         const int ra = rbase + k0 * dm_rs0 + k1 * dm_rs1 + k2 * dm_rs2;
-        for (int c = 0; c < dm_cg; ++c)
-          acc += {ld("lhs", "la + c * dm_lsc")} * {ld("rhs", "ra + c * dm_rsi")};
+        int c = 0;   /* four partial sums: the adds do not wait on each other */
+        for (; c + 4 <= dm_cg; c += 4) {{
+          a0 += {ld("lhs", "la + c * dm_lsc")} * {ld("rhs", "ra + c * dm_rsi")};
+          a1 += {ld("lhs", "la + (c + 1) * dm_lsc")} * {ld("rhs", "ra + (c + 1) * dm_rsi")};
+          a2 += {ld("lhs", "la + (c + 2) * dm_lsc")} * {ld("rhs", "ra + (c + 2) * dm_rsi")};
+          a3 += {ld("lhs", "la + (c + 3) * dm_lsc")} * {ld("rhs", "ra + (c + 3) * dm_rsi")};
+        }}
+        for (; c < dm_cg; ++c)
+          a0 += {ld("lhs", "la + c * dm_lsc")} * {ld("rhs", "ra + c * dm_rsi")};
       }}
     }}
   }}
+  const {acc} acc = (a0 + a1) + (a2 + a3);
   {kernels.store(out_dtype, "out", "i", "acc")}
 }}
 
 /* im2col: P[g][m][k] (or P[g][k][m]) = lhs element read by output row m at window column k,
    0 outside the (dilated, padded) input. One work-item per 8 decomposed coordinates, looping
    over slot 8 (the dimension read contiguously). */
-__kernel void conv_im2col(__global {S}* P, __global const {S}* lhs, __constant int* m) {{
+__kernel void conv_im2col(__global {P}* P, __global const {S}* lhs, __constant int* m) {{
   const int gid = get_global_id(0);
   if (gid >= m[IM_TOTAL]) return;
   int rem = gid, addr = 0, q0 = 0, q1 = 0, q2 = 0, ps = 0;
@@ -440,7 +458,7 @@ __kernel void conv_im2col(__global {S}* P, __global const {S}* lhs, __constant i
     if (d0 == 0 && d1 == 0 && d2 == 0) {{   /* positions fixed along the loop */
       if (q0 >= 0 && q0 < i0 && q1 >= 0 && q1 < i1 && q2 >= 0 && q2 < i2) {{
         const int base = addr + q0 * ls0 + q1 * ls1 + q2 * ls2;
-        for (int t = 0; t < n; ++t) P[ps + t * dps] = lhs[base + t * da];
+        for (int t = 0; t < n; ++t) P[ps + t * dps] = {lx("base + t * da")};
       }} else {{
         for (int t = 0; t < n; ++t) P[ps + t * dps] = 0;
       }}
@@ -449,22 +467,33 @@ __kernel void conv_im2col(__global {S}* P, __global const {S}* lhs, __constant i
     for (int t = 0; t < n; ++t) {{
       const int p0 = q0 + t * d0, p1 = q1 + t * d1, p2 = q2 + t * d2;
       const int ok = p0 >= 0 && p0 < i0 && p1 >= 0 && p1 < i1 && p2 >= 0 && p2 < i2;
-      P[ps + t * dps] = ok ? lhs[addr + t * da + p0 * ls0 + p1 * ls1 + p2 * ls2] : 0;
+      P[ps + t * dps] = ok ? {lx("addr + t * da + p0 * ls0 + p1 * ls1 + p2 * ls2")} : 0;
     }}
     return;
   }}
   const int l0 = m[IM_LD0], l1 = m[IM_LD1], l2 = m[IM_LD2];
+  const int ml0 = m[IM_MLD0], ml1 = m[IM_MLD1], ml2 = m[IM_MLD2];
+  const int sl0 = m[IM_SLD0], sl1 = m[IM_SLD1], sl2 = m[IM_SLD2];
   for (int t = 0; t < n; ++t) {{
     const int p0 = q0 + t * d0, p1 = q1 + t * d1, p2 = q2 + t * d2;
-    const int ok = p0 >= 0 && p1 >= 0 && p2 >= 0 && p0 % l0 == 0 && p1 % l1 == 0 &&
-                   p2 % l2 == 0 && p0 / l0 < i0 && p1 / l1 < i1 && p2 / l2 < i2;
-    P[ps + t * dps] = ok ? lhs[addr + t * da + (p0 / l0) * ls0 + (p1 / l1) * ls1 +
-                              (p2 / l2) * ls2] : 0;
+    const int r0 = NDIV(max(p0, 0), ml0, sl0), r1 = NDIV(max(p1, 0), ml1, sl1);
+    const int r2 = NDIV(max(p2, 0), ml2, sl2);
+    const int ok = p0 >= 0 && p1 >= 0 && p2 >= 0 && r0 * l0 == p0 && r1 * l1 == p1 &&
+                   r2 * l2 == p2 && r0 < i0 && r1 < i1 && r2 < i2;
+    P[ps + t * dps] = ok ? {lx("addr + t * da + r0 * ls0 + r1 * ls1 + r2 * ls2")} : 0;
   }}
 }}
+
+/* split-K: out[i] = sum of the GEMM's partial results t[s][i] */
+__kernel void conv_splitk_sum(__global {P}* out, __global const {P}* t, const int n,
+                              const int parts) {{
+  const int i = get_global_id(0);
+  if (i >= n) return;
+  {P} acc = 0;
+  for (int s = 0; s < parts; ++s) acc += t[s * n + i];
+  out[i] = acc;
+}}
 """
-    if in_dtype not in (dtypes.float32, dtypes.float64):   # im2col feeds the float GEMM only
-        src = src[:src.index("/* im2col:")]
     return src
 
 
@@ -550,9 +579,24 @@ class _GemmPlan:
     pass
 
 
+def _gemm_available():
+    try:
+        from . import gemm  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def _gemm_dtype(dtype):
+    """The GEMM runs in float64 for float64 convs, else in float32 (float16 is storage)."""
+    return dtypes.float64 if dtype == dtypes.float64 else dtypes.float32
+
+
 def _plan_gemm(geo, dtype, device):
-    """A _GemmPlan for this conv, or None where the direct kernel is the better (or only) way."""
-    if dtype not in (dtypes.float32, dtypes.float64) or geo.total == 0:
+    """A _GemmPlan for this conv, or None where the direct kernel is the better (or only) way.
+    `dtype` is the operands' dtype; float16 goes through the float32 GEMM (im2col and the
+    packed kernel convert)."""
+    if dtype.kind != "f" or geo.total == 0 or not _gemm_available():
         return None
     GG = geo.G * geo.B
     Og = geo.O // GG
@@ -563,14 +607,19 @@ def _plan_gemm(geo, dtype, device):
     outer = prod(geo.out_shape[geo.out_spec[j]] for j in out_dims[:pos_o])
     inner = prod(geo.out_shape[geo.out_spec[j]] for j in out_dims[pos_o + 1:])
     M = geo.Nout * prod(geo.S)
-    p_bytes = GG * M * Kg * dtype.itemsize
+    p_bytes = GG * M * Kg * _gemm_dtype(dtype).itemsize
     if _impl_override != "gemm":
-        if _impl_override == "direct" or Kg < 8 or Og < 4 or M * Og < 4096 or GG > 16:
+        work = M * Og * Kg
+        if _impl_override == "direct" or GG > 16 or not (
+                (Kg >= 8 and Og >= 4 and M * Og >= 1024 and work >= 1 << 18) or
+                (Kg >= 64 and Og >= 2 and work >= 1 << 22 and M * Og < 1 << 16)):
             return None
         if inner != 1 and (inner < 16 or (outer > 1 and GG > 4)):
             return None
-        if p_bytes > min(512 << 20, device.capabilities.global_mem_size // 8):
+        if p_bytes > device.capabilities.global_mem_size // 4:
             return None
+    if GG * M * Kg > _INDEX_LIMIT:
+        return None
     if Kg == 0 or Og == 0 or M == 0:
         return None
     plan = _GemmPlan()
@@ -591,9 +640,11 @@ def _plan_gemm(geo, dtype, device):
         expect = kstride[j] * ksize[j]
     s_last = kstride[big[-1]] if big else 1
     plan.b_mode = "pack"
-    if contiguous and (geo.rso == 1 or geo.O == 1 or Og == 1 and GG == 1) and s_last > 0:
+    if dtype != _gemm_dtype(dtype):
+        pass                                        # float16: packing converts to float32
+    elif contiguous and (geo.rso == 1 or geo.O == 1 or Og == 1 and GG == 1) and s_last > 0:
         plan.b_mode, plan.ldb = "nt", s_last        # B[k, o] = W[k * ldb + o]
-    elif contiguous and s_last == 1 and geo.rso > 0:
+    elif contiguous and s_last == 1 and geo.rso > 0 and dtype == _gemm_dtype(dtype):
         plan.b_mode, plan.ldb = "t", geo.rso        # B[k, o] = W[o * ldb + k]
     if plan.b_mode == "pack":
         # reorder K dims for the im2col: most contiguous lhs read last
@@ -655,6 +706,8 @@ def _plan_gemm(geo, dtype, device):
                 pl1=geo.pl[1], pl2=geo.pl[2], loff=geo.loff,
                 goffa=geo.Cg * geo.lsc if geo.G > 1 else (geo.Nout * geo.lsn if geo.B > 1 else 0),
                 goffp=M * Kg, nodil=int(all(v == 1 for v in geo.ld)))
+    for j in range(3):
+        meta[f"mld{j}"], meta[f"sld{j}"] = _magic(geo.ld[j])
     items = GG
     for s, d in enumerate(slots):
         vals = coefs(d) if d is not None else [1, 0, 0, 0, 0, 0, *_magic(1)]
@@ -678,9 +731,27 @@ def _lhs_read_strides(geo):
     return e
 
 
+def _split_k(device, dtype, M, N, K):
+    """How many K chunks to split a (M x N x K) GEMM into so that the device has enough
+    tiles to work on (1: no split). Kernel gradients (M = window*C_in, N = C_out small,
+    K = batch*H*W large) otherwise run on a handful of work-groups."""
+    from . import gemm
+    if K < 2048:
+        return 1
+    tname = "double" if dtype == dtypes.float64 else "float"
+    cfg = gemm.choose_config(device.cl_device, tname, M, N, max(K // 8, 1))
+    tiles = -(-M // cfg.bm) * -(-N // cfg.bn)
+    target = 4 * device.capabilities.compute_units
+    if tiles >= target:
+        return 1
+    return max(1, min(-(-target // tiles), K // 1024, 64))
+
+
 def _gemm_calls(plan, geo, dtype, device, w_off):
     """[(trans_a, trans_b, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, off_a, off_b, off_c,
-    a_is_P)] enqueues computing the output from P and the (packed) kernel."""
+    a_is_P, c_is_tmp)] enqueues computing the output from P and the (packed) kernel, and the
+    split-K partial count (0: none; else the calls write partial sums into a temporary
+    [parts][M][Og] that a last kernel adds up)."""
     GG, Og, Kg, M = plan.GG, plan.Og, plan.Kg, plan.M
     if plan.b_mode == "pack":
         wmode, ldw, w_gstride, w_off = "nt", Og, Kg * Og, 0
@@ -691,8 +762,22 @@ def _gemm_calls(plan, geo, dtype, device, w_off):
     if plan.inner == 1:        # out[m, o]: C (M x Og) = P (M x Kg) @ W (Kg x Og), batched over g
         ta, lda = (True, M) if plan.p_transposed else (False, Kg)
         tb = wmode == "t"
+        parts = _split_k(device, dtype, M, Og, Kg) if GG == 1 else 1
+        if parts > 1:
+            kc = -(-Kg // parts)
+            kc = -(-kc // 16) * 16
+            parts = -(-Kg // kc)
+            a_cs = kc * M if plan.p_transposed else kc
+            b_cs = kc if wmode == "t" else kc * ldw
+            if parts > 1:
+                calls.append((ta, tb, parts - 1, M, Og, kc, lda, ldw, Og, a_cs, b_cs, M * Og,
+                              0, w_off, 0, True, True))
+            last = parts - 1
+            calls.append((ta, tb, 1, M, Og, Kg - last * kc, lda, ldw, Og, 0, 0, 0,
+                          last * a_cs, w_off + last * b_cs, last * M * Og, True, True))
+            return calls, parts
         calls.append((ta, tb, GG, M, Og, Kg, lda, ldw, geo.O, M * Kg, w_gstride, Og,
-                      0, w_off, 0, True))
+                      0, w_off, 0, True, False))
     else:                      # out[b, o, j]: C_b (Og x inner) = W^T (Og x Kg) @ P_b^T (Kg x inner)
         inner, outer = plan.inner, plan.outer
         ta = wmode == "nt"
@@ -702,13 +787,13 @@ def _gemm_calls(plan, geo, dtype, device, w_off):
             tb, ldp, bsp = True, Kg, inner * Kg
         if outer == 1:
             calls.append((ta, tb, GG, Og, inner, Kg, ldw, ldp, inner, w_gstride, M * Kg,
-                          Og * inner, w_off, 0, 0, False))
+                          Og * inner, w_off, 0, 0, False, False))
         else:
             for g in range(GG):
                 calls.append((ta, tb, outer, Og, inner, Kg, ldw, ldp, inner, 0, bsp,
                               geo.O * inner, w_off + g * w_gstride, g * M * Kg,
-                              g * Og * inner, False))
-    return calls
+                              g * Og * inner, False, False))
+    return calls, 0
 
 
 def _gemm_kernel(device, dtype, ta, tb, M, N, K):
@@ -737,37 +822,54 @@ def _conv_launcher(device, args, params, out_aval):
     if geo.total == 0:
         return lambda x, w: new_out()
     src = _conv_source(in_dtype, out_dtype)
-    plan = _plan_gemm(geo, in_dtype, device) if in_dtype == out_dtype else None
+    plan = (_plan_gemm(geo, in_dtype, device)
+            if out_dtype in (in_dtype, _gemm_dtype(in_dtype)) else None)
+    if plan is not None:
+        try:
+            return _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out)
+        except kernels.KernelBuildError as e:   # keep working on a driver that rejects it
+            import warnings
+            warnings.warn(f"conv_general_dilated: the im2col/GEMM kernels failed to build "
+                          f"on {device.name}; using the direct kernel ({str(e)[:300]})")
+    k = kernels.kernel(device, src, "conv_direct")
+    meta = _const_buffer(device, geo.direct_meta())
+    k.set_arg(3, meta)
+    k._netcl_meta = meta
+    gsize, lsize = kernels.grid_1d(device, geo.total)
     enqueue = cl.enqueue_nd_range_kernel
 
-    if plan is None:
-        k = kernels.kernel(device, src, "conv_direct")
-        meta = _const_buffer(device, geo.direct_meta())
-        k.set_arg(3, meta)
-        k._netcl_meta = meta
-        gsize, lsize = kernels.grid_1d(device, geo.total)
+    def launch_direct(x, w):
+        out = new_out()
+        k.set_arg(0, out._buf)
+        k.set_arg(1, x._buf)
+        k.set_arg(2, w._buf)
+        enqueue(queue, k, gsize, lsize)
+        return out
+    return launch_direct
 
-        def launch_direct(x, w):
-            out = new_out()
-            k.set_arg(0, out._buf)
-            k.set_arg(1, x._buf)
-            k.set_arg(2, w._buf)
-            enqueue(queue, k, gsize, lsize)
-            return out
-        return launch_direct
 
-    # ---- im2col + GEMM
+def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out):
+    """The im2col + GEMM launcher for a conv planned by `_plan_gemm`."""
+    import pyopencl as cl
+    from ..core.pool import Storage
+    in_dtype, out_dtype = lhs.dtype, out_aval.dtype
+    gdt = _gemm_dtype(in_dtype)
+    shape, weak = out_aval.shape, out_aval.weak_type
+    queue, pool = device.queue, device.pool
+    strides = contiguous_strides(shape)
+    enqueue = cl.enqueue_nd_range_kernel
     kim = kernels.kernel(device, src, "conv_im2col")
     meta = _const_buffer(device, plan.im2col_meta)
     kim.set_arg(2, meta)
     kim._netcl_meta = meta
     im_g, im_l = kernels.grid_1d(device, plan.im2col_items)
-    p_bytes = plan.p_elems * in_dtype.itemsize
+    p_bytes = plan.p_elems * gdt.itemsize
     pack = None
+    from ..core.codegen import make_elementwise_launcher
+    from .elementwise import convert_element_type_p, copy_p
     if plan.b_mode == "pack":
-        # the kernel as a dense [g][k...][o] array: a strided view of rhs, copied once per call
-        from ..core.codegen import make_elementwise_launcher
-        from .elementwise import copy_p
+        # the kernel as a dense [g][k...][o] array in the GEMM's dtype: a strided view of rhs,
+        # copied (converted) once per call
         GG, Og = plan.GG, plan.Og
         ksize = {1: geo.Cg, **{2 + s: geo.K[s] for s in range(geo.nsp)}}
         kstride = {1: geo.rsi, **{2 + s: geo.rs[s] for s in range(geo.nsp)}}
@@ -775,35 +877,68 @@ def _conv_launcher(device, args, params, out_aval):
         vstrides = (Og * geo.rso,) + tuple(kstride[j] for j in plan.pack_dims) + (geo.rso,)
         probe = Array(device, None, None, vshape, in_dtype, vstrides, rhs.offset, False,
                       vstrides == contiguous_strides(vshape))
-        copy_launch = make_elementwise_launcher(copy_p, device, [probe], {},
-                                                ShapedArray(vshape, in_dtype))
+        if in_dtype == gdt:
+            copy_launch = make_elementwise_launcher(copy_p, device, [probe], {},
+                                                    ShapedArray(vshape, in_dtype))
+        else:
+            copy_launch = make_elementwise_launcher(
+                convert_element_type_p, device, [probe], dict(new_dtype=gdt, weak_type=False),
+                ShapedArray(vshape, gdt))
         roff = rhs.offset
 
         def pack(w):
             return copy_launch(Array(device, w._buf, w._storage, vshape, in_dtype, vstrides,
                                      roff, False, probe._contig))
+    from . import gemm
     calls = []
-    for (ta, tb, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc, a_is_p) in \
-            _gemm_calls(plan, geo, in_dtype, device, 0 if pack else rhs.offset):
-        kg, cfg = _gemm_kernel(device, in_dtype, ta, tb, M, N, K)
+    gemm_calls, parts = _gemm_calls(plan, geo, gdt, device, 0 if pack else rhs.offset)
+    for (ta, tb, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc, a_is_p,
+         c_tmp) in gemm_calls:
+        kg, cfg = _gemm_kernel(device, gdt, ta, tb, M, N, K)
         for i, v in enumerate((M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc)):
             kg.set_arg(3 + i, np.int32(v))
-        from . import gemm
         g, l_ = gemm.launch_dims(cfg, batch, M, N)
-        calls.append((kg, g, l_, a_is_p))
+        calls.append((kg, g, l_, a_is_p, c_tmp))
+    ksum = None
+    if parts:
+        n_out = plan.M * plan.Og
+        tmp_bytes = parts * n_out * gdt.itemsize
+        ksum = kernels.kernel(device, src, "conv_splitk_sum")
+        ksum.set_arg(2, np.int32(n_out))
+        ksum.set_arg(3, np.int32(parts))
+        sum_g, sum_l = kernels.grid_1d(device, n_out)
+
+    narrow = None
+    if out_dtype != gdt:
+        # float16 output: the GEMM writes float32, one conversion kernel stores half
+        wprobe = Array(device, None, None, shape, gdt, strides, 0, False, True)
+        narrow = make_elementwise_launcher(convert_element_type_p, device, [wprobe],
+                                           dict(new_dtype=out_dtype, weak_type=weak), out_aval)
+        wide_bytes = prod(shape) * gdt.itemsize
 
     def launch_gemm(x, w):
-        out = new_out()
+        if narrow is None:
+            out = new_out()
+        else:
+            wst = Storage(pool, wide_bytes)
+            out = Array(device, wst.buf, wst, shape, gdt, strides, 0, False, True)
         pst = Storage(pool, p_bytes)
+        tmp = Storage(pool, tmp_bytes) if ksum is not None else None
         kim.set_arg(0, pst.buf)
         kim.set_arg(1, x._buf)
         enqueue(queue, kim, im_g, im_l)
         wb = pack(w)._buf if pack is not None else w._buf
-        for kg, g, l_, a_is_p in calls:
-            kg.set_arg(0, out._buf)
+        for kg, g, l_, a_is_p, c_tmp in calls:
+            kg.set_arg(0, tmp.buf if c_tmp else out._buf)
             kg.set_arg(1, pst.buf if a_is_p else wb)
             kg.set_arg(2, wb if a_is_p else pst.buf)
             enqueue(queue, kg, g, l_)
+        if ksum is not None:
+            ksum.set_arg(0, out._buf)
+            ksum.set_arg(1, tmp.buf)
+            enqueue(queue, ksum, sum_g, sum_l)
+        if narrow is not None:
+            return narrow(out)
         return out        # pst returns to the pool; the in-order queue orders later reuse
     return launch_gemm
 
@@ -1281,15 +1416,15 @@ def _window_classes(x_shape, out_shape, params):
     with checks (l: with base dilation)."""
     cls = []
     for d, (n, o) in enumerate(zip(x_shape, out_shape)):
-        w, st, (lo, hi) = (params["window_dimensions"][d], params["window_strides"][d],
-                           params["padding"][d])
+        w, st, lo = (params["window_dimensions"][d], params["window_strides"][d],
+                     params["padding"][d][0])
         bd, wd = params["base_dilation"][d], params["window_dilation"][d]
         if w == 1:
             if st == 1 and lo == 0 and bd == 1 and n == o:
                 cls.append("T")
             else:
                 cls.append("F" if bd == 1 else "f")
-        elif bd == 1 and lo >= 0 and lo == 0 and (o == 0 or (o - 1) * st + (w - 1) * wd < n):
+        elif bd == 1 and lo == 0 and (o == 0 or (o - 1) * st + (w - 1) * wd < n):
             cls.append("V")
         else:
             cls.append("L" if bd == 1 else "l")
@@ -1691,7 +1826,9 @@ for _op, _p in (("sum", reduce_window_sum_p), ("max", reduce_window_max_p),
     _p.make_launcher = _reduce_window_launcher(_op)
 
 
-def _pair_abstract(name, first, second_is_out_shaped):
+def _pair_abstract(name, first, first_is_window_shaped):
+    """select_and_scatter_add (source: one value per window -> operand-shaped result) and
+    select_and_gather_add (tangent: operand-shaped -> one value per window)."""
     def abstract(a, operand, *, select, window_dimensions, window_strides, padding,
                  base_dilation, window_dilation):
         if select not in ("ge", "le"):
@@ -1703,12 +1840,12 @@ def _pair_abstract(name, first, second_is_out_shaped):
             raise NotImplementedError(f"{name}: rank {operand.ndim} > {_MAX_WINDOW_RANK}")
         out = _window_out_shape(name, operand.shape, window_dimensions, window_strides,
                                 padding, base_dilation, window_dilation)
-        want = out if second_is_out_shaped else tuple(operand.shape)
+        want = out if first_is_window_shaped else tuple(operand.shape)
         if tuple(a.shape) != want:
             raise ValueError(f"{name}: {first} has shape {tuple(a.shape)}, expected {want} "
                              f"for operand shape {tuple(operand.shape)} and window "
                              f"{window_dimensions}")
-        if second_is_out_shaped:
+        if first_is_window_shaped:
             return ShapedArray(tuple(operand.shape), a.dtype, a.weak_type)
         return ShapedArray(out, a.dtype, a.weak_type)
     return abstract

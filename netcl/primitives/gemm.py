@@ -233,7 +233,7 @@ _SIG = ("__kernel void " + GEMM_KERNEL_NAME + "(__global T* restrict C, __global
 
 def _epi_fn(T: str, epilogue: str | None) -> str:
     expr = "acc" if not epilogue else epilogue
-    return (f"inline T netcl_gemm_epilogue(T acc, int row, int col, int batch) {{\n"
+    return (f"T netcl_gemm_epilogue(T acc, int row, int col, int batch) {{\n"
             f"    return ({expr});\n}}\n")
 
 
@@ -349,7 +349,6 @@ def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | N
     PA, PB = BM + cfg.pad, BN + cfg.pad
     NBUF = 2 if cfg.double_buffer else 1
     TRV = _vt(T, RV)
-    TLV = _vt(T, LV)
     adecl, aload, astore = _tiled_loader("a", cfg, T, ta, True)
     bdecl, bload, bstore = _tiled_loader("b", cfg, T, tb, False)
 

@@ -33,8 +33,6 @@ folds them; scans run reduce-then-scan (chunk totals, their scan, each chunk wit
 carry-in). int32/uint32 sums and products wrap (as XLA's); float16 is loaded and
 accumulated in float; bool max/min are any/all.
 """
-import math
-
 import numpy as np
 import pyopencl as cl
 
@@ -107,6 +105,10 @@ def _better_fn(op, dtype):
     return f"inline int netcl_better({acc} v, int i, {acc} bv, int bi) {{\n{body}}}\n"
 
 
+_CHUNK_BOUNDS = ("  const int start = max(0, g * chunk - shift), "
+                 "end = min(K, (g + 1) * chunk - shift);")
+
+
 def _partial_dtype(op, dtype):
     """dtype in which pass-1 partials are stored (exact for max/min; float for half sums)."""
     if op in ("sum", "prod") and dtype == dtypes.float16:
@@ -149,9 +151,10 @@ def _reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=
 
     lines = [f"__kernel void {name}({', '.join(params)}) {{"]
     if kind == "rows":
-        lines += ["  const int L = get_local_size(0), lid = get_local_id(0), grp = get_group_id(0);",
+        lines += ["  const int L = get_local_size(0), lid = get_local_id(0);",
+                  "  const int grp = get_group_id(0);",
                   "  const int a = grp / G, g = grp - a * G;",
-                  "  const int start = max(0, g * chunk - shift), end = min(K, (g + 1) * chunk - shift);",
+                  _CHUNK_BOUNDS,
                   "  const int base = off + a * K;"]
         loop = "  for (int k = start + lid; k < end; k += L) {"
         pos = "base + k"
@@ -161,7 +164,7 @@ def _reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=
         lines += ["  const int t = get_global_id(0);",
                   "  if (t >= n) return;",
                   "  const int b = t % B, ag = t / B, a = ag / G, g = ag - a * G;",
-                  "  const int start = max(0, g * chunk - shift), end = min(K, (g + 1) * chunk - shift);",
+                  _CHUNK_BOUNDS,
                   "  int p = off + (a * K + start) * B + b;"]
         loop = "  for (int k = start; k < end; ++k, p += B) {"
         pos = "p"
@@ -423,7 +426,7 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
         L += [f"  const int NB = (B + {cw - 1}) / {cw}, bb = t % NB, ag = t / NB, a = ag / G, "
               "g = ag - a * G;",
               f"  const int b0 = bb * {cw};"]
-    L += ["  const int start = max(0, g * chunk - shift), end = min(K, (g + 1) * chunk - shift);"]
+    L += [_CHUNK_BOUNDS]
 
     def scalar_update(pos, ipos, kexpr):
         out = [f"      const {acc} x = {kernels.load(in_dt, 'in', pos)};"]
@@ -473,13 +476,15 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
             L += [
                   f"  {acc} r = {init};",
                   "  int ri = INT_MAX;",
-                  ] + [f"  if (netcl_better(bv.s{j}, bi.s{j}, r, ri)) {{ r = bv.s{j}; ri = bi.s{j}; }}"
+                  ] + [f"  if (netcl_better(bv.s{j}, bi.s{j}, r, ri)) "
+                       f"{{ r = bv.s{j}; ri = bi.s{j}; }}"
                        for j in range(8)]
         else:
             L += [f"  {v8} s0 = ({v8})({init}), s1 = s0, s2 = s0, s3 = s0;"]
 
             def step(v):
-                return [f"{v}{j} = {c8.format(a=f'{v}{j}', b=_load8(in_dt, 'in', f'base + k + {8 * j}'))};"
+                return [f"{v}{j} = "
+                        f"{c8.format(a=f'{v}{j}', b=_load8(in_dt, 'in', f'base + k + {8 * j}'))};"
                         for j in range(4)]
             if blocked:
                 L += ["  while (k + 32 <= end) {",
@@ -494,7 +499,8 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
                 L += ["  for (; k + 32 <= end; k += 32) {"]
                 L += ["    " + x for x in step("s")]
                 L += ["  }"]
-            L += [f"  const {v8} s = {c8.format(a=c8.format(a='s0', b='s1'), b=c8.format(a='s2', b='s3'))};",
+            pair01, pair23 = c8.format(a="s0", b="s1"), c8.format(a="s2", b="s3")
+            L += [f"  const {v8} s = {c8.format(a=pair01, b=pair23)};",
                   "  " + _lane_fold(op, acc_dt, "s")]
         L.append("  for (; k < end; ++k) {")
         L += scalar_update("base + k", "a * K + k", "k")
@@ -549,7 +555,8 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
                         f"{pad}  }}"]
             else:
                 out += [f"{pad}  for (int k = start; k < end; ++k, p += B) {{"]
-                out += [f"{pad}    s{u} = {c8.format(a=f's{u}', b=_load8(in_dt, 'in', f'p + {8 * u}'))};"
+                out += [f"{pad}    s{u} = "
+                        f"{c8.format(a=f's{u}', b=_load8(in_dt, 'in', f'p + {8 * u}'))};"
                         for u in range(nv)]
                 out += [f"{pad}  }}"]
             out += [f"{pad}  " + _store8(out_dt, "out", f"obase + {col} + {8 * u}", f"s{u}")
@@ -596,12 +603,15 @@ def _cpu_scan_source(op, dtype):
     excl_f = f"({v8})(run, {', '.join(xs[:7])})"
     excl_b = f"({v8})({', '.join(xs[1:])}, run)"
 
-    def vec_loop(shifts, excl, first, last, pos):
-        body = [f"      {v8} x = {_load8(dtype, 'in', f'ibase + {pos}')};"]
+    def vec_loop(shifts, excl, last, pos):
+        """One loop per (direction, exclusive): no runtime flag inside the vector loop."""
+        body = ["    for (; k + 8 <= end; k += 8) {",
+                f"      {v8} x = {_load8(dtype, 'in', f'ibase + {pos}')};"]
         body += [f"      x = {OP(sh, 'x')};" for sh in shifts]
         body += [f"      x = {OP(f'({v8})(run)', 'x')};",
-                 "      " + _store8(dtype, "out", f"obase + {pos}", f"excl ? {excl} : x"),
-                 f"      run = x.{last};"]
+                 "      " + _store8(dtype, "out", f"obase + {pos}", excl or "x"),
+                 f"      run = x.{last};",
+                 "    }"]
         return body
     rows = [f"__kernel void scan_rows(__global {st}* out, __global const {st}* in, const int off,",
             "    const int K, const int G, const int chunk, const int rev, const int excl,",
@@ -615,15 +625,15 @@ def _cpu_scan_source(op, dtype):
             "  if (has_carry && g > 0) run = "
             f"{kernels.load(pd, 'carry', 'a * G + (rev ? G - g : g - 1)')};",
             "  int k = start;",
-            "  if (!rev) {",
-            "    for (; k + 8 <= end; k += 8) {"]
-    rows += vec_loop(fwd, excl_f, "s0", "s7", "k")
-    rows += ["    }",
-             "  } else {",
-             "    for (; k + 8 <= end; k += 8) {"]
-    rows += vec_loop(bwd, excl_b, "s7", "s0", "(K - 8 - k)")
-    rows += ["    }",
-             "  }",
+            "  if (!rev && !excl) {"]
+    rows += vec_loop(fwd, None, "s7", "k")
+    rows += ["  } else if (!rev) {"]
+    rows += vec_loop(fwd, excl_f, "s7", "k")
+    rows += ["  } else if (!excl) {"]
+    rows += vec_loop(bwd, None, "s0", "(K - 8 - k)")
+    rows += ["  } else {"]
+    rows += vec_loop(bwd, excl_b, "s0", "(K - 8 - k)")
+    rows += ["  }",
              "  for (; k < end; ++k) {",
              "    const int q = rev ? K - 1 - k : k;",
              f"    const {acc} y = {kernels.load(dtype, 'in', 'ibase + q')};",
@@ -696,6 +706,9 @@ def _group_size(device, k, key, per_item_local):
 
 
 _FORCE_STYLE = None  # tests set "gpu" to run the GPU kernel family on a CPU device
+# work-items per core on CPUs when rows are few: several, so a preempted thread (a busy
+# machine) delays a small share of the work
+_CPU_ITEMS_PER_CORE = 32
 
 
 def _style(device):
@@ -722,7 +735,7 @@ def _split(device, A, K, B, rows, op="sum"):
     if K <= 1:
         return 1, max(K, 1)
     if _style(device) == "cpu":
-        target = cu * 8
+        target = cu * _CPU_ITEMS_PER_CORE
         if rows:
             if A >= target:
                 return 1, K

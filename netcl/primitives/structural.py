@@ -25,8 +25,9 @@ numbers): with `batch_dims` = nb and `axis` = k,
 
   operand: (B..., A..., N, C...)   B = operand.shape[:nb], A = operand.shape[nb:k], N = shape[k]
   indices: (B..., I...)            int32, clamped into [0, N)
-  gather(operand, indices)[b, a, i, c]        = operand[b, a, indices[b, i], c]
-  scatter_add(operand, indices, updates): out = operand; out[b, a, indices[b, i], c] += updates[b, a, i, c]
+  gather(operand, indices)[b, a, i, c] = operand[b, a, indices[b, i], c]
+  scatter_add(operand, indices, updates) = operand, then
+      out[b, a, indices[b, i], c] += updates[b, a, i, c]
 
 so np.take (nb = 0), take_along_axis (nb = rank - 1, axis last), embedding lookups and their
 gradients are one primitive each; the vjp of gather is scatter_add and the other way round,

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..core.codegen import apply_template, expression, make_body_launcher
+from ..core.codegen import Op, expression_template, make_body_launcher
 from ..core.ir import IR, Eqn
 from ..core.tracing import Primitive
 
@@ -129,20 +129,23 @@ class FusedPrimitive(Primitive):
                     operands.append(names[v.id])
                 in_dtypes.append(v.aval.dtype)
             out = e.outputs[0]
-            template, t, u = expression(e.prim, in_dtypes, out.aval.dtype, e.params)
+            template = expression_template(e.prim, in_dtypes, out.aval.dtype, e.params)
             var = f"t{k}"
-            body.append((var, u, apply_template(template, t, u, operands)))
+            body.append(Op(var, e.prim.name, template,
+                           in_dtypes[0] if in_dtypes else out.aval.dtype, out.aval.dtype,
+                           operands))
             names[out.id] = var
         return body, [names[v.id] for v in self.outputs]
 
     def source_for(self, device, args):
         """The OpenCL C this group compiles to for inputs laid out like `args`."""
-        from ..core.codegen import input_kind, render_elementwise
+        from ..core.codegen import VECTOR_WIDTH, input_kind, render_elementwise, vectorizable
         shape = self.out_avals[0].shape
-        kinds = [input_kind(x, shape) for x in args]
-        return render_elementwise(self.kernel_name, [(x.dtype, k) for x, k in zip(args, kinds)],
-                                  self.body, [(a.dtype, v) for a, v in
-                                              zip(self.out_avals, self.out_names)])
+        inputs = [(x.dtype, input_kind(x, shape)) for x in args]
+        outputs = [(a.dtype, v) for a, v in zip(self.out_avals, self.out_names)]
+        width = VECTOR_WIDTH if device.kind == "cpu" and vectorizable(inputs, self.body,
+                                                                      outputs) else 1
+        return render_elementwise(self.kernel_name, inputs, self.body, outputs, width=width)
 
     def _make_launcher(self, device, args, params, out_avals):
         launch = make_body_launcher(self.kernel_name, device, args, self.body, self.out_names,

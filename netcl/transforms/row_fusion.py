@@ -16,14 +16,15 @@ stay in cache, and there is one launch instead of five or six.
 import numpy as np
 
 from ..core import kernels
-from ..core.codegen import apply_template, expression, helpers_for, input_kind
+from ..core.codegen import (VECTOR_SAFE, VECTOR_WIDTH, Op, apply_template, expression,
+                            expression_template, helpers_for, input_kind, vtype)
 from ..core.ir import IR, Eqn
 from ..core.shapes import prod
 from ..core.tracing import Primitive
 from .fusion import _c_literal, dce
 
 _REDUCERS = {"reduce_sum": ("sum", "0"), "reduce_max": ("max", "-INFINITY"),
-             "reduce_min": ("min", "INFINITY")}
+             "reduce_min": ("min", "INFINITY")}  # op, identity
 
 
 def _combine(op, a, b):
@@ -74,15 +75,22 @@ class RowFusedPrimitive(Primitive):
                    if (full_in.get(v.id) or row_in.get(v.id))[1] == "g"]
         if strided:
             lines_args.append("__constant int* meta")
-        body = [f"#define L {L}",
-                f"__kernel __attribute__((reqd_work_group_size(L, 1, 1))) void {self.kernel_name}"
-                f"({', '.join(lines_args)}) {{",
-                "  const int row = get_group_id(0);",
-                "  const int lid = get_local_id(0);",
-                f"  const int K = {K};",
-                "  __local float scratch_f[L];"]
-        if any(v.aval.dtype == np.float64 for v in self._all_vars()):
-            body.append("  __local double scratch_d[L];")
+        cpu = device.kind == "cpu"
+        if cpu:  # one work-item per row, no barriers: PoCL vectorises the explicit float8 loops
+            body = [f"__kernel void {self.kernel_name}({', '.join(lines_args)}) {{",
+                    "  const int row = get_global_id(0);",
+                    f"  if (row >= {R}) return;",
+                    f"  const int K = {K};"]
+        else:
+            body = [f"#define L {L}",
+                    f"__kernel __attribute__((reqd_work_group_size(L, 1, 1))) void "
+                    f"{self.kernel_name}({', '.join(lines_args)}) {{",
+                    "  const int row = get_group_id(0);",
+                    "  const int lid = get_local_id(0);",
+                    f"  const int K = {K};",
+                    "  __local float scratch_f[L];"]
+            if any(v.aval.dtype == np.float64 for v in self._all_vars()):
+                body.append("  __local double scratch_d[L];")
         # Per-row inputs, read once.
         meta_pos = {}
         pos = 0
@@ -101,19 +109,42 @@ class RowFusedPrimitive(Primitive):
         for vid, val in self.literals.items():
             names[vid] = _c_literal(val, self._aval(vid).dtype)
         alias = self._aliases()
+        w = VECTOR_WIDTH if cpu and self._vector_ok(full_in) else 1
+        emit = (lambda tgt, nm, ind, width=1:
+                self._emit_full(tgt, nm, full_in, meta_pos, alias, ind, width))
         # Reductions, in program order, each with the full-shape chain it needs.
         for e in self.eqns:
-            if e.prim.name in _REDUCERS:
-                op, init = _REDUCERS[e.prim.name]
-                src = e.inputs[0]
-                ct = kernels.compute_ctype(e.outputs[0].aval.dtype)
+            if e.prim.name not in _REDUCERS:
+                continue
+            op, init = _REDUCERS[e.prim.name]
+            src = alias.get(e.inputs[0].id, e.inputs[0].id)
+            ct = kernels.compute_ctype(e.outputs[0].aval.dtype)
+            acc = f"acc{e.outputs[0].id}"
+            body.append(f"  {ct} {acc} = ({ct}){init};")
+            if cpu:
+                body.append("  {\n    int k = 0;")
+                if w > 1:
+                    vacc = f"vacc{e.outputs[0].id}"
+                    body.append(f"    {vtype(e.outputs[0].aval.dtype, w)} {vacc} = "
+                                f"({vtype(e.outputs[0].aval.dtype, w)})({init});")
+                    body.append(f"    for (; k + {w} <= K; k += {w}) {{")
+                    nm = dict(names)
+                    body += emit(src, nm, "      ", w)
+                    body.append(f"      {vacc} = {_combine(op, vacc, nm[src])};")
+                    body.append("    }")
+                    for lane in range(w):
+                        body.append(f"    {acc} = {_combine(op, acc, f'{vacc}.s{lane}')};")
+                body.append("    for (; k < K; ++k) {")
+                nm = dict(names)
+                body += emit(src, nm, "      ")
+                body += [f"      {acc} = {_combine(op, acc, nm[src])};", "    }", "  }"]
+                body.append(f"  const {ct} v{e.outputs[0].id} = {acc};")
+            else:
                 scratch = "scratch_d" if ct == "double" else "scratch_f"
-                acc = f"acc{e.outputs[0].id}"
-                body.append(f"  {ct} {acc} = ({ct}){init if op != 'sum' else '0'};")
                 body.append("  for (int k = lid; k < K; k += L) {")
-                loop_names = dict(names)
-                body += self._emit_full(src.id, loop_names, full_in, meta_pos, alias, "    ")
-                body.append(f"    {acc} = {_combine(op, acc, loop_names[alias.get(src.id, src.id)])};")
+                nm = dict(names)
+                body += emit(src, nm, "    ")
+                body.append(f"    {acc} = {_combine(op, acc, nm[src])};")
                 body.append("  }")
                 body += [f"  {scratch}[lid] = {acc};", "  barrier(CLK_LOCAL_MEM_FENCE);",
                          "  for (int s = L / 2; s > 0; s >>= 1) {",
@@ -122,22 +153,35 @@ class RowFusedPrimitive(Primitive):
                          "    barrier(CLK_LOCAL_MEM_FENCE);", "  }",
                          f"  const {ct} v{e.outputs[0].id} = {scratch}[0];",
                          "  barrier(CLK_LOCAL_MEM_FENCE);"]
-                names[e.outputs[0].id] = f"v{e.outputs[0].id}"
-                # Per-row elementwise values that only depend on what is known now.
-                body += self._emit_rows(names, alias, "  ")
+            names[e.outputs[0].id] = f"v{e.outputs[0].id}"
+            # Per-row elementwise values that only depend on what is known now.
+            body += self._emit_rows(names, alias, "  ")
         # Outputs.
         full_outs = [(j, v) for j, v in enumerate(self.outputs) if self._is_full(v.aval)]
         row_outs = [(j, v) for j, v in enumerate(self.outputs) if not self._is_full(v.aval)]
         if full_outs:
-            body.append("  for (int k = lid; k < K; k += L) {")
-            loop_names = dict(names)
+            if cpu:
+                body.append("  {\n    int k = 0;")
+                if w > 1:
+                    body.append(f"    for (; k + {w} <= K; k += {w}) {{")
+                    nm = dict(names)
+                    for j, v in full_outs:
+                        body += emit(v.id, nm, "      ", w)
+                        half = "_half" if v.aval.dtype == np.float16 else ""
+                        body.append(f"      vstore{half}{w}({nm[alias.get(v.id, v.id)]}, 0, "
+                                    f"out{j} + row * K + k);")
+                    body.append("    }")
+                body.append("    for (; k < K; ++k) {")
+            else:
+                body.append("  for (int k = lid; k < K; k += L) {")
+            nm = dict(names)
             for j, v in full_outs:
-                body += self._emit_full(v.id, loop_names, full_in, meta_pos, alias, "    ")
-                body.append("    " + kernels.store(v.aval.dtype, f"out{j}", "row * K + k",
-                                                   loop_names[alias.get(v.id, v.id)]))
-            body.append("  }")
+                body += emit(v.id, nm, "      " if cpu else "    ")
+                body.append(("      " if cpu else "    ") + kernels.store(
+                    v.aval.dtype, f"out{j}", "row * K + k", nm[alias.get(v.id, v.id)]))
+            body.append("    }\n  }" if cpu else "  }")
         if row_outs:
-            body.append("  if (lid == 0) {")
+            body.append("  {" if cpu else "  if (lid == 0) {")
             for j, v in row_outs:
                 body.append("    " + kernels.store(v.aval.dtype, f"out{j}", "row",
                                                    names[alias.get(v.id, v.id)]))
@@ -189,8 +233,9 @@ class RowFusedPrimitive(Primitive):
             rem = f"({rem} / meta[{base + d}])"
         return f"off{j} + " + " + ".join(terms) if terms else f"off{j}"
 
-    def _emit_full(self, target, names, full_in, meta_pos, alias, ind):
-        """Lines computing full-shape value `target` (and what it needs) at element k."""
+    def _emit_full(self, target, names, full_in, meta_pos, alias, ind, width=1):
+        """Lines computing full-shape value `target` (and what it needs) at element k (or,
+        with width > 1, at elements k .. k+width-1 as vectors)."""
         lines = []
         target = alias.get(target, target)
         if target in names:
@@ -198,22 +243,53 @@ class RowFusedPrimitive(Primitive):
         producer = {o.id: e for e in self.eqns for o in e.outputs}
         if target in full_in:
             j, kind = full_in[target]
+            dt = next(u for u in self.inputs if u.id == target).aval.dtype
             v = next(u for u in self.inputs if u.id == target)
             names[target] = f"f{j}"
-            lines.append(f"{ind}const {kernels.compute_ctype(v.aval.dtype)} f{j} = "
-                         f"{kernels.load(v.aval.dtype, f'in{j}', self._index(j, kind, 'row * K + k', v, meta_pos))};")
+            if width == 1:
+                load = kernels.load(dt, f"in{j}",
+                                    self._index(j, kind, "row * K + k", v, meta_pos))
+            elif kind == "c":
+                half = "_half" if dt == np.float16 else ""
+                load = f"vload{half}{width}(0, in{j} + off{j} + row * K + k)"
+            else:  # 's': one value for the whole array
+                load = f"({vtype(dt, width)})({kernels.load(dt, f'in{j}', f'off{j}')})"
+            lines.append(f"{ind}const {vtype(dt, width)} f{j} = {load};")
             return lines
         e = producer[target]
         ops = []
         for u in e.inputs:
-            lines += self._emit_full(u.id, names, full_in, meta_pos, alias, ind)
+            lines += self._emit_full(u.id, names, full_in, meta_pos, alias, ind, width)
             ops.append(names[alias.get(u.id, u.id)])
-        template, t, uu = expression(e.prim, [u.aval.dtype for u in e.inputs],
-                                     e.outputs[0].aval.dtype, e.params)
-        var = f"e{target}"
-        lines.append(f"{ind}const {uu} {var} = {apply_template(template, t, uu, ops)};")
-        names[target] = var
+        out = e.outputs[0]
+        w = width if self._is_full(out.aval) else 1
+        in_dtypes = [u.aval.dtype for u in e.inputs]
+        op = Op(f"e{target}", e.prim.name,
+                expression_template(e.prim, in_dtypes, out.aval.dtype, e.params),
+                in_dtypes[0], out.aval.dtype, ops)
+        lines.append(ind + op.render(w))
+        names[target] = op.var
         return lines
+
+    def _vector_ok(self, full_in):
+        """CPU row kernels use float8 loops when every full-shape op is vector-safe."""
+        if any(kind == "g" for _, kind in full_in.values()):
+            return False
+        for v in self.inputs:
+            if v.id in full_in and v.aval.dtype not in (np.float32, np.float16):
+                return False
+        alias = self._aliases()
+        for e in self.eqns:
+            o = e.outputs[0]
+            if e.prim.name in _REDUCERS or e.prim.name in ("broadcast_in_dim", "reshape") \
+                    or not self._is_full(o.aval):
+                continue
+            if e.prim.name not in VECTOR_SAFE or o.aval.dtype not in (np.float32, np.float16,
+                                                                          np.bool_):
+                return False
+        del alias
+        return all(v.aval.dtype in (np.float32, np.float16) for v in self.outputs
+                   if self._is_full(v.aval))
 
     def _emit_rows(self, names, alias, ind):
         """Per-row elementwise values whose inputs are all known per-row values."""
@@ -264,7 +340,10 @@ class RowFusedPrimitive(Primitive):
             st = contiguous_strides(a.shape)
             outs_meta.append((a.shape, a.dtype, a.weak_type, st, prod(a.shape) * a.dtype.itemsize,
                               layout_id(device, a.shape, a.dtype, a.weak_type, st, 0)))
-        gsize, lsize = (self.R * L,), (L,)
+        if device.kind == "cpu":
+            gsize, lsize = ((self.R + 7) // 8 * 8,), (8,)
+        else:
+            gsize, lsize = (self.R * L,), (L,)
         queue, pool, set_arg = device.queue, device.pool, k.set_arg
         enqueue = cl.enqueue_nd_range_kernel
         R = self.R
