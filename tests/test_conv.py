@@ -17,6 +17,7 @@ from netcl.core.array import Array
 from netcl.core.devices import numpy_device
 from netcl.core.eval import eval_interpreter
 from netcl.primitives import conv as C
+from netcl.test_util import check_grads
 
 from util import to_device
 
@@ -536,7 +537,6 @@ def test_select_semantics():
 
 # ---- derivatives (float64, order 2, forward and reverse) -------------------------------------
 
-check_grads = pytest.importorskip("netcl.test_util").check_grads
 
 GRAD_CASES = [
     ((2, 3, 5, 4), (2, 3, 3, 2), dict(window_strides=(1, 1), padding="SAME")),

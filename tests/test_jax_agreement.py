@@ -7,6 +7,10 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jjnp  # noqa: E402
 
+# On GPUs JAX runs float32 matmuls and convolutions in TF32 by default; compare against
+# full float32, which is what netcl computes.
+jax.config.update("jax_default_matmul_precision", "highest")
+
 import netcl  # noqa: E402
 import netcl.numpy as njnp  # noqa: E402
 

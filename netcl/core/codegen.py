@@ -78,6 +78,23 @@ class Op:
         return f"const {u} {self.var} = {apply_template(self.template, t, u, self.operands)};"
 
 
+class Line(Op):
+    """A body line already written in C for scalars: (var, c_type, expression)."""
+
+    def __init__(self, var, ctype, expr):
+        super().__init__(var, None, expr, None, None, ())
+        self.ctype = ctype
+
+    def render(self, width):
+        assert width == 1, "pre-rendered lines are scalar"
+        return f"const {self.ctype} {self.var} = {self.template};"
+
+
+def as_ops(body):
+    """Accept Op objects or (var, c_type, expression) tuples."""
+    return [op if isinstance(op, Op) else Line(*op) for op in body]
+
+
 def vtype(dtype, width):
     """The compute type of `dtype` as a vector of `width` (1: scalar)."""
     c = kernels.compute_ctype(dtype)
@@ -99,16 +116,19 @@ def vectorizable(inputs, body, outputs):
         return False
     if any(d not in _VEC_DTYPES for d, _ in outputs):
         return False
-    for op in body:
-        if op.prim not in VECTOR_SAFE or "netcl_" in op.template:
-            return False
-        for d in (op.t_dtype, op.u_dtype):
-            if d not in _VEC_DTYPES and d != dtypes.bool_:
-                return False
-        if op.prim == "convert_element_type" and op.u_dtype != dtypes.bool_ and \
-                kernels.compute_ctype(op.t_dtype) != kernels.compute_ctype(op.u_dtype):
-            return False
-    return True
+    return all(not isinstance(op, Line) and
+               op_vector_safe(op.prim, op.t_dtype, op.u_dtype, op.template) for op in body)
+
+
+def op_vector_safe(prim_name, t_dtype, u_dtype, template):
+    """Whether one op's template is valid for float vectors (masks for bools)."""
+    if prim_name not in VECTOR_SAFE or "netcl_" in template:
+        return False
+    if any(d not in _VEC_DTYPES and d != dtypes.bool_ for d in (t_dtype, u_dtype)):
+        return False
+    # vector casts need convert_T8(); only same-compute-type casts and tests for != 0 are ok
+    return not (prim_name == "convert_element_type" and u_dtype != dtypes.bool_ and
+                kernels.compute_ctype(t_dtype) != kernels.compute_ctype(u_dtype))
 
 
 VECTOR_WIDTH = 8
@@ -125,6 +145,7 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
              finishing the last partial block with scalar code.
     Arguments: outputs..., n, (input, offset) per input, then meta and rank if any input is 'g'.
     """
+    body = as_ops(body)
     args = [f"__global {kernels.storage_ctype(d)}* out{j}" for j, (d, _) in enumerate(outputs)]
     args.append(f"const {INDEX_CTYPE} n")
     for j, (d, _) in enumerate(inputs):
@@ -219,6 +240,7 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
         raise ValueError(f"{name}: arrays of {n} elements exceed the 2^31 index limit")
     kinds = [input_kind(x, shape) for x in args]
     inputs = list(zip([x.dtype for x in args], kinds))
+    body = as_ops(body)
     outputs = [(a.dtype, v) for a, v in zip(out_avals, out_vars)]
     width = VECTOR_WIDTH if device.kind == "cpu" and vectorizable(inputs, body, outputs) else 1
     src = render_elementwise(name, inputs, body, outputs, preamble, width)

@@ -34,7 +34,10 @@ Two kernel families:
   micro-kernel, since PoCL's implicit work-item vectoriser does not reach loops
   with inner loops).  The B panel of depth ``kc`` is packed into local memory
   (contiguous per work-item sliver, zero-filled at the edges) once per
-  work-group; A is streamed from global memory with clamped row indices.
+  work-group; A is streamed from global memory with clamped row indices
+  (packed like B when ``trans_a``, whose rows are then contiguous in m).
+
+C must not overlap A or B (the pointers are ``restrict``).
 """
 from __future__ import annotations
 
@@ -132,10 +135,10 @@ def _fits(cfg: GemmConfig, dtype: str, max_wg: int, local_mem: int) -> bool:
 # Tiers per device class and dtype, biggest block first: choose_config takes the
 # first tier that fits the device and still gives every compute unit work.
 # CPU: measured with benchmarks/gemm_tune.py on PoCL 3.0, 2-core znver3;
-# GPU: on an NVIDIA H100 (see benchmarks/results/gemm_*).
+# GPU: on an NVIDIA H200 (see benchmarks/results/gemm_*).
 CPU_TIERS = {
     "float": [
-        GemmConfig(kind="cpu", wg_m=16, wg_n=8, tm=6, tn=16, bk=256, vec=8),
+        GemmConfig(kind="cpu", wg_m=16, wg_n=4, tm=6, tn=16, bk=512, vec=8),
         GemmConfig(kind="cpu", wg_m=8, wg_n=4, tm=6, tn=16, bk=256, vec=8),
         GemmConfig(kind="cpu", wg_m=4, wg_n=4, tm=4, tn=8, bk=128, vec=8),
     ],

@@ -109,8 +109,47 @@ def _reshape_abstract(x, new_sizes):
 
 
 def _reshape_view(x, out, new_sizes):
-    x = x._dense()
-    return x._view(new_sizes, contiguous_strides(new_sizes), x.offset)
+    strides = nocopy_reshape_strides(x.shape, x.strides, new_sizes)
+    if strides is None:  # the elements are not evenly spaced in the new order: copy
+        x = x._dense()
+        strides = contiguous_strides(new_sizes)
+    return x._view(new_sizes, strides, x.offset)
+
+
+def nocopy_reshape_strides(shape, strides, new_shape):
+    """Strides viewing (shape, strides) as new_shape without moving data, or None.
+
+    The rule NumPy uses: group old and new dimensions into runs with equal products; a run
+    of old dimensions must itself be contiguous (each stride = next stride * next size).
+    """
+    if prod(shape) == 0 or tuple(shape) == tuple(new_shape):
+        return contiguous_strides(new_shape) if prod(shape) == 0 else tuple(strides)
+    old = [(d, s) for d, s in zip(shape, strides) if d != 1]
+    new_idx = [i for i, d in enumerate(new_shape) if d != 1]
+    new_dims = [new_shape[i] for i in new_idx]
+    new_str = [0] * len(new_dims)
+    oi = ni = 0
+    while ni < len(new_dims) and oi < len(old):
+        oj, nj = oi + 1, ni + 1
+        po, pn = old[oi][0], new_dims[ni]
+        while po != pn:
+            if pn < po:
+                pn *= new_dims[nj]
+                nj += 1
+            else:
+                po *= old[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):
+            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
+                return None
+        new_str[nj - 1] = old[oj - 1][1]
+        for k in range(nj - 1, ni, -1):
+            new_str[k - 1] = new_str[k] * new_dims[k]
+        oi, ni = oj, nj
+    out = [0] * len(new_shape)
+    for i, st in zip(new_idx, new_str):
+        out[i] = st
+    return tuple(out)
 
 
 reshape_p.abstract_eval = _reshape_abstract

@@ -16,8 +16,8 @@ stay in cache, and there is one launch instead of five or six.
 import numpy as np
 
 from ..core import kernels
-from ..core.codegen import (VECTOR_SAFE, VECTOR_WIDTH, Op, apply_template, expression,
-                            expression_template, helpers_for, input_kind, vtype)
+from ..core.codegen import (VECTOR_WIDTH, Op, apply_template, expression, expression_template,
+                            helpers_for, input_kind, op_vector_safe, vtype)
 from ..core.ir import IR, Eqn
 from ..core.shapes import prod
 from ..core.tracing import Primitive
@@ -278,16 +278,15 @@ class RowFusedPrimitive(Primitive):
         for v in self.inputs:
             if v.id in full_in and v.aval.dtype not in (np.float32, np.float16):
                 return False
-        alias = self._aliases()
         for e in self.eqns:
             o = e.outputs[0]
             if e.prim.name in _REDUCERS or e.prim.name in ("broadcast_in_dim", "reshape") \
                     or not self._is_full(o.aval):
                 continue
-            if e.prim.name not in VECTOR_SAFE or o.aval.dtype not in (np.float32, np.float16,
-                                                                          np.bool_):
+            ins = [u.aval.dtype for u in e.inputs]
+            template = expression_template(e.prim, ins, o.aval.dtype, e.params)
+            if not op_vector_safe(e.prim.name, ins[0], o.aval.dtype, template):
                 return False
-        del alias
         return all(v.aval.dtype in (np.float32, np.float16) for v in self.outputs
                    if self._is_full(v.aval))
 
