@@ -56,48 +56,11 @@ def netcl_cases(kind, which):
         cases.append(("W3", "eager", f"n={n}", lambda a=a, b=b: a @ b, sync, "GFLOP/s",
                       2e-9 * n**3))
     if "W4" in which:
-        bs = sz["W4"]
-        init, apply = stax.serial(stax.Dense(1024), stax.Relu, stax.Dense(1024), stax.Relu,
-                                  stax.Dense(10), stax.LogSoftmax)
-        _, params = init(random.PRNGKey(0), (-1, 784))
-        opt = optim.adam(1e-3)
-        state = [params, opt.init(params)]
-        x = jnp.asarray(rng.standard_normal((bs, 784), dtype=np.float32))
-        y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, bs)])
-
-        @netcl.jit
-        def step(params, st, x, y):
-            loss, g = netcl.value_and_grad(
-                lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(params)
-            upd, st = opt.update(g, st, params)
-            return optim.apply_updates(params, upd), st, loss
-
-        def run(state=state, x=x, y=y, step=step):
-            state[0], state[1], _ = step(state[0], state[1], x, y)
-        cases.append(("W4", "jit", f"batch {bs}", run, sync, "steps/s", 1.0))
+        cases.append(("W4", "jit", f"batch {sz['W4']}", _netcl_train_step("mlp", sz["W4"], rng),
+                      sync, "steps/s", 1.0))
     if "W5" in which:
-        bs = sz["W5"]
-        init, apply = stax.serial(
-            stax.Conv(32, (3, 3), padding="SAME"), stax.Relu,
-            stax.Conv(64, (3, 3), padding="SAME"), stax.Relu, stax.MaxPool((2, 2), (2, 2)),
-            stax.Conv(128, (3, 3), padding="SAME"), stax.Relu, stax.MaxPool((2, 2), (2, 2)),
-            stax.Flatten, stax.Dense(10), stax.LogSoftmax)
-        _, params = init(random.PRNGKey(0), (bs, 32, 32, 3))
-        opt = optim.sgd(0.01, momentum=0.9)
-        state = [params, opt.init(params)]
-        x = jnp.asarray(rng.standard_normal((bs, 32, 32, 3), dtype=np.float32))
-        y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, bs)])
-
-        @netcl.jit
-        def step5(params, st, x, y):
-            loss, g = netcl.value_and_grad(
-                lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(params)
-            upd, st = opt.update(g, st, params)
-            return optim.apply_updates(params, upd), st, loss
-
-        def run5(state=state, x=x, y=y, step5=step5):
-            state[0], state[1], _ = step5(state[0], state[1], x, y)
-        cases.append(("W5", "jit", f"batch {bs}", run5, sync, "steps/s", 1.0))
+        cases.append(("W5", "jit", f"batch {sz['W5']}", _netcl_train_step("cnn", sz["W5"], rng),
+                      sync, "steps/s", 1.0))
     if "W6" in which:
         r0, b = jnp.ones(4), jnp.ones(4)
 
@@ -112,6 +75,39 @@ def netcl_cases(kind, which):
         x = jnp.asarray(rng.standard_normal(16, dtype=np.float32))
         cases.append(("W7", "eager", "16-vector", lambda g=g, x=x: g(x), sync, "us/call", -1e6))
     return cases
+
+
+def _netcl_train_step(model, bs, rng):
+    """W4 (MLP, adam) or W5 (CNN, sgd momentum 0.9): a jitted train step, as a closure."""
+    import netcl
+    import netcl.numpy as jnp
+    from netcl import optim, random, stax
+    if model == "mlp":
+        init, apply = stax.serial(stax.Dense(1024), stax.Relu, stax.Dense(1024), stax.Relu,
+                                  stax.Dense(10), stax.LogSoftmax)
+        in_shape, opt = (bs, 784), optim.adam(1e-3)
+    else:
+        init, apply = stax.serial(
+            stax.Conv(32, (3, 3), padding="SAME"), stax.Relu,
+            stax.Conv(64, (3, 3), padding="SAME"), stax.Relu, stax.MaxPool((2, 2), (2, 2)),
+            stax.Conv(128, (3, 3), padding="SAME"), stax.Relu, stax.MaxPool((2, 2), (2, 2)),
+            stax.Flatten, stax.Dense(10), stax.LogSoftmax)
+        in_shape, opt = (bs, 32, 32, 3), optim.sgd(0.01, momentum=0.9)
+    _, params = init(random.PRNGKey(0), in_shape)
+    state = [params, opt.init(params)]
+    x = jnp.asarray(rng.standard_normal(in_shape, dtype=np.float32))
+    y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, bs)])
+
+    @netcl.jit
+    def step(params, st, x, y):
+        loss, g = netcl.value_and_grad(
+            lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(params)
+        upd, st = opt.update(g, st, params)
+        return optim.apply_updates(params, upd), st, loss
+
+    def run():
+        state[0], state[1], _ = step(state[0], state[1], x, y)
+    return run
 
 
 # ---- JAX -----------------------------------------------------------------------------------
@@ -149,6 +145,17 @@ def jax_cases(kind, which):
         cases.append(("W3", "jit", f"n={n}", lambda f=f, a=a, b=b, last=last: last.__setitem__(
             0, f(a, b)), lambda last=last: jax.block_until_ready(last[0]), "GFLOP/s",
             2e-9 * n**3))
+    for wid, model in (("W4", "mlp"), ("W5", "cnn")):
+        if wid in which:
+            run, sync = _jax_train_step(model, sz[wid], rng, dev)
+            cases.append((wid, "jit", f"batch {sz[wid]}", run, sync, "steps/s", 1.0))
+    if "W7" in which:
+        g = jax.grad(w7_fn(jnp))
+        x7 = put(rng.standard_normal(16, dtype=np.float32))
+        last7 = [None]
+        cases.append(("W7", "eager", "16-vector",
+                      lambda g=g, x=x7, last=last7: last.__setitem__(0, g(x)),
+                      lambda last=last7: jax.block_until_ready(last[0]), "us/call", -1e6))
     if "W6" in which:
         r0, b = put(np.ones(4, np.float32)), put(np.ones(4, np.float32))
         last = [None]
@@ -161,6 +168,63 @@ def jax_cases(kind, which):
         cases.append(("W6", "eager", "1000 x (4,)", run6,
                       lambda last=last: jax.block_until_ready(last[0]), "us/op", -1e3))
     return cases
+
+
+def _jax_train_step(model, bs, rng, dev):
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    def dense(k, i, o):
+        return [jax.random.normal(k, (i, o)) * (2 / i) ** 0.5, jnp.zeros(o)]
+    keys = jax.random.split(jax.random.PRNGKey(0), 6)
+    if model == "mlp":
+        params = [dense(keys[0], 784, 1024), dense(keys[1], 1024, 1024), dense(keys[2], 1024, 10)]
+        x = rng.standard_normal((bs, 784), dtype=np.float32)
+
+        def apply(p, x):
+            for w, b in p[:-1]:
+                x = jax.nn.relu(x @ w + b)
+            return jax.nn.log_softmax(x @ p[-1][0] + p[-1][1])
+    else:
+        conv = lambda k, i, o: [jax.random.normal(k, (3, 3, i, o)) * (2 / (9 * i)) ** 0.5,  # noqa
+                                jnp.zeros(o)]
+        params = [conv(keys[0], 3, 32), conv(keys[1], 32, 64), conv(keys[2], 64, 128),
+                  dense(keys[3], 8 * 8 * 128, 10)]
+        x = rng.standard_normal((bs, 32, 32, 3), dtype=np.float32)
+
+        def apply(p, x):
+            def c(x, wb):
+                return jax.nn.relu(lax.conv_general_dilated(
+                    x, wb[0], (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")) + wb[1])
+            pool = lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1),  # noqa
+                                               (1, 2, 2, 1), "VALID")
+            x = pool(c(c(x, p[0]), p[1]))
+            x = pool(c(x, p[2])).reshape(bs, -1)
+            return jax.nn.log_softmax(x @ p[3][0] + p[3][1])
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, bs)]
+    x, y = jax.device_put(x, dev), jax.device_put(y, dev)
+    params = jax.device_put(params, dev)
+    tm = jax.tree_util.tree_map
+
+    @jax.jit
+    def step(p, m, v, t, x, y):
+        g = jax.grad(lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, -1)))(p)
+        if model == "mlp":  # adam
+            m = tm(lambda m, g: 0.9 * m + 0.1 * g, m, g)
+            v = tm(lambda v, g: 0.999 * v + 0.001 * g * g, v, g)
+            t = t + 1
+            p = tm(lambda p, m, v: p - 1e-3 * (m / (1 - 0.9 ** t)) /
+                   (jnp.sqrt(v / (1 - 0.999 ** t)) + 1e-8), p, m, v)
+        else:  # sgd, momentum 0.9
+            m = tm(lambda m, g: 0.9 * m + g, m, g)
+            p = tm(lambda p, m: p - 0.01 * m, p, m)
+        return p, m, v, t
+    st = [params, tm(jnp.zeros_like, params), tm(jnp.zeros_like, params), jnp.zeros((), jnp.int32)]
+
+    def run():
+        st[:] = step(*st, x, y)
+    return run, lambda: jax.block_until_ready(st[0])
 
 
 # ---- PyTorch -------------------------------------------------------------------------------
@@ -186,6 +250,19 @@ def torch_cases(kind, which):
         a, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
         cases.append(("W3", "eager", f"n={n}", lambda a=a, b=b: a @ b, sync, "GFLOP/s",
                       2e-9 * n**3))
+    for wid, model in (("W4", "mlp"), ("W5", "cnn")):
+        if wid in which:
+            cases.append((wid, "eager", f"batch {sz[wid]}", _torch_train_step(model, sz[wid], dev),
+                          sync, "steps/s", 1.0))
+    if "W7" in which:
+        f7 = w7_fn(torch)
+        x7 = torch.randn(16, device=dev)
+
+        def run7(x=x7):
+            x = x.detach().requires_grad_(True)
+            f7(x).backward()
+            return x.grad
+        cases.append(("W7", "eager", "16-vector", run7, sync, "us/call", -1e6))
     if "W6" in which:
         r0, b = torch.ones(4, device=dev), torch.ones(4, device=dev)
 
@@ -196,3 +273,29 @@ def torch_cases(kind, which):
             return r
         cases.append(("W6", "eager", "1000 x (4,)", run6, sync, "us/op", -1e3))
     return cases
+
+
+def _torch_train_step(model, bs, dev):
+    import torch
+    import torch.nn as tnn
+    if model == "mlp":
+        net = tnn.Sequential(tnn.Linear(784, 1024), tnn.ReLU(), tnn.Linear(1024, 1024), tnn.ReLU(),
+                             tnn.Linear(1024, 10), tnn.LogSoftmax(-1)).to(dev)
+        x = torch.randn(bs, 784, device=dev)
+        opt = torch.optim.Adam(net.parameters(), 1e-3)
+    else:
+        net = tnn.Sequential(tnn.Conv2d(3, 32, 3, padding=1), tnn.ReLU(),
+                             tnn.Conv2d(32, 64, 3, padding=1), tnn.ReLU(), tnn.MaxPool2d(2),
+                             tnn.Conv2d(64, 128, 3, padding=1), tnn.ReLU(), tnn.MaxPool2d(2),
+                             tnn.Flatten(), tnn.Linear(8 * 8 * 128, 10),
+                             tnn.LogSoftmax(-1)).to(dev)
+        x = torch.randn(bs, 3, 32, 32, device=dev)
+        opt = torch.optim.SGD(net.parameters(), 0.01, momentum=0.9)
+    y = torch.nn.functional.one_hot(torch.randint(0, 10, (bs,), device=dev), 10).float()
+
+    def run():
+        opt.zero_grad()
+        loss = -(net(x) * y).sum(-1).mean()
+        loss.backward()
+        opt.step()
+    return run

@@ -106,8 +106,7 @@ def test_reduce_matches_numpy(case, data, seed, layout, special, keepdims):
     rng = np.random.default_rng(seed)
     x = rand(rng, shape, dt, lo, hi, special=special and dt.kind == "f")
     axes = _axes_tuple(axis, x.ndim)
-    if name in ("max", "min") and any(x.shape[a] == 0 for a in axes) and x.size == 0 and \
-            np.prod([s for i, s in enumerate(x.shape) if i not in axes]) != 0:
+    if name in ("max", "min") and any(x.shape[a] == 0 for a in axes):
         with pytest.raises(ValueError, match=name):
             getattr(jnp, name)(to_device(x, layout), axis=axis)
         return

@@ -157,7 +157,7 @@ def _extreme(name, reduce, combine, identity_sign):
                 raise ValueError(f"{name}: reduction with where= needs an initial value "
                                  "(the maximum/minimum has no identity)")
             empty = [i for i in axes if a.shape[i] == 0]
-            if empty and _size(s for i, s in enumerate(a.shape) if i not in axes) != 0:
+            if empty:  # as NumPy and JAX: even when the result would be empty
                 raise ValueError(f"{name}: zero-size reduction along axis {empty[0]} of an "
                                  f"array of shape {tuple(a.shape)} has no identity; pass "
                                  "initial=")
