@@ -10,6 +10,8 @@ from ..core.array import Array as ndarray  # noqa: F401
 from ..core.dtypes import bool_, float16, float32, float64, int32, uint32  # noqa: F401
 from .creation import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
+from .index_update import *  # noqa: F401,F403
+from .selection import *  # noqa: F401,F403
 from .joining import *  # noqa: F401,F403
 from .linalg_ops import *  # noqa: F401,F403
 from .manipulation import *  # noqa: F401,F403

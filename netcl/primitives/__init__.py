@@ -3,9 +3,9 @@ NumPy reference, jvp, vjp, batching, precision policy, fusion kind).
 
   elementwise.py  unary/binary/ternary math, comparisons, select, clamp, convert
   views.py        broadcast_in_dim, reshape, transpose, rev, slice (views when eager), full
-  structural.py   concatenate, pad, dynamic_slice/update, gather, scatter_add, iota
-  reductions.py   sum/max/min/prod/argmax/argmin, cumulative ops
-  linalg.py       dot_general (gemm.py: the tiled matmul kernel family)
-  conv.py         conv_general_dilated, reduce_window
-  random_bits.py  threefry2x32
+  structural/     concatenate, pad, dynamic_slice/update, gather, scatter family, iota
+  reductions/     sum/max/min/prod/argmax/argmin, cumulative ops (CPU and GPU kernel families)
+  linalg.py       dot_general (gemm.py: the tuned tiled matmul kernel family)
+  conv/           conv_general_dilated, reduce_window, pooling derivatives
+  random_bits.py  threefry2x32, bit shifts, bitcast (netcl.random builds on them)
 """

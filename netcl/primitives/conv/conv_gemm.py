@@ -1,0 +1,342 @@
+"""The im2col + GEMM path of conv_general_dilated, for convolutions large enough to matter
+(`_plan_gemm` decides; otherwise the direct kernel runs). The im2col kernel gathers the
+patches matrix P, and batched GEMMs of `gemm.py` multiply it with the kernel read in place
+(or packed when it is a strided view, e.g. the reversed kernel of the input gradient),
+writing the output in its own layout. Kernel gradients (few output tiles, huge K) split K
+across work-groups and add the parts; float16 runs through the float32 GEMM (im2col and
+packing convert, one kernel narrows)."""
+import numpy as np
+
+from ...core import dtypes, kernels
+from ...core.array import Array
+from ...core.shapes import contiguous_strides, prod
+from ...core.tracing import ShapedArray
+from .conv_kernels import _IM, _SLOT_FIELDS, _gemm_dtype
+from .kernel_metadata import _INDEX_LIMIT, _const_buffer, _magic
+
+
+def _forced_impl():
+    """The path tests and benchmarks force ("direct" or "gemm"; None: decide by size). They
+    set `_impl_override` on the package `netcl.primitives.conv`, so it is read from there."""
+    from .. import conv
+    return conv._impl_override
+
+
+class _GemmPlan:
+    pass
+
+
+def _gemm_available():
+    try:
+        from .. import gemm  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def _plan_gemm(geo, dtype, device):
+    """A _GemmPlan for this conv, or None where the direct kernel is the better (or only) way.
+    `dtype` is the operands' dtype; float16 goes through the float32 GEMM (im2col and the
+    packed kernel convert)."""
+    if dtype.kind != "f" or geo.total == 0 or not _gemm_available():
+        return None
+    GG = geo.G * geo.B
+    Og = geo.O // GG
+    Kg = geo.Cg * prod(geo.K)
+    out_dims = sorted(range(2 + geo.nsp), key=lambda j: geo.out_spec[j])  # logical, physical order
+    rows = [j for j in out_dims if j != 1]          # 0 = batch, 2+s = spatial s
+    pos_o = out_dims.index(1)
+    outer = prod(geo.out_shape[geo.out_spec[j]] for j in out_dims[:pos_o])
+    inner = prod(geo.out_shape[geo.out_spec[j]] for j in out_dims[pos_o + 1:])
+    M = geo.Nout * prod(geo.S)
+    p_bytes = GG * M * Kg * _gemm_dtype(dtype).itemsize
+    forced = _forced_impl()
+    if forced != "gemm":
+        work = M * Og * Kg
+        if forced == "direct" or GG > 16 or not (
+                (Kg >= 8 and Og >= 4 and M * Og >= 1024 and work >= 1 << 18) or
+                (Kg >= 64 and Og >= 2 and work >= 1 << 22 and M * Og < 1 << 16)):
+            return None
+        if inner != 1 and (inner < 16 or (outer > 1 and GG > 4)):
+            return None
+        if p_bytes > device.capabilities.global_mem_size // 4:
+            return None
+    if GG * M * Kg > _INDEX_LIMIT:
+        return None
+    if Kg == 0 or Og == 0 or M == 0:
+        return None
+    plan = _GemmPlan()
+    plan.GG, plan.Og, plan.Kg, plan.M = GG, Og, Kg, M
+    plan.inner, plan.outer = inner, outer
+
+    # -- the K dims (window columns), in the kernel's memory order: 'c' or window j
+    rhs_dims = sorted(range(2 + geo.nsp), key=lambda j: geo.rhs_spec[j])
+    kdims = [j for j in rhs_dims if j != 0]         # 1 = in feature, 2+s = window s
+    ksize = {1: geo.Cg, **{2 + s: geo.K[s] for s in range(geo.nsp)}}
+    kstride = {1: geo.rsi, **{2 + s: geo.rs[s] for s in range(geo.nsp)}}
+    # can the GEMM read the kernel in place as a (K x Og) matrix per group?
+    big = [j for j in kdims if ksize[j] > 1]
+    contiguous, expect = True, None
+    for j in reversed(big):
+        if expect is not None and kstride[j] != expect:
+            contiguous = False
+        expect = kstride[j] * ksize[j]
+    s_last = kstride[big[-1]] if big else 1
+    plan.b_mode = "pack"
+    if dtype != _gemm_dtype(dtype):
+        pass                                        # float16: packing converts to float32
+    elif contiguous and (geo.rso == 1 or geo.O == 1 or Og == 1 and GG == 1) and s_last > 0:
+        plan.b_mode, plan.ldb = "nt", s_last        # B[k, o] = W[k * ldb + o]
+    elif contiguous and s_last == 1 and geo.rso > 0 and dtype == _gemm_dtype(dtype):
+        plan.b_mode, plan.ldb = "t", geo.rso        # B[k, o] = W[o * ldb + k]
+    if plan.b_mode == "pack":
+        # reorder K dims for the im2col: most contiguous lhs read last
+        eff = _lhs_read_strides(geo)
+        kdims = sorted(kdims, key=lambda j: -eff[("k", j)])
+        plan.pack_dims = kdims
+    plan.kdims = kdims
+
+    # -- P storage and the im2col slot assignment
+    eff = _lhs_read_strides(geo)
+    rsize = {0: geo.Nout, **{2 + s: geo.S[s] for s in range(geo.nsp)}}
+    pdims = [("r", j, rsize[j]) for j in rows] + [("k", j, ksize[j]) for j in kdims]
+    cand = [d for d in pdims if d[2] > 1]
+    last_r = [d for d in pdims if d[0] == "r" and d[2] > 1]
+    last_k = [d for d in pdims if d[0] == "k" and d[2] > 1]
+    last_r = last_r[-1] if last_r else None
+    last_k = last_k[-1] if last_k else None
+    if cand:
+        def rank(d):
+            return (eff[(d[0], d[1])], 0 if d is last_r else (1 if d is last_k else 2))
+        loop = min(cand, key=rank)
+    else:
+        loop = pdims[-1]
+    plan.p_transposed = loop is last_r and last_r is not None
+    # storage strides
+    rstr = contiguous_strides([d[2] for d in pdims if d[0] == "r"])
+    kstr = contiguous_strides([d[2] for d in pdims if d[0] == "k"])
+    pstride, ri, ki = {}, 0, 0
+    for d in pdims:
+        if d[0] == "r":
+            pstride[d] = rstr[ri] * (1 if plan.p_transposed else Kg)
+            ri += 1
+        else:
+            pstride[d] = kstr[ki] * (M if plan.p_transposed else 1)
+            ki += 1
+    if device.kind != "cpu":
+        loop = None          # GPUs: one element per work-item, contiguous stores across items
+    decomposed = [d for d in pdims if d is not loop]
+    decomposed.sort(key=lambda d: -pstride[d])       # slot 0 slowest ... fastest last
+    slots = decomposed + [None] * (8 - len(decomposed)) + [loop]
+
+    def coefs(d):
+        kind, j, size = d
+        a, b = 0, [0, 0, 0]
+        if kind == "r":
+            if j == 0:
+                a = geo.lsn
+            else:
+                b[j - 2] = geo.st[j - 2]
+        else:
+            if j == 1:
+                a = geo.lsc
+            else:
+                b[j - 2] = geo.rd[j - 2]
+        return [size, a, b[0], b[1], b[2], pstride[d], *_magic(size)]
+
+    meta = dict(i0=geo.I[0], i1=geo.I[1], i2=geo.I[2], ls0=geo.ls[0], ls1=geo.ls[1],
+                ls2=geo.ls[2], ld0=geo.ld[0], ld1=geo.ld[1], ld2=geo.ld[2], pl0=geo.pl[0],
+                pl1=geo.pl[1], pl2=geo.pl[2], loff=geo.loff,
+                goffa=geo.Cg * geo.lsc if geo.G > 1 else (geo.Nout * geo.lsn if geo.B > 1 else 0),
+                goffp=M * Kg, nodil=int(all(v == 1 for v in geo.ld)))
+    for j in range(3):
+        meta[f"mld{j}"], meta[f"sld{j}"] = _magic(geo.ld[j])
+    items = GG
+    for s, d in enumerate(slots):
+        vals = coefs(d) if d is not None else [1, 0, 0, 0, 0, 0, *_magic(1)]
+        for f, v in zip(_SLOT_FIELDS, vals):
+            meta[f"{f}{s}"] = v
+        if s < 8:
+            items *= vals[0]
+    meta["total"] = items
+    plan.im2col_meta = [meta[k] for k in _IM]
+    plan.im2col_items = items
+    plan.p_elems = GG * M * Kg
+    return plan
+
+
+def _lhs_read_strides(geo):
+    """How far apart (in lhs elements) consecutive coordinates of each P dim read."""
+    e = {("r", 0): abs(geo.lsn), ("k", 1): abs(geo.lsc)}
+    for s in range(geo.nsp):
+        e[("r", 2 + s)] = geo.st[s] * abs(geo.ls[s]) / geo.ld[s]
+        e[("k", 2 + s)] = geo.rd[s] * abs(geo.ls[s]) / geo.ld[s]
+    return e
+
+
+def _split_k(device, dtype, M, N, K):
+    """How many K chunks to split a (M x N x K) GEMM into so that the device has enough
+    tiles to work on (1: no split). Kernel gradients (M = window*C_in, N = C_out small,
+    K = batch*H*W large) otherwise run on a handful of work-groups."""
+    from .. import gemm
+    if K < 2048:
+        return 1
+    tname = "double" if dtype == dtypes.float64 else "float"
+    cfg = gemm.choose_config(device.cl_device, tname, M, N, max(K // 8, 1))
+    tiles = -(-M // cfg.bm) * -(-N // cfg.bn)
+    target = 4 * device.capabilities.compute_units
+    if tiles >= target:
+        return 1
+    return max(1, min(-(-target // tiles), K // 1024, 64))
+
+
+def _gemm_calls(plan, geo, dtype, device, w_off):
+    """[(trans_a, trans_b, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, off_a, off_b, off_c,
+    a_is_P, c_is_tmp)] enqueues computing the output from P and the (packed) kernel, and the
+    split-K partial count (0: none; else the calls write partial sums into a temporary
+    [parts][M][Og] that a last kernel adds up)."""
+    GG, Og, Kg, M = plan.GG, plan.Og, plan.Kg, plan.M
+    if plan.b_mode == "pack":
+        wmode, ldw, w_gstride, w_off = "nt", Og, Kg * Og, 0
+    else:
+        wmode, ldw, w_off = plan.b_mode, plan.ldb, w_off
+        w_gstride = Og * geo.rso
+    calls = []
+    if plan.inner == 1:        # out[m, o]: C (M x Og) = P (M x Kg) @ W (Kg x Og), batched over g
+        ta, lda = (True, M) if plan.p_transposed else (False, Kg)
+        tb = wmode == "t"
+        parts = _split_k(device, dtype, M, Og, Kg) if GG == 1 else 1
+        if parts > 1:
+            kc = -(-Kg // parts)
+            kc = -(-kc // 16) * 16
+            parts = -(-Kg // kc)
+            a_cs = kc * M if plan.p_transposed else kc
+            b_cs = kc if wmode == "t" else kc * ldw
+            if parts > 1:
+                calls.append((ta, tb, parts - 1, M, Og, kc, lda, ldw, Og, a_cs, b_cs, M * Og,
+                              0, w_off, 0, True, True))
+            last = parts - 1
+            calls.append((ta, tb, 1, M, Og, Kg - last * kc, lda, ldw, Og, 0, 0, 0,
+                          last * a_cs, w_off + last * b_cs, last * M * Og, True, True))
+            return calls, parts
+        calls.append((ta, tb, GG, M, Og, Kg, lda, ldw, geo.O, M * Kg, w_gstride, Og,
+                      0, w_off, 0, True, False))
+    else:                      # out[b, o, j]: C_b (Og x inner) = W^T (Og x Kg) @ P_b^T (Kg x inner)
+        inner, outer = plan.inner, plan.outer
+        ta = wmode == "nt"
+        if plan.p_transposed:
+            tb, ldp, bsp = False, M, inner
+        else:
+            tb, ldp, bsp = True, Kg, inner * Kg
+        if outer == 1:
+            calls.append((ta, tb, GG, Og, inner, Kg, ldw, ldp, inner, w_gstride, M * Kg,
+                          Og * inner, w_off, 0, 0, False, False))
+        else:
+            for g in range(GG):
+                calls.append((ta, tb, outer, Og, inner, Kg, ldw, ldp, inner, 0, bsp,
+                              geo.O * inner, w_off + g * w_gstride, g * M * Kg,
+                              g * Og * inner, False, False))
+    return calls, 0
+
+
+def _gemm_kernel(device, dtype, ta, tb, M, N, K):
+    from .. import gemm
+    tname = "double" if dtype == dtypes.float64 else "float"
+    cfg = gemm.choose_config(device.cl_device, tname, M, N, K)
+    src = gemm.gemm_source(cfg, tname, ta, tb)
+    return kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME), cfg
+
+
+def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out):
+    """The im2col + GEMM launcher for a conv planned by `_plan_gemm`."""
+    import pyopencl as cl
+    from ...core.pool import Storage
+    in_dtype, out_dtype = lhs.dtype, out_aval.dtype
+    gdt = _gemm_dtype(in_dtype)
+    shape, weak = out_aval.shape, out_aval.weak_type
+    queue, pool = device.queue, device.pool
+    strides = contiguous_strides(shape)
+    enqueue = cl.enqueue_nd_range_kernel
+    kim = kernels.kernel(device, src, "conv_im2col")
+    meta = _const_buffer(device, plan.im2col_meta)
+    kim.set_arg(2, meta)
+    kim._netcl_meta = meta
+    im_g, im_l = kernels.grid_1d(device, plan.im2col_items)
+    p_bytes = plan.p_elems * gdt.itemsize
+    pack = None
+    from ...core.codegen import make_elementwise_launcher
+    from ..elementwise import convert_element_type_p, copy_p
+    if plan.b_mode == "pack":
+        # the kernel as a dense [g][k...][o] array in the GEMM's dtype: a strided view of rhs,
+        # copied (converted) once per call
+        GG, Og = plan.GG, plan.Og
+        ksize = {1: geo.Cg, **{2 + s: geo.K[s] for s in range(geo.nsp)}}
+        kstride = {1: geo.rsi, **{2 + s: geo.rs[s] for s in range(geo.nsp)}}
+        vshape = (GG,) + tuple(ksize[j] for j in plan.pack_dims) + (Og,)
+        vstrides = (Og * geo.rso,) + tuple(kstride[j] for j in plan.pack_dims) + (geo.rso,)
+        probe = Array(device, None, None, vshape, in_dtype, vstrides, rhs.offset, False,
+                      vstrides == contiguous_strides(vshape))
+        if in_dtype == gdt:
+            copy_launch = make_elementwise_launcher(copy_p, device, [probe], {},
+                                                    ShapedArray(vshape, in_dtype))
+        else:
+            copy_launch = make_elementwise_launcher(
+                convert_element_type_p, device, [probe], dict(new_dtype=gdt, weak_type=False),
+                ShapedArray(vshape, gdt))
+        roff = rhs.offset
+
+        def pack(w):
+            return copy_launch(Array(device, w._buf, w._storage, vshape, in_dtype, vstrides,
+                                     roff, False, probe._contig))
+    from .. import gemm
+    calls = []
+    gemm_calls, parts = _gemm_calls(plan, geo, gdt, device, 0 if pack else rhs.offset)
+    for (ta, tb, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc, a_is_p,
+         c_tmp) in gemm_calls:
+        kg, cfg = _gemm_kernel(device, gdt, ta, tb, M, N, K)
+        for i, v in enumerate((M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc)):
+            kg.set_arg(3 + i, np.int32(v))
+        g, l_ = gemm.launch_dims(cfg, batch, M, N)
+        calls.append((kg, g, l_, a_is_p, c_tmp))
+    ksum = None
+    if parts:
+        n_out = plan.M * plan.Og
+        tmp_bytes = parts * n_out * gdt.itemsize
+        ksum = kernels.kernel(device, src, "conv_splitk_sum")
+        ksum.set_arg(2, np.int32(n_out))
+        ksum.set_arg(3, np.int32(parts))
+        sum_g, sum_l = kernels.grid_1d(device, n_out)
+
+    narrow = None
+    if out_dtype != gdt:
+        # float16 output: the GEMM writes float32, one conversion kernel stores half
+        wprobe = Array(device, None, None, shape, gdt, strides, 0, False, True)
+        narrow = make_elementwise_launcher(convert_element_type_p, device, [wprobe],
+                                           dict(new_dtype=out_dtype, weak_type=weak), out_aval)
+        wide_bytes = prod(shape) * gdt.itemsize
+
+    def launch_gemm(x, w):
+        if narrow is None:
+            out = new_out()
+        else:
+            wst = Storage(pool, wide_bytes)
+            out = Array(device, wst.buf, wst, shape, gdt, strides, 0, False, True)
+        pst = Storage(pool, p_bytes)
+        tmp = Storage(pool, tmp_bytes) if ksum is not None else None
+        kim.set_arg(0, pst.buf)
+        kim.set_arg(1, x._buf)
+        enqueue(queue, kim, im_g, im_l)
+        wb = pack(w)._buf if pack is not None else w._buf
+        for kg, g, l_, a_is_p, c_tmp in calls:
+            kg.set_arg(0, tmp.buf if c_tmp else out._buf)
+            kg.set_arg(1, pst.buf if a_is_p else wb)
+            kg.set_arg(2, wb if a_is_p else pst.buf)
+            enqueue(queue, kg, g, l_)
+        if ksum is not None:
+            ksum.set_arg(0, out._buf)
+            ksum.set_arg(1, tmp.buf)
+            enqueue(queue, ksum, sum_g, sum_l)
+        if narrow is not None:
+            return narrow(out)
+        return out        # pst returns to the pool; the in-order queue orders later reuse
+    return launch_gemm

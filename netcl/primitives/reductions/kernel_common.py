@@ -1,0 +1,67 @@
+"""OpenCL C that both reduction kernel families share: each operation's identity and combine
+template (also used by jit's fusion pass through the primitives' `lowering`), the arg-op
+comparison helper, the chunk bounds of a split pass, and the dtype of pass-1 partials."""
+from ...core import dtypes, kernels
+
+
+def _init_expr(op, dtype):
+    """The identity of `op` as a C expression of the accumulator type."""
+    k = "b" if dtype == dtypes.bool_ else dtype.kind
+    acc = kernels.compute_ctype(dtype)
+    if op in ("sum",):
+        return f"(({acc})0)"
+    if op == "prod":
+        return f"(({acc})1)"
+    if op in ("max", "argmax"):
+        return {"f": f"(({acc})-INFINITY)", "i": "INT_MIN", "u": "0u", "b": "0"}[k]
+    if op in ("min", "argmin"):
+        return {"f": f"(({acc})INFINITY)", "i": "INT_MAX", "u": "UINT_MAX", "b": "1"}[k]
+    if op == "ffill":
+        return f"(({acc})NAN)"
+    raise AssertionError(op)
+
+
+def _combine(op, dtype, n=""):
+    """C template combining {a} (earlier) with {b} (later); n is a vector width ("", "8")."""
+    k = dtype.kind
+    if op == "sum":
+        return f"as_int{n}(as_uint{n}({{a}}) + as_uint{n}({{b}}))" if k == "i" else "({a} + {b})"
+    if op == "prod":
+        return f"as_int{n}(as_uint{n}({{a}}) * as_uint{n}({{b}}))" if k == "i" else "({a} * {b})"
+    # float max/min propagate NaN: take {b} when it is greater or NaN. {a} (the accumulator)
+    # stays off the NaN test, and the masks combine with `|` (vector-friendly: `||` and
+    # isnan() compile to scalarised code on PoCL)
+    if op == "max":
+        return "(((({b}) > ({a})) | (({b}) != ({b}))) ? ({b}) : ({a}))" if k == "f" \
+            else "max({a}, {b})"
+    if op == "min":
+        return "(((({b}) < ({a})) | (({b}) != ({b}))) ? ({b}) : ({a}))" if k == "f" \
+            else "min({a}, {b})"
+    if op == "ffill":
+        return "((({b}) != ({b})) ? ({a}) : ({b}))"
+    raise AssertionError(op)
+
+
+def _better_fn(op, dtype):
+    """C helper: is (v, i) a better arg-candidate than (bv, bi)? NaN first, then ties by index."""
+    acc = kernels.compute_ctype(dtype)
+    cmp = ">" if op == "argmax" else "<"
+    if dtype.kind == "f":
+        body = (f"  const int vn = isnan(v), bn = isnan(bv);\n"
+                f"  if (vn != bn) return vn;\n"
+                f"  if (vn || v == bv) return i < bi;\n"
+                f"  return v {cmp} bv;\n")
+    else:
+        body = f"  return v {cmp} bv || (v == bv && i < bi);\n"
+    return f"inline int netcl_better({acc} v, int i, {acc} bv, int bi) {{\n{body}}}\n"
+
+
+_CHUNK_BOUNDS = ("  const int start = max(0, g * chunk - shift), "
+                 "end = min(K, (g + 1) * chunk - shift);")
+
+
+def _partial_dtype(op, dtype):
+    """dtype in which pass-1 partials are stored (exact for max/min; float for half sums)."""
+    if op in ("sum", "prod") and dtype == dtypes.float16:
+        return dtypes.float32
+    return dtype
