@@ -112,7 +112,7 @@ _VEC_DTYPES = (dtypes.float32, dtypes.float16)
 
 def vectorizable(inputs, body, outputs):
     """Whether the kernel can run 8 elements per work-item with float8 arithmetic."""
-    if any(d not in _VEC_DTYPES or kind == "g" for d, kind in inputs):
+    if any(d not in _VEC_DTYPES or kind == "g" for d, kind in inputs):  # r/q: per lane
         return False
     if any(d not in _VEC_DTYPES for d, _ in outputs):
         return False
@@ -148,8 +148,10 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
     body = as_ops(body)
     args = [f"__global {kernels.storage_ctype(d)}* out{j}" for j, (d, _) in enumerate(outputs)]
     args.append(f"const {INDEX_CTYPE} n")
-    for j, (d, _) in enumerate(inputs):
+    for j, (d, kind) in enumerate(inputs):
         args += [f"__global const {kernels.storage_ctype(d)}* in{j}", f"const {INDEX_CTYPE} off{j}"]
+        if kind in ("r", "q"):
+            args.append(f"const {INDEX_CTYPE} per{j}")
     strided = [j for j, (_, kind) in enumerate(inputs) if kind == "g"]
     if strided:
         args += ["__constant int* meta", "const int rank"]
@@ -165,8 +167,13 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
             if kind == "c":
                 load = (f"vload_half{w}(0, in{j} + off{j} + i0)" if d == dtypes.float16
                         else f"vload{w}(0, in{j} + off{j} + i0)")
-            else:
+            elif kind == "s":
                 load = f"({vtype(d, w)})({kernels.load(d, f'in{j}', f'off{j}')})"
+            else:  # 'r' / 'q': gather the block element by element (any period)
+                op = "%" if kind == "r" else "/"
+                lanes = ", ".join(kernels.load(d, f"in{j}", f"off{j} + (i0 + {e}) {op} per{j}")
+                                  for e in range(w))
+                load = f"({vtype(d, w)})({lanes})"
             lines.append(f"    const {vtype(d, w)} x{j} = {load};")
         lines += ["    " + op.render(w) for op in body]
         for j, (d, var) in enumerate(outputs):
@@ -194,7 +201,8 @@ def _scalar_element(inputs, body, outputs, strided, ind):
         lines += [f"{ind}  idx{j} += c * meta[rank * {k + 1} + d];" for k, j in enumerate(strided)]
         lines.append(f"{ind}}}")
     for j, (d, kind) in enumerate(inputs):
-        index = {"c": f"off{j} + i", "s": f"off{j}", "g": f"idx{j}"}[kind]
+        index = {"c": f"off{j} + i", "s": f"off{j}", "g": f"idx{j}", "r": f"off{j} + i % per{j}",
+                 "q": f"off{j} + i / per{j}"}[kind]
         lines.append(f"{ind}const {kernels.compute_ctype(d)} x{j} = "
                      f"{kernels.load(d, f'in{j}', index)};")
     lines += [ind + op.render(1) for op in body]
@@ -203,13 +211,44 @@ def _scalar_element(inputs, body, outputs, strided, ind):
     return lines
 
 
-def input_kind(x, shape):
-    """How kernel code should index array `x` read over an output of `shape`."""
+def input_kind(x, shape, broadcasts=False):
+    """How kernel code should index array `x` read over an output of `shape`.
+
+    With broadcasts=True two more kinds (each with a period P, see `broadcast_period`):
+      'r'  broadcast over leading dims, dense over the trailing ones:  in[off + i % P]
+      'q'  dense over leading dims, broadcast over the trailing ones:  in[off + i / P]
+    """
     if x.shape == shape and x._contig:
         return "c"
     if all(s == 0 for s, d in zip(x.strides, x.shape) if d != 1) or prod(x.shape) == 1:
         return "s"
+    if broadcasts and broadcast_period(x) is not None:
+        return broadcast_period(x)[0]
     return "g"
+
+
+def broadcast_period(x):
+    """('r', P) or ('q', P) when x is a broadcast readable with one modulo or division."""
+    dims = [(d, st) for d, st in zip(x.shape, x.strides) if d != 1]
+    if not dims:
+        return None
+    for k in range(1, len(dims)):
+        head, tail = dims[:k], dims[k:]
+        if all(st == 0 for _, st in head) and _dense_run(tail):
+            return "r", prod(d for d, _ in tail)
+        if all(st == 0 for _, st in tail) and _dense_run(head):
+            return "q", prod(d for d, _ in tail)
+    return None
+
+
+def _dense_run(dims):
+    """(size, stride) pairs laid out row-major and contiguously (unit innermost stride)."""
+    expect = 1
+    for d, st in reversed(dims):
+        if st != expect:
+            return False
+        expect *= d
+    return True
 
 
 def _meta(shape, strided_inputs):
@@ -238,7 +277,7 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
     n = prod(shape)
     if n >= 2**31:
         raise ValueError(f"{name}: arrays of {n} elements exceed the 2^31 index limit")
-    kinds = [input_kind(x, shape) for x in args]
+    kinds = [input_kind(x, shape, broadcasts=True) for x in args]
     inputs = list(zip([x.dtype for x in args], kinds))
     body = as_ops(body)
     outputs = [(a.dtype, v) for a, v in zip(out_avals, out_vars)]
@@ -248,24 +287,30 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
     m = len(out_avals)
     # Scalar arguments never change for this launcher: set them once.
     k.set_arg(m, np.int32(n))
-    for j, x in enumerate(args):
-        k.set_arg(m + 2 + 2 * j, np.int32(x.offset))
+    pos, in_pos = m + 1, []
+    for x, kind in zip(args, kinds):
+        in_pos.append(pos)
+        k.set_arg(pos + 1, np.int32(x.offset))
+        pos += 2
+        if kind in ("r", "q"):
+            k.set_arg(pos, np.int32(broadcast_period(x)[1]))
+            pos += 1
     strided = [x for x, kind in zip(args, kinds) if kind == "g"]
     if strided:
         meta = _meta(shape, strided)
         meta_buf = cl.Buffer(device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                              hostbuf=meta)
-        k.set_arg(m + 1 + 2 * len(args), meta_buf)
-        k.set_arg(m + 2 + 2 * len(args), np.int32(len(shape)))
+        k.set_arg(pos, meta_buf)
+        k.set_arg(pos + 1, np.int32(len(shape)))
         k._netcl_meta = meta_buf  # keep the buffer alive as long as the kernel
     units = -(-n // width)  # work-items
     if m == 1:
         return _launcher(device, k, shape, out_avals[0].dtype, out_avals[0].weak_type, n,
-                         len(args), units)
-    return _multi_launcher(device, k, shape, out_avals, n, len(args), units)
+                         in_pos, units)
+    return _multi_launcher(device, k, shape, out_avals, n, in_pos, units)
 
 
-def _multi_launcher(device, k, shape, out_avals, n, nargs, units):
+def _multi_launcher(device, k, shape, out_avals, n, in_pos, units):
     from .array import layout_id
     from .pool import Storage
     queue, pool = device.queue, device.pool
@@ -284,14 +329,14 @@ def _multi_launcher(device, k, shape, out_avals, n, nargs, units):
             outs.append(Array(device, st.buf, st, shape, dt, strides, 0, weak, True, lid))
             set_arg(j, st.buf)
         if n:
-            for j, x in enumerate(xs):
-                set_arg(m + 1 + 2 * j, x._buf)
+            for p, x in zip(in_pos, xs):
+                set_arg(p, x._buf)
             enqueue(queue, k, gsize, lsize)
         return tuple(outs)
     return launch
 
 
-def _launcher(device, k, shape, dtype, weak, n, nargs, units):
+def _launcher(device, k, shape, dtype, weak, n, in_pos, units):
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
     gsize, lsize = kernels.grid_1d(device, units)
@@ -299,29 +344,34 @@ def _launcher(device, k, shape, dtype, weak, n, nargs, units):
     enqueue = cl.enqueue_nd_range_kernel
     set_arg = k.set_arg
     from .array import layout_id
-    from .pool import Storage
+    from .pool import Storage, bucket_size
     lid = layout_id(device, shape, dtype, weak, strides, 0)
+    size_class = bucket_size(nbytes)
 
     def new_out():
-        st = Storage(pool, nbytes)
+        st = Storage(pool, nbytes, size_class)
         return Array(device, st.buf, st, shape, dtype, strides, 0, weak, True, lid)
 
     if n == 0:
         return lambda *xs: new_out()
-    if nargs == 1:
+    if len(in_pos) == 1:
+        p0 = in_pos[0]
+
         def launch1(x):
             out = new_out()
             set_arg(0, out._buf)
-            set_arg(2, x._buf)
+            set_arg(p0, x._buf)
             enqueue(queue, k, gsize, lsize)
             return out
         return launch1
-    if nargs == 2:
+    if len(in_pos) == 2:
+        p0, p1 = in_pos
+
         def launch2(x, y):
             out = new_out()
             set_arg(0, out._buf)
-            set_arg(2, x._buf)
-            set_arg(4, y._buf)
+            set_arg(p0, x._buf)
+            set_arg(p1, y._buf)
             enqueue(queue, k, gsize, lsize)
             return out
         return launch2
@@ -329,8 +379,8 @@ def _launcher(device, k, shape, dtype, weak, n, nargs, units):
     def launch(*xs):
         out = new_out()
         set_arg(0, out._buf)
-        for j, x in enumerate(xs):
-            set_arg(2 + 2 * j, x._buf)
+        for p, x in zip(in_pos, xs):
+            set_arg(p, x._buf)
         enqueue(queue, k, gsize, lsize)
         return out
     return launch

@@ -39,7 +39,10 @@ class BufferPool:
 
     def allocate(self, nbytes):
         """Return (buffer, size_class). The buffer holds at least nbytes."""
-        size = bucket_size(nbytes)
+        return self.allocate_class(bucket_size(nbytes))
+
+    def allocate_class(self, size):
+        """allocate() for a known size class (launchers compute it once)."""
         free = self._free.get(size)
         buf = None
         if free:
@@ -88,9 +91,12 @@ class Storage:
     """Owns one pooled buffer; when the last Array viewing it dies, the buffer goes back."""
     __slots__ = ("buf", "size", "pool", "__weakref__")
 
-    def __init__(self, pool, nbytes):
+    def __init__(self, pool, nbytes, size_class=None):
         self.pool = pool
-        self.buf, self.size = pool.allocate(nbytes)
+        if size_class is None:
+            self.buf, self.size = pool.allocate(nbytes)
+        else:
+            self.buf, self.size = pool.allocate_class(size_class)
 
     def __del__(self):
         try:

@@ -369,7 +369,21 @@ def _transpose_lhs(g, x_aval, y, dimension_numbers, precision, swap_ans=False):
     out_axes = _argsort(tuple(x_batch) + x_kept + x_contract_by_y)
     if y.dtype != g.dtype:
         y = convert_element_type(y, g.dtype)
-    x_bar = transpose(dot_general(g, y, dims, precision), out_axes)
+    # dot_general(g, y) has dims (batch, g-free, y-free). When x's order wants y-free first,
+    # dot_general(y, g) yields it directly: a dense result instead of a transposed view
+    # (XLA picks layouts; here a view would make every consumer read with strides).
+    nb, ng = len(ans_batch), g.ndim - len(ans_batch) - len(ans_y)
+    ny = len(y_contract)  # y dims left after contracting its free dims with g
+    to_swapped = list(range(nb)) + [nb + ny + k for k in range(ng)] + [nb + k for k in range(ny)]
+    swapped_axes = tuple(to_swapped[a] for a in out_axes)
+    if out_axes != tuple(range(len(out_axes))) and swapped_axes == tuple(range(len(out_axes))):
+        return _cast_to(dot_general(y, g, ((y_kept, ans_y), (y_batch, ans_batch)), precision),
+                        x_aval)
+    return _cast_to(transpose(dot_general(g, y, dims, precision), out_axes), x_aval)
+
+
+def _cast_to(x_bar, x_aval):
+    from .elementwise import convert_element_type
     if x_bar.dtype != x_aval.dtype:
         x_bar = convert_element_type(x_bar, x_aval.dtype, x_aval.weak_type)
     return x_bar

@@ -141,7 +141,7 @@ class FusedPrimitive(Primitive):
         """The OpenCL C this group compiles to for inputs laid out like `args`."""
         from ..core.codegen import VECTOR_WIDTH, input_kind, render_elementwise, vectorizable
         shape = self.out_avals[0].shape
-        inputs = [(x.dtype, input_kind(x, shape)) for x in args]
+        inputs = [(x.dtype, input_kind(x, shape, broadcasts=True)) for x in args]
         outputs = [(a.dtype, v) for a, v in zip(self.out_avals, self.out_names)]
         width = VECTOR_WIDTH if device.kind == "cpu" and vectorizable(inputs, self.body,
                                                                       outputs) else 1
