@@ -39,6 +39,11 @@ class JVPTracer(Tracer):
     def aval(self):
         return get_aval(self.primal)
 
+    # read straight from the primal: user code asks for shapes often (no aval object per ask)
+    shape = property(lambda self: self.primal.shape)
+    dtype = property(lambda self: self.primal.dtype)
+    weak_type = property(lambda self: self.primal.weak_type)
+
 
 class JVPInterpreter(Interpreter):
     transform_name = "jvp"
@@ -149,6 +154,10 @@ class VJPTracer(Tracer):
     @property
     def aval(self):
         return get_aval(self.primal)
+
+    shape = property(lambda self: self.primal.shape)
+    dtype = property(lambda self: self.primal.dtype)
+    weak_type = property(lambda self: self.primal.weak_type)
 
 
 class _Node:
