@@ -7,7 +7,6 @@ NaN too, so a missed write or a stray read shows up as a NaN.
 from __future__ import annotations
 
 import itertools
-import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -21,7 +20,7 @@ from netcl.primitives import gemm as G  # noqa: E402
 from netcl.primitives.gemm import GemmConfig  # noqa: E402
 
 _STATE: dict = {}
-_STATS = {'builds': 0, 'build_s': 0.0}
+_STATS = {'builds': 0}
 _KERNELS: dict = {}   # (config, dtype, trans_a, trans_b, epilogue) -> cl.Kernel
 
 
@@ -47,11 +46,9 @@ def _kernel(cfg, dtype, ta, tb, epi):
     k = _KERNELS.get(key)
     if k is None:
         ctx, _, _ = _ctx()
-        t0 = time.perf_counter()
         prg = cl.Program(ctx, G.gemm_source(cfg, dtype, ta, tb, epi)).build()
         k = _KERNELS[key] = cl.Kernel(prg, G.GEMM_KERNEL_NAME)
         _STATS["builds"] += 1
-        _STATS["build_s"] += time.perf_counter() - t0
     return k
 
 

@@ -143,7 +143,7 @@ class _IndexUpdateRef:
     def get(self, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
         """x[idx]; mode 'fill' is not supported (device indices are clamped)."""
         if mode not in (None, "clip", "promise_in_bounds"):
-            raise NotImplementedError(f"at[].get: mode={mode!r} is not supported; use "
+            raise ValueError(f"at[].get: mode={mode!r} is not supported; use "
                                       "netcl.numpy.take(..., mode='fill') for filled reads")
         return _getitem(self.array, self.index)
 

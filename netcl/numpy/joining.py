@@ -254,7 +254,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     """
     a = asarray_arg(array, "pad")
     if callable(mode) or mode not in _PAD_MODES:
-        raise NotImplementedError(f"pad: mode={mode!r} is not supported; supported modes are "
+        raise ValueError(f"pad: mode={mode!r} is not supported; supported modes are "
                                   f"{', '.join(_PAD_MODES)}")
     allowed = {"constant": {"constant_values"}, "reflect": {"reflect_type"},
                "symmetric": {"reflect_type"}}.get(mode, set())
@@ -263,7 +263,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise ValueError(f"pad: unsupported keyword argument(s) for mode {mode!r}: "
                          f"{', '.join(sorted(extra))}")
     if kwargs.get("reflect_type", "even") != "even":
-        raise NotImplementedError("pad: only reflect_type='even' is supported")
+        raise ValueError("pad: only reflect_type='even' is supported")
     widths = _pad_widths(pad_width, a.ndim)
     if all(w == (0, 0) for w in widths):
         return a

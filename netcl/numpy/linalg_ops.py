@@ -397,15 +397,8 @@ def einsum(subscripts, *operands, out=None, optimize=None, precision=None,
 # ---- norm -----------------------------------------------------------------------------------
 
 def _reduce(name, x, axes):
-    try:
-        from ..primitives import reductions
-    except ImportError:
-        reductions = None
-    fn = getattr(reductions, "reduce_" + name, None)
-    if fn is None:
-        raise NotImplementedError(f"norm: needs netcl.primitives.reductions.reduce_{name}, "
-                                  "which is not available")
-    return fn(x, tuple(sorted(axes)))
+    from ..primitives import reductions
+    return getattr(reductions, "reduce_" + name)(x, tuple(sorted(axes)))
 
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (numpy's name)

@@ -27,13 +27,9 @@ def _as_array(x, where):
 
 # ---- forward mode --------------------------------------------------------------------------
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
-
-    def __init__(self, interp, primal, tangent):
-        self._interp = interp
-        self.primal = primal
-        self.tangent = tangent
+class _PrimalTracer(Tracer):
+    """A tracer carrying a concrete (or parent-traced) primal value."""
+    __slots__ = ("primal",)
 
     @property
     def aval(self):
@@ -43,6 +39,15 @@ class JVPTracer(Tracer):
     shape = property(lambda self: self.primal.shape)
     dtype = property(lambda self: self.primal.dtype)
     weak_type = property(lambda self: self.primal.weak_type)
+
+
+class JVPTracer(_PrimalTracer):
+    __slots__ = ("tangent",)
+
+    def __init__(self, interp, primal, tangent):
+        self._interp = interp
+        self.primal = primal
+        self.tangent = tangent
 
 
 class JVPInterpreter(Interpreter):
@@ -143,21 +148,13 @@ def _unwrap_aux(interp, aux):
 
 # ---- reverse mode --------------------------------------------------------------------------
 
-class VJPTracer(Tracer):
-    __slots__ = ("primal", "node")
+class VJPTracer(_PrimalTracer):
+    __slots__ = ("node",)
 
     def __init__(self, interp, primal, node):
         self._interp = interp
         self.primal = primal
         self.node = node
-
-    @property
-    def aval(self):
-        return get_aval(self.primal)
-
-    shape = property(lambda self: self.primal.shape)
-    dtype = property(lambda self: self.primal.dtype)
-    weak_type = property(lambda self: self.primal.weak_type)
 
 
 class _Node:
