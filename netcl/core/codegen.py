@@ -50,15 +50,6 @@ def expression_template(prim, in_dtypes, out_dtype, params):
     return low(in_dtypes, out_dtype, **params) if callable(low) else low
 
 
-def expression(prim, in_dtypes, out_dtype, params):
-    """The C expression of an elementwise primitive for these dtypes, with {0}, {1}... for
-    the operands ({T} is the first operand's compute type, {U} the result's)."""
-    low = prim.lowering
-    template = low(in_dtypes, out_dtype, **params) if callable(low) else low
-    t = kernels.compute_ctype(in_dtypes[0]) if in_dtypes else kernels.compute_ctype(out_dtype)
-    return template, t, kernels.compute_ctype(out_dtype)
-
-
 def apply_template(template, t, u, operands):
     return template.format(*operands, T=t, U=u)
 

@@ -59,11 +59,6 @@ def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
     return k
 
 
-def set_scalar(k, i, ctype_value):
-    """Set a scalar argument once (numpy scalar of the kernel's C type)."""
-    k.set_arg(i, ctype_value)
-
-
 def round_up(n, m):
     return (n + m - 1) // m * m
 
@@ -100,12 +95,3 @@ def store(dtype, ptr, index, value):
     if dtype == dtypes.bool_:
         return f"{ptr}[{index}] = (uchar)(({value}) != 0);"
     return f"{ptr}[{index}] = {value};"
-
-
-def np_scalar(dtype, value):
-    """A numpy scalar of `dtype` for a kernel argument (half passes as float)."""
-    if dtype == dtypes.float16:
-        return np.float32(value)
-    if dtype == dtypes.bool_:
-        return np.uint8(value)
-    return dtype.type(value)

@@ -41,6 +41,7 @@ def issubdtype(a, b):
     return _np.issubdtype(a, b)
 
 
+from . import linalg  # noqa: E402,F401
 from . import methods as _methods  # noqa: E402
 
 _methods.install()

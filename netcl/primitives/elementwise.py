@@ -347,11 +347,11 @@ def _convert_template(in_dtypes, out_dtype, new_dtype, weak_type=False):
         return "({0} != 0)"
     if src.kind == "f" and out_dtype.kind in "iu":
         # isnan first: PoCL's _sat conversion does not map NaN to 0 as the spec says
-        return f"(isnan({{0}}) ? 0 : convert_{kernels_ctype(out_dtype)}_sat_rtz({{0}}))"
+        return f"(isnan({{0}}) ? 0 : convert_{_ctype(out_dtype)}_sat_rtz({{0}}))"
     return "(({U}){0})"
 
 
-def kernels_ctype(d):
+def _ctype(d):
     return dtypes.COMPUTE_CTYPE[d]
 
 

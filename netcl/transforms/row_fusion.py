@@ -16,8 +16,8 @@ stay in cache, and there is one launch instead of five or six.
 import numpy as np
 
 from ..core import kernels
-from ..core.codegen import (VECTOR_WIDTH, Op, apply_template, expression, expression_template,
-                            helpers_for, input_kind, op_vector_safe, vtype)
+from ..core.codegen import (VECTOR_WIDTH, Op, expression_template, helpers_for, input_kind,
+                            op_vector_safe, vtype)
 from ..core.ir import IR, Eqn
 from ..core.shapes import prod
 from ..core.tracing import Primitive
@@ -303,10 +303,11 @@ class RowFusedPrimitive(Primitive):
                     continue
                 ins = [alias.get(u.id, u.id) for u in e.inputs]
                 if all(i in names for i in ins):
-                    template, t, uu = expression(e.prim, [u.aval.dtype for u in e.inputs],
-                                                 o.aval.dtype, e.params)
-                    lines.append(f"{ind}const {uu} w{o.id} = "
-                                 f"{apply_template(template, t, uu, [names[i] for i in ins])};")
+                    in_dtypes = [u.aval.dtype for u in e.inputs]
+                    op = Op(f"w{o.id}", e.prim.name,
+                            expression_template(e.prim, in_dtypes, o.aval.dtype, e.params),
+                            in_dtypes[0], o.aval.dtype, [names[i] for i in ins])
+                    lines.append(ind + op.render(1))
                     names[o.id] = f"w{o.id}"
                     progress = True
         # aliases of per-row values
