@@ -198,3 +198,21 @@ def test_composed_models_check_grads():
         return jnp.sum(jnp.tanh((v - m) / jnp.sqrt(s + 1e-5)))
     check_grads(layer_norm, (x,), order=2)
     check_grads(lambda v: netcl.nn.logsumexp(v, axis=-1).sum(), (x,), order=2)
+
+
+def test_conv_pool_net_check_grads():
+    from netcl import lax
+    rng = np.random.default_rng(10)
+    x = jnp.asarray(rng.normal(size=(2, 6, 6, 2)))
+    k1 = jnp.asarray(rng.normal(size=(3, 3, 2, 3)) * 0.5)
+    k2 = jnp.asarray(rng.normal(size=(2, 2, 3, 2)) * 0.5)
+
+    def net(k1, k2):
+        h = lax.conv_general_dilated(x, k1, (1, 1), "SAME",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        h = jnp.tanh(h)
+        h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        h = lax.conv_general_dilated(h, k2, (1, 1), "VALID",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return jnp.sum(netcl.nn.softplus(h))
+    check_grads(net, (k1, k2), order=2, modes=("rev",))
