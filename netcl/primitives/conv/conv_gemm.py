@@ -83,11 +83,12 @@ def _plan_gemm(geo, dtype, device):
         expect = kstride[j] * ksize[j]
     s_last = kstride[big[-1]] if big else 1
     plan.b_mode = "pack"
-    if dtype != _gemm_dtype(dtype):
-        pass                                        # float16: packing converts to float32
-    elif contiguous and (geo.rso == 1 or geo.O == 1 or Og == 1 and GG == 1) and s_last > 0:
+    # float16 kernels are always packed (packing converts them to float32)
+    native = dtype == _gemm_dtype(dtype)
+    if native and contiguous and (geo.rso == 1 or geo.O == 1 or Og == 1 and GG == 1) and \
+            s_last > 0:
         plan.b_mode, plan.ldb = "nt", s_last        # B[k, o] = W[k * ldb + o]
-    elif contiguous and s_last == 1 and geo.rso > 0 and dtype == _gemm_dtype(dtype):
+    elif native and contiguous and s_last == 1 and geo.rso > 0:
         plan.b_mode, plan.ldb = "t", geo.rso        # B[k, o] = W[o * ldb + k]
     if plan.b_mode == "pack":
         # reorder K dims for the im2col: most contiguous lhs read last

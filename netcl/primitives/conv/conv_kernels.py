@@ -12,7 +12,7 @@ from ...core import dtypes, kernels
 from ...core.shapes import contiguous_strides, prod
 from .kernel_metadata import _INDEX_LIMIT, _NDIV, _magic
 
-_MAX_SPATIAL = 3   # conv kernels handle up to 3 spatial dims (more: NotImplementedError)
+_MAX_SPATIAL = 3   # conv kernels handle up to 3 spatial dims (more: a ValueError)
 
 
 def _meta_layout(names):
@@ -178,8 +178,8 @@ class _ConvGeometry:
         lhs_spec, rhs_spec, out_spec = dn
         self.nsp = nsp = len(lhs_spec) - 2
         if nsp > _MAX_SPATIAL:
-            raise NotImplementedError(f"conv_general_dilated: {nsp} spatial dimensions; the "
-                                      f"OpenCL kernels handle at most {_MAX_SPATIAL}")
+            raise ValueError(f"conv_general_dilated: {nsp} spatial dimensions; the "
+                             f"OpenCL kernels handle at most {_MAX_SPATIAL}")
         self.G = params["feature_group_count"]
         self.B = params["batch_group_count"]
         pad3 = lambda v, fill: tuple(v) + (fill,) * (_MAX_SPATIAL - len(v))  # noqa: E731

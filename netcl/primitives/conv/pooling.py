@@ -59,7 +59,7 @@ def _window_abstract(name, kinds="fi"):
             raise TypeError(f"{name}: operand dtype {x.dtype} is not supported (floating "
                             f"point{' or int32' if 'i' in kinds else ''})")
         if x.ndim > _MAX_WINDOW_RANK:
-            raise NotImplementedError(f"{name}: rank {x.ndim} > {_MAX_WINDOW_RANK}")
+            raise ValueError(f"{name}: operand rank {x.ndim} > {_MAX_WINDOW_RANK} is not supported")
         shape = _window_out_shape(name, x.shape, window_dimensions, window_strides, padding,
                                   base_dilation, window_dilation)
         return ShapedArray(shape, x.dtype, x.weak_type)
@@ -170,7 +170,7 @@ def _pair_abstract(name, first, first_is_window_shaped):
             raise TypeError(f"{name}: {first} and operand must be floating point, got "
                             f"{a.dtype} and {operand.dtype}")
         if operand.ndim > _MAX_WINDOW_RANK:
-            raise NotImplementedError(f"{name}: rank {operand.ndim} > {_MAX_WINDOW_RANK}")
+            raise ValueError(f"{name}: operand rank {operand.ndim} > {_MAX_WINDOW_RANK} is not supported")
         out = _window_out_shape(name, operand.shape, window_dimensions, window_strides,
                                 padding, base_dilation, window_dilation)
         want = out if first_is_window_shaped else tuple(operand.shape)
