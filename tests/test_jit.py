@@ -221,3 +221,14 @@ def test_random_reduction_programs_match_eager(seed, shape, red, pre, post):
     x = jnp.asarray(rng.standard_normal(shape).astype(np.float32))
     y = jnp.asarray(rng.standard_normal(shape).astype(np.float32))
     assert_close(netcl.jit(f)(x, y), np.asarray(f(x, y)), rtol=2e-5, atol=2e-6)
+
+
+def test_row_group_with_two_outputs_sharing_the_reduced_value():
+    def f(x):
+        e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+        s = jnp.sum(e, axis=-1, keepdims=True)
+        return e / s, e * 2.0 + s
+    x = jnp.asarray(np.random.default_rng(3).standard_normal((5, 19)).astype(np.float32))
+    got, want = netcl.jit(f)(x), f(x)
+    for a, b in zip(got, want):
+        assert_close(a, np.asarray(b), rtol=2e-6, atol=1e-6)

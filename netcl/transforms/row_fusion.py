@@ -112,6 +112,11 @@ class RowFusedPrimitive(Primitive):
         w = VECTOR_WIDTH if cpu and self._vector_ok(full_in) else 1
         emit = (lambda tgt, nm, ind, width=1:
                 self._emit_full(tgt, nm, full_in, meta_pos, alias, ind, width))
+        # CPU: the last reduction's input, if an output needs it (softmax's exp(x - max)),
+        # is stored into that output during the reduction loop and read back in the store
+        # loop instead of being recomputed (one item owns a row, so this is race-free).
+        stash = self._stash_plan(alias) if cpu else None
+        last_red = [e for e in self.eqns if e.prim.name in _REDUCERS][-1]
         # Reductions, in program order, each with the full-shape chain it needs.
         for e in self.eqns:
             if e.prim.name not in _REDUCERS:
@@ -131,12 +136,16 @@ class RowFusedPrimitive(Primitive):
                     nm = dict(names)
                     body += emit(src, nm, "      ", w)
                     body.append(f"      {vacc} = {_combine(op, vacc, nm[src])};")
+                    if stash and e is last_red:
+                        body.append(f"      vstore{w}({nm[src]}, 0, out{stash[1]} + row * K + k);")
                     body.append("    }")
                     for lane in range(w):
                         body.append(f"    {acc} = {_combine(op, acc, f'{vacc}.s{lane}')};")
                 body.append("    for (; k < K; ++k) {")
                 nm = dict(names)
                 body += emit(src, nm, "      ")
+                if stash and e is last_red:
+                    body.append(f"      out{stash[1]}[row * K + k] = {nm[src]};")
                 body += [f"      {acc} = {_combine(op, acc, nm[src])};", "    }", "  }"]
                 body.append(f"  const {ct} v{e.outputs[0].id} = {acc};")
             else:
@@ -165,7 +174,13 @@ class RowFusedPrimitive(Primitive):
                 if w > 1:
                     body.append(f"    for (; k + {w} <= K; k += {w}) {{")
                     nm = dict(names)
+                    if stash:
+                        body.append(f"      const float{w} st = vload{w}(0, out{stash[1]} + "
+                                    "row * K + k);")
+                        nm[stash[0]] = "st"
                     for j, v in full_outs:
+                        if stash and alias.get(v.id, v.id) == stash[0] and j == stash[1]:
+                            continue  # stored during the reduction loop
                         body += emit(v.id, nm, "      ", w)
                         half = "_half" if v.aval.dtype == np.float16 else ""
                         body.append(f"      vstore{half}{w}({nm[alias.get(v.id, v.id)]}, 0, "
@@ -175,7 +190,12 @@ class RowFusedPrimitive(Primitive):
             else:
                 body.append("  for (int k = lid; k < K; k += L) {")
             nm = dict(names)
+            if stash:
+                body.append(f"      const float st = out{stash[1]}[row * K + k];")
+                nm[stash[0]] = "st"
             for j, v in full_outs:
+                if stash and alias.get(v.id, v.id) == stash[0] and j == stash[1]:
+                    continue  # stored during the reduction loop
                 body += emit(v.id, nm, "      " if cpu else "    ")
                 body.append(("      " if cpu else "    ") + kernels.store(
                     v.aval.dtype, f"out{j}", "row * K + k", nm[alias.get(v.id, v.id)]))
@@ -270,6 +290,33 @@ class RowFusedPrimitive(Primitive):
         lines.append(ind + op.render(w))
         names[target] = op.var
         return lines
+
+    def _stash_plan(self, alias):
+        """(value id, output index) to stash, or None (see source_for)."""
+        last = [e for e in self.eqns if e.prim.name in _REDUCERS][-1]
+        src = alias.get(last.inputs[0].id, last.inputs[0].id)
+        if src in {v.id for v in self.inputs} or self._aval(src).dtype != np.float32:
+            return None
+        for j, v in enumerate(self.outputs):
+            if self._is_full(v.aval) and v.aval.dtype == np.float32 and \
+                    src in self._deps(alias.get(v.id, v.id), alias):
+                return src, j
+        return None
+
+    def _deps(self, target, alias):
+        """Ids of the group values `target` is computed from (itself included)."""
+        producer = {o.id: e for e in self.eqns for o in e.outputs}
+        seen, todo = set(), [target]
+        while todo:
+            t = todo.pop()
+            t = alias.get(t, t)
+            if t in seen:
+                continue
+            seen.add(t)
+            e = producer.get(t)
+            if e is not None and e.prim.name not in _REDUCERS:
+                todo += [u.id for u in e.inputs]
+        return seen
 
     def _vector_ok(self, full_in):
         """CPU row kernels use float8 loops when every full-shape op is vector-safe."""

@@ -1,0 +1,199 @@
+"""Continuous samplers: uniform, normal, truncated_normal, gumbel, exponential, laplace,
+logistic, cauchy, and the shared parameter/shape helpers of all the samplers.
+
+  uniform   float32: (bits >> 9 | 0x3f800000) reinterpreted, minus 1, scaled;
+            max(minval, u * (maxval - minval) + minval)
+  normal    sqrt(2) * erf_inv(uniform(nextafter(-1, 0), 1))
+
+uniform is bit-identical to JAX on every device (PoCL, NVIDIA and the NumPy fallback give
+the same bits; under jit a GPU compiler may fuse u * span + minval into an fma, which moves
+uniform with a span that is not a power of two by an ulp). normal and the other
+transcendental samplers agree with JAX and across devices to a few ulps: erf_inv and log are
+approximations whose float32 rounding differs between XLA, OpenCL drivers and NumPy.
+"""
+import math
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.array import Array
+from ..core.shapes import broadcast_shapes, canonical_shape
+from ..primitives import elementwise as ew
+from ..primitives import views
+from ..primitives.random_bits import bitcast_convert_type, nextafter, shift_right_logical
+from .keys import _bits32, _device, _is_array, _threefry_pairs
+
+
+# ---- float samplers --------------------------------------------------------------------------
+
+def _float_dtype(name, dtype, device):
+    d = dtypes.canonicalize(dtype, where=name)
+    if d.kind != "f":
+        raise ValueError(f"{name}: dtype must be a float dtype, got {d}")
+    if d == dtypes.float64 and not device.capabilities.fp64:
+        raise TypeError(f"{name}: float64 requested but {device.name} has no fp64 support")
+    return d
+
+
+def _param(name, arg, x, dtype, device):
+    """A distribution parameter as an array of `dtype` (Python scalars: cached constants)."""
+    if _is_array(x):
+        return ew.convert_element_type(x, dtype)
+    if isinstance(x, (bool, int, float, np.number, np.bool_)):
+        return views.full((), x, dtype, device=device)
+    try:
+        host = np.asarray(x)
+    except Exception:
+        raise TypeError(f"{name}: {arg} must be a number or an array, got "
+                        f"{type(x).__name__}") from None
+    if host.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: {arg} must be numeric, got dtype {host.dtype}")
+    return Array.from_numpy(device, host.astype(dtype))
+
+
+def _shape_of(x):
+    return tuple(x.shape) if _is_array(x) else np.shape(x)
+
+
+def _check_shape(name, shape, *param_shapes):
+    """JAX's rule: parameter shapes broadcast to exactly `shape`."""
+    try:
+        got = broadcast_shapes(shape, *param_shapes, where=name)
+    except ValueError:
+        got = None
+    if got != tuple(shape):
+        raise ValueError(f"{name}: parameter shapes {', '.join(map(str, param_shapes))} must "
+                         f"broadcast to the requested shape {tuple(shape)}")
+
+
+def _unit_floats(name, key, shape, dtype):
+    """Uniform [0, 1) values of `dtype`, bit-identical to JAX's construction."""
+    if dtype == dtypes.float32:
+        b = _bits32(name, key, shape)
+        mantissa = shift_right_logical(b, views.full_like(b, 9))
+        one_bits = views.full_like(b, 0x3F800000)
+        f = bitcast_convert_type(ew.or_(mantissa, one_bits), dtypes.float32)
+        return ew.sub(f, views.full_like(f, 1.0))
+    if dtype == dtypes.float16:
+        # JAX: the low 16 bits of y1 ^ y2, (b >> 6 | 0x3c00) as half, minus 1 = m * 2^-10.
+        b = _bits32(name, key, shape)
+        m = shift_right_logical(ew.and_(b, views.full_like(b, 0xFFFF)), views.full_like(b, 6))
+        f = ew.convert_element_type(m, dtypes.float32)
+        f = ew.mul(f, views.full_like(f, 2.0 ** -10))
+        return ew.convert_element_type(f, dtypes.float16)
+    # float64 (JAX with x64): 64 bits y1 << 32 | y2; (bits >> 12) * 2^-52 = y1 * 2^-32 +
+    # (y2 >> 12) * 2^-52, exact in double (the two parts occupy disjoint bits).
+    y1, y2 = _threefry_pairs(name, key, shape)
+    hi = ew.convert_element_type(y1, dtypes.float64)
+    lo = ew.convert_element_type(shift_right_logical(y2, views.full_like(y2, 12)),
+                                 dtypes.float64)
+    return ew.add(ew.mul(hi, views.full_like(hi, 2.0 ** -32)),
+                  ew.mul(lo, views.full_like(lo, 2.0 ** -52)))
+
+
+def _uniform(name, key, shape, dtype, minval, maxval):
+    device = _device(key)
+    _check_shape(name, shape, _shape_of(minval), _shape_of(maxval))
+    minval = _param(name, "minval", minval, dtype, device)
+    maxval = _param(name, "maxval", maxval, dtype, device)
+    floats = _unit_floats(name, key, shape, dtype)
+    pshape = broadcast_shapes(minval.shape, maxval.shape, where=name)
+    span = ew.sub(views.broadcast_to_rank(maxval, pshape), views.broadcast_to_rank(minval, pshape))
+    span = views.broadcast_to_rank(span, shape)
+    low = views.broadcast_to_rank(minval, shape)
+    return ew.max_(low, ew.add(ew.mul(floats, span), low))
+
+
+def uniform(key, shape=(), dtype=dtypes.float32, minval=0.0, maxval=1.0):
+    """Uniform values in [minval, maxval) (minval/maxval broadcast to `shape`).
+
+    >>> netcl.random.uniform(netcl.random.PRNGKey(0), (5,))
+    """
+    dtype = _float_dtype("uniform", dtype, _device(key))
+    shape = canonical_shape(shape, "uniform")
+    return _uniform("uniform", key, shape, dtype, minval, maxval)
+
+
+def _normal(name, key, shape, dtype):
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
+    u = _uniform(name, key, shape, dtype, lo, 1.0)
+    return ew.mul(views.full_like(u, math.sqrt(2)), ew.erf_inv(u))
+
+
+def normal(key, shape=(), dtype=dtypes.float32):
+    """Standard normal values: sqrt(2) * erf_inv(u), u uniform in (-1, 1) (JAX's method)."""
+    dtype = _float_dtype("normal", dtype, _device(key))
+    shape = canonical_shape(shape, "normal")
+    return _normal("normal", key, shape, dtype)
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
+    """Standard normal values conditioned on lower < x < upper (inverse-CDF sampling).
+
+    `shape` defaults to the broadcast shape of lower and upper; results lie in the open
+    interval (clamped to the next floats inside the bounds, as JAX does).
+    """
+    device = _device(key)
+    dtype = _float_dtype("truncated_normal", dtype, device)
+    if shape is None:
+        shape = broadcast_shapes(_shape_of(lower), _shape_of(upper), where="truncated_normal")
+    else:
+        shape = canonical_shape(shape, "truncated_normal")
+        _check_shape("truncated_normal", shape, _shape_of(lower), _shape_of(upper))
+    lower = _param("truncated_normal", "lower", lower, dtype, device)
+    upper = _param("truncated_normal", "upper", upper, dtype, device)
+    sqrt2 = math.sqrt(2)
+    a = ew.erf(ew.div(lower, views.full_like(lower, sqrt2)))
+    b = ew.erf(ew.div(upper, views.full_like(upper, sqrt2)))
+    u = _uniform("truncated_normal", key, shape, dtype, a, b)
+    out = ew.mul(views.full_like(u, sqrt2), ew.erf_inv(u))
+    lo = nextafter(lower, views.full_like(lower, np.inf))
+    hi = nextafter(upper, views.full_like(upper, -np.inf))
+    out = ew.max_(out, views.broadcast_to_rank(lo, shape))
+    return ew.min_(out, views.broadcast_to_rank(hi, shape))
+
+
+def gumbel(key, shape=(), dtype=dtypes.float32, mode="low"):
+    """Standard Gumbel values: -log(-log(u)), u uniform in [tiny, 1)."""
+    if mode != "low":
+        raise ValueError(f"gumbel: mode={mode!r} is not supported; netcl implements 'low'")
+    dtype = _float_dtype("gumbel", dtype, _device(key))
+    shape = canonical_shape(shape, "gumbel")
+    return _gumbel("gumbel", key, shape, dtype)
+
+
+def _gumbel(name, key, shape, dtype):
+    u = _uniform(name, key, shape, dtype, float(np.finfo(dtype).tiny), 1.0)
+    return ew.neg(ew.log(ew.neg(ew.log(u))))
+
+
+def exponential(key, shape=(), dtype=dtypes.float32):
+    """Standard exponential values: -log1p(-u)."""
+    dtype = _float_dtype("exponential", dtype, _device(key))
+    shape = canonical_shape(shape, "exponential")
+    u = _uniform("exponential", key, shape, dtype, 0.0, 1.0)
+    return ew.neg(ew.log1p(ew.neg(u)))
+
+
+def laplace(key, shape=(), dtype=dtypes.float32):
+    """Standard Laplace values: sign(u) * log1p(-|u|), u uniform in (-1, 1)."""
+    dtype = _float_dtype("laplace", dtype, _device(key))
+    shape = canonical_shape(shape, "laplace")
+    u = _uniform("laplace", key, shape, dtype, -1.0 + float(np.finfo(dtype).epsneg), 1.0)
+    return ew.mul(ew.sign(u), ew.log1p(ew.neg(ew.abs_(u))))
+
+
+def logistic(key, shape=(), dtype=dtypes.float32):
+    """Standard logistic values: log(u / (1 - u)), u uniform in [eps, 1)."""
+    dtype = _float_dtype("logistic", dtype, _device(key))
+    shape = canonical_shape(shape, "logistic")
+    u = _uniform("logistic", key, shape, dtype, float(np.finfo(dtype).eps), 1.0)
+    return ew.log(ew.div(u, ew.sub(views.full_like(u, 1), u)))
+
+
+def cauchy(key, shape=(), dtype=dtypes.float32):
+    """Standard Cauchy values: tan(pi * (u - 1/2)), u uniform in [eps, 1)."""
+    dtype = _float_dtype("cauchy", dtype, _device(key))
+    shape = canonical_shape(shape, "cauchy")
+    u = _uniform("cauchy", key, shape, dtype, float(np.finfo(dtype).eps), 1.0)
+    return ew.tan(ew.mul(views.full_like(u, math.pi), ew.sub(u, views.full_like(u, 0.5))))
