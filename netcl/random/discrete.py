@@ -137,13 +137,9 @@ def rademacher(key, shape=(), dtype=dtypes.int32):
 
 # ---- samplers built on reductions, sorts and gathers ----------------------------------------
 
-def _numpy_fn(name, where):
-    from .. import numpy as jnp
-    fn = getattr(jnp, name, None)
-    if fn is None:
-        raise NotImplementedError(f"{where} needs netcl.numpy.{name}, which this build of "
-                                  "netcl does not provide yet")
-    return fn
+def jnp_take(*args, **kwargs):
+    from ..numpy import take  # netcl.numpy imports this package's parent: import late
+    return take(*args, **kwargs)
 
 
 def categorical(key, logits, axis=-1, shape=None):
@@ -249,7 +245,7 @@ def permutation(key, x, axis=0, independent=False):
     if independent or x.ndim == 1:
         return _shuffle(key, x, ax)
     ind = _shuffle(key, _arange(x.shape[ax], key), 0)
-    return _numpy_fn("take", "permutation")(x, ind, axis=ax)
+    return jnp_take(x, ind, axis=ax)
 
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0):
@@ -318,5 +314,5 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     if arr is None:
         return views.reshape(ind, shape)
     ind = views.reshape(ind, (n_draws,))
-    out = _numpy_fn("take", "choice of an array")(arr, ind, axis=axis)
+    out = jnp_take(arr, ind, axis=axis)
     return views.reshape(out, arr.shape[:axis] + shape + arr.shape[axis + 1:])

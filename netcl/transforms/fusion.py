@@ -203,11 +203,6 @@ def fuse(ir, scalar_literals):
     for i, e in enumerate(eqns):
         for o in e.outputs:
             producer[o.id] = i
-    out_ids = {v.id for v in ir.outvars}
-    consumers = {}
-    for i, e in enumerate(eqns):
-        for v in e.inputs:
-            consumers.setdefault(v.id, []).append(i)
 
     # A broadcast of a scalar literal reads as the literal itself inside a fused group.
     bcast_literal = {}
@@ -264,34 +259,57 @@ def fuse(ir, scalar_literals):
         else:
             closed.update(in_groups)
 
-    # Emit: each group at the position of its last equation.
-    last_of = {g: idx[-1] for g, idx in groups.items()}
+    def literal(v):
+        if v.id in bcast_literal:
+            return True, bcast_literal[v.id]
+        if v.id in scalar_literals and v.aval.ndim == 0:
+            return True, scalar_literals[v.id]
+        return False, None
+
+    def make(g, members, inputs, outputs, literals):
+        if len(members) == 1 and not literals:
+            return members  # nothing to gain: keep the primitive itself
+        return [Eqn(FusedPrimitive(members, inputs, outputs, literals), inputs, {}, outputs)]
+    return emit_groups(ir, groups, group_of, literal, make)
+
+
+def emit_groups(ir, groups, group_of, literal, make):
+    """Rebuild `ir` with every group replaced, at the position of its last equation, by
+    make(g, members, inputs, outputs, literals) -> equations.
+
+    inputs: values the group reads from memory; literals: var id -> scalar (literal(v) says
+    which reads are scalars inlined in the source); outputs: values used after the group.
+    Emitting at the last member is safe because a group is closed as soon as anything
+    outside it reads one of its values (see the fusion passes)."""
+    out_ids = {v.id for v in ir.outvars}
+    consumers = {}
+    for i, e in enumerate(ir.eqns):
+        for v in e.inputs:
+            consumers.setdefault(v.id, []).append(i)
+    last_of = {g: idx[-1] for g, idx in groups.items() if idx}
     new_eqns = []
-    for i, e in enumerate(eqns):
+    for i, e in enumerate(ir.eqns):
         g = group_of.get(i)
         if g is None:
             new_eqns.append(e)
             continue
         if i != last_of[g]:
             continue
-        members = [eqns[j] for j in groups[g]]
+        members = [ir.eqns[j] for j in groups[g]]
         produced = {o.id for m in members for o in m.outputs}
         inputs, seen, literals = [], set(), {}
         for m in members:
             for v in m.inputs:
-                if v.id in produced or v.id in seen:
+                if v.id in produced or v.id in seen or v.id in literals:
                     continue
-                if v.id in bcast_literal or (v.id in scalar_literals and v.aval.ndim == 0):
-                    literals[v.id] = bcast_literal.get(v.id, scalar_literals.get(v.id))
+                is_lit, value = literal(v)
+                if is_lit:
+                    literals[v.id] = value
                     continue
                 seen.add(v.id)
                 inputs.append(v)
         outputs = [o for m in members for o in m.outputs
                    if o.id in out_ids or any(group_of.get(c) != g for c in consumers.get(o.id, []))]
-        if len(members) == 1 and not literals:
-            new_eqns.append(members[0])  # nothing to gain: keep the primitive itself
-            continue
-        fp = FusedPrimitive(members, inputs, outputs, literals)
-        new_eqns.append(Eqn(fp, inputs, {}, outputs))
+        new_eqns += make(g, members, inputs, outputs, literals)
     return dce(IR(ir.invars, ir.constvars, ir.consts, new_eqns, ir.outvars))
 

@@ -18,10 +18,10 @@ import numpy as np
 from ..core import kernels
 from ..core.codegen import (VECTOR_WIDTH, Op, expression_template, helpers_for, input_kind,
                             op_vector_safe, vtype)
-from ..core.ir import IR, Eqn
+from ..core.ir import Eqn
 from ..core.shapes import prod
 from ..core.tracing import Primitive
-from .fusion import _c_literal, dce
+from .fusion import _c_literal, emit_groups
 
 _REDUCERS = {"reduce_sum": ("sum", "0"), "reduce_max": ("max", "-INFINITY"),
              "reduce_min": ("min", "INFINITY")}  # op, identity
@@ -501,40 +501,22 @@ def row_fuse(ir, scalar_literals):
 
     _absorb_prologues(eqns, producer, consumers, out_ids, group_of, groups, full_of,
                       scalar_literals)
-    last_of = {g: idx[-1] for g, idx in groups.items() if idx}
-    new_eqns = []
-    for i, e in enumerate(eqns):
-        g = group_of.get(i)
-        if g is None:
-            new_eqns.append(e)
-            continue
-        if i != last_of[g]:
-            continue
-        members = [eqns[j] for j in groups[g]]
-        produced = {o.id for m in members for o in m.outputs}
+
+    def literal(v):
+        if v.id in scalar_literals and v.aval.ndim == 0:
+            return True, scalar_literals[v.id]
+        return False, None
+
+    def make(g, members, inputs, outputs, literals):
         full, whole = full_of[g]
-        inputs, seen, literals = [], set(), {}
-        for m in members:
-            for v in m.inputs:
-                if v.id in produced or v.id in seen:
-                    continue
-                if v.id in scalar_literals and v.aval.ndim == 0:
-                    literals[v.id] = scalar_literals[v.id]
-                    continue
-                seen.add(v.id)
-                inputs.append(v)
         ok_inputs = all(tuple(v.aval.shape) == full or
                         tuple(v.aval.shape) in _row_shapes(full, whole) for v in inputs)
-        outputs = [o for m in members for o in m.outputs
-                   if o.id in out_ids or any(group_of.get(c) != g for c in consumers.get(o.id, []))]
-        if not ok_inputs or any(m.prim.name == "broadcast_in_dim" and m.inputs[0].id in literals
-                                for m in members):
-            new_eqns.extend(members)
-            continue
+        if not ok_inputs:
+            return members
         R, K = (1, prod(full)) if whole else (prod(full[:-1]), full[-1])
         rp = RowFusedPrimitive(members, inputs, outputs, literals, R, K, full)
-        new_eqns.append(Eqn(rp, inputs, {}, outputs))
-    return dce(IR(ir.invars, ir.constvars, ir.consts, new_eqns, ir.outvars))
+        return [Eqn(rp, inputs, {}, outputs)]
+    return emit_groups(ir, groups, group_of, literal, make)
 
 
 def _absorb_prologues(eqns, producer, consumers, out_ids, group_of, groups, full_of, literals):
