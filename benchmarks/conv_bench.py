@@ -4,6 +4,8 @@
     python benchmarks/conv_bench.py --batch 256      # the GPU shape
     python benchmarks/conv_bench.py --impl direct    # force the direct kernel (default: auto)
     python benchmarks/conv_bench.py --dtype float64 --repeats 11 --pool
+    python benchmarks/conv_bench.py --im2col generic # the im2col kernel of the GEMM path
+                                                     # (default auto: special on GPUs)
 
 W5's convolutions are 3x3, stride 1, SAME, NHWC input / HWIO kernel:
     conv1 32x32x3 -> 32,   conv2 32x32x32 -> 64,   conv3 16x16x64 -> 128 (after a 2x2 pool).
@@ -46,20 +48,70 @@ def timeit(fn, repeats, warmup=2):
     return statistics.median(ts), statistics.median(cs)
 
 
+def record_im2col():
+    """A list that collects the im2col launchers the GEMM path builds from now on, each
+    remembering the input buffer of its last call."""
+    from netcl.primitives.conv import conv_gemm
+    found, make = [], conv_gemm._im2col_launcher
+
+    def recording(*a, **k):
+        run = make(*a, **k)
+
+        def rec(p_buf, x_buf):
+            rec.x_buf = x_buf
+            run(p_buf, x_buf)
+        rec.run, rec.x_buf = run, None
+        found.append(rec)
+        return rec
+    conv_gemm._im2col_launcher = recording
+    return found
+
+
+def time_im2col(dev, recs, repeats):
+    """Time each recorded im2col alone into a scratch P: the mean of `repeats` back-to-back
+    launches, the queue drained before and after."""
+    import pyopencl as cl
+    for rec in recs:
+        run = rec.run
+        p = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, run.p_bytes)
+        run(p, rec.x_buf)
+        dev.queue.finish()
+        t0 = time.perf_counter()
+        for _ in range(repeats):
+            run(p, rec.x_buf)
+        dev.queue.finish()
+        t = (time.perf_counter() - t0) / repeats
+        print(f"{'':6s} {'im2col':6s} {t * 1e3:8.3f} ms  {run.p_bytes / t / 1e9:7.1f} GB/s "
+              f"written  ({run.mode}, {run.items} work-items, P {run.p_bytes / 1e6:.1f} MB)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--impl", default="auto", choices=["auto", "direct", "gemm"])
+    ap.add_argument("--im2col", default="auto", choices=["auto", "generic", "special"],
+                    help="im2col kernel of the GEMM path (auto: special on GPUs)")
+    ap.add_argument("--im2col-vec", type=int, default=None, choices=[1, 2, 4, 8],
+                    help="most P elements per work-item of the special im2col (default 4)")
+    ap.add_argument("--im2col-time", action="store_true",
+                    help="also time each pass's im2col kernel alone (GB/s of P written)")
     ap.add_argument("--pool", action="store_true", help="also time the 2x2 max pools")
     args = ap.parse_args()
+    im2cols = record_im2col() if args.im2col_time else None
     if args.impl != "auto":
         C._impl_override = args.impl
+    if args.im2col != "auto":
+        C._im2col_override = args.im2col
+    if args.im2col_vec is not None:
+        from netcl.primitives.conv import conv_gemm
+        conv_gemm._IM2COL_VEC = args.im2col_vec
     dev = netcl.default_device()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"device: {dev.name} ({dev.kind}); batch {args.batch}; {args.dtype}; "
-          f"impl {args.impl}; median of {args.repeats}; host load average {load:.1f}")
+    print(f"device: {dev.name} ({dev.kind}); batch {args.batch}; {args.dtype}; impl "
+          f"{args.impl}; im2col {args.im2col}; median of {args.repeats}; host load average "
+          f"{load:.1f}")
     rng = np.random.default_rng(0)
     dt = np.dtype(args.dtype)
     params = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)), lhs_dilation=(1, 1),
@@ -86,6 +138,10 @@ def main():
             t, c = timeit(fn, args.repeats)
             total[kind] += t
             print(f"{name:6s} {kind:5s} {t * 1e3:9.2f} {flops / t / 1e9:9.1f} {c * 1e3:9.2f}")
+            if im2cols:
+                time_im2col(dev, im2cols, args.repeats)
+            if im2cols is not None:
+                im2cols.clear()
     t_all = sum(total.values())
     print(f"{'total':6s} {'all':5s} {t_all * 1e3:9.2f} {3 * flops_all / t_all / 1e9:9.1f}"
           f"   (fwd {total['fwd'] * 1e3:.1f} ms, dlhs {total['dlhs'] * 1e3:.1f} ms, "

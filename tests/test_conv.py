@@ -253,6 +253,101 @@ def test_conv_gemm_path_auto_and_kernel_views():
     _check(C.conv_general_dilated(jnp.asarray(x), wr, **kw), want, np.float32, 144)
 
 
+# ---- the specialised im2col (the GPU path), forced on this device ---------------------------
+
+NHWC = ("NHWC", "HWIO", "NHWC")
+IM2COL_CASES = GEMM_CASES + [  # more geometries for the specialised im2col
+    ((2, 9, 9, 1), (3, 3, 1, 8), dict(window_strides=(2, 2), padding="VALID",
+                                      dimension_numbers=NHWC)),
+    ((2, 8, 8, 64), (3, 3, 64, 16), dict(window_strides=(2, 2), padding="SAME",
+                                         dimension_numbers=NHWC)),
+    ((2, 3, 8, 8), (8, 3, 3, 3), dict(window_strides=(1, 1), padding="SAME")),   # NCHW/OIHW
+    ((2, 64, 5, 6), (3, 3, 64, 8), dict(window_strides=(1, 1), padding="SAME",   # P transposed
+                                        dimension_numbers=("NCHW", "HWIO", "NCHW"))),
+    ((2, 6, 6, 16), (3, 3, 8, 8), dict(window_strides=(1, 1), padding="SAME",
+                                       dimension_numbers=NHWC, feature_group_count=2)),
+]
+
+
+def _both_im2cols(impl, monkeypatch, fn):
+    """fn() run with the generic, then the specialised im2col: P is a copy either way, so the
+    results agree bit for bit. Returns (result, modes of the im2cols the special run built)."""
+    from netcl.primitives.conv import conv_gemm
+    modes, make = [], conv_gemm._im2col_launcher
+
+    def spy(*a):
+        run = make(*a)
+        modes.append(run.mode)
+        return run
+    monkeypatch.setattr(conv_gemm, "_im2col_launcher", spy)
+    out = {}
+    for mode in ("generic", "special"):
+        monkeypatch.setattr(C, "_im2col_override", mode)
+        impl("gemm")
+        modes.clear()
+        out[mode] = np.asarray(fn())
+    np.testing.assert_array_equal(out["special"], out["generic"])
+    return out["special"], modes
+
+
+@pytest.mark.parametrize("hw,cin,cout", [(32, 3, 32), (32, 32, 64), (16, 64, 128)])
+def test_im2col_special_w5(impl, monkeypatch, hw, cin, cout):
+    # W5's layers at batch 2: forward, input gradient, kernel gradient
+    rng = np.random.default_rng(cin)
+    x = rng.standard_normal((2, hw, hw, cin)).astype(np.float32)
+    w = rng.standard_normal((3, 3, cin, cout)).astype(np.float32)
+    kw = dict(window_strides=(1, 1), padding="SAME", dimension_numbers=NHWC)
+    y, modes = _both_im2cols(impl, monkeypatch, lambda: C.conv_general_dilated(
+        jnp.asarray(x), jnp.asarray(w), **kw))
+    assert modes == ["special1" if cin == 3 else "special4"]
+    _check(y, expected_conv(x, w, **kw), np.float32, 9 * cin)
+    ct = rng.standard_normal(y.shape).astype(np.float32)
+    dn = C.conv_dimension_numbers(x.shape, w.shape, NHWC)
+    p = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)), lhs_dilation=(1, 1),
+             rhs_dilation=(1, 1), dimension_numbers=dn, feature_group_count=1,
+             batch_group_count=1, precision=None, preferred_element_type=None)
+    for f, k in ((C._conv_transpose_lhs, 9 * cout), (C._conv_transpose_rhs, 2 * hw * hw)):
+        got, modes = _both_im2cols(impl, monkeypatch, lambda: f(
+            jnp.asarray(ct), jnp.asarray(x), jnp.asarray(w), **p))
+        assert modes and all(m.startswith("special") for m in modes), modes
+        want = np.asarray(f(_np_dev(ct), _np_dev(x), _np_dev(w), **p)._buf)
+        _check(got, want, np.float32, k)
+
+
+@pytest.mark.parametrize("case", range(len(IM2COL_CASES)))
+def test_im2col_special_geometries(impl, monkeypatch, case):
+    lhs_shape, rhs_shape, kw = IM2COL_CASES[case]
+    rng = np.random.default_rng(case)
+    x = rng.uniform(-1, 1, lhs_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, rhs_shape).astype(np.float32)
+    for layout in ("dense", "reversed"):     # reversed: negative strides, gathered vectors
+        got, modes = _both_im2cols(impl, monkeypatch, lambda: C.conv_general_dilated(
+            to_device(x, layout), jnp.asarray(w), **kw))
+        _check(got, expected_conv(x, w, **kw), np.float32, int(np.prod(rhs_shape)))
+        # lhs dilation is not specialised: the generic kernel runs
+        dilated = any(d != 1 for d in kw.get("lhs_dilation", ()))
+        assert modes and all(m.startswith("generic" if dilated else "special")
+                             for m in modes), modes
+
+
+@pytest.mark.parametrize("dtype,vec", [(np.float16, 4), (np.float64, 4), (np.float32, 8),
+                                       (np.float32, 2), (np.float32, 1)])
+def test_im2col_special_dtypes_widths_offsets(impl, monkeypatch, dtype, vec):
+    from netcl.primitives.conv import conv_gemm
+    monkeypatch.setattr(conv_gemm, "_IM2COL_VEC", vec)
+    rng = np.random.default_rng(vec)
+    x = rng.uniform(-1, 1, (2, 6, 7, 17)).astype(dtype)
+    w = rng.uniform(-1, 1, (3, 3, 16, 8)).astype(dtype)
+    kw = dict(window_strides=(1, 1), padding="SAME", dimension_numbers=NHWC)
+    # dense (vector loads where aligned) and a view at offset 1 (element loads)
+    for xs, xd in ((x[..., :16], jnp.asarray(np.ascontiguousarray(x[..., :16]))),
+                   (x[..., 1:], jnp.asarray(x)[..., 1:])):
+        got, modes = _both_im2cols(impl, monkeypatch, lambda: C.conv_general_dilated(
+            xd, jnp.asarray(w), **kw))
+        assert modes == [f"special{vec}"], modes
+        _check(got, expected_conv(xs, w, **kw), dtype, 144)
+
+
 @settings(max_examples=10, deadline=None)
 @given(conv_problems(nsp=3, dtypes=(np.float32,), max_side=4))
 def test_conv_3d(p):

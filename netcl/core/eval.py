@@ -55,6 +55,25 @@ class EvalInterpreter(Interpreter):
             self.launchers[key] = launcher
         return launcher(*args)
 
+    def launcher(self, prim, args, params):
+        """The launcher `process` runs for these arguments (built and cached once), or None
+        where it would not cache one (non-array arguments, unhashable params)."""
+        if not all(type(a) is Array for a in args):
+            return None
+        key = (prim,) + tuple(a._layout_id() for a in args)
+        if params:
+            key = key + tuple(params.items())
+        try:
+            launcher = self.launchers.get(key)
+        except TypeError:
+            return None
+        if launcher is None:
+            launcher = self._build(prim, args, params)
+            if len(self.launchers) >= _MAX_LAUNCHERS:
+                self.launchers.clear()
+            self.launchers[key] = launcher
+        return launcher
+
     def _process_slow(self, prim, args, params):
         return self.process(prim, tuple(to_array(a, prim.name) for a in args), params)
 

@@ -2,8 +2,9 @@
 
 Eager code allocates an output for every op; creating and releasing cl.Buffers each time
 costs driver calls and fragments device memory, so freed buffers wait in a bucket for the
-next request of the same size class. The cached bytes are capped (`NETCL_MAX_CACHED_GB`,
-default 2); past the cap a freed buffer is released to the driver.
+next request of the same size class. The cached bytes are capped (`NETCL_MAX_CACHED_GB`;
+default 2, and a quarter of the memory of a GPU); past the cap a freed buffer is released
+to the driver.
 """
 import os
 

@@ -38,6 +38,11 @@ Two kernel families:
   (packed like B when ``trans_a``, whose rows are then contiguous in m).
 
 C must not overlap A or B (the pointers are ``restrict``).
+
+Epilogues: ``epilogue`` is either a C expression of ``acc, row, col, batch`` (the value
+stored into C) or a ``GemmEpilogue``, whose statements compute and store any number of
+outputs from ``acc`` and extra kernel arguments (jit's matmul epilogue fusion uses it to
+finish a bias, an activation or a whole optimizer update while the tile is in registers).
 """
 from __future__ import annotations
 
@@ -46,6 +51,28 @@ from dataclasses import dataclass
 GEMM_KERNEL_NAME = "netcl_gemm"
 
 _DTYPES = {"float": 4, "double": 8}
+
+
+@dataclass(frozen=True)
+class GemmEpilogue:
+    """Statements run once per element of C in place of the plain store.
+
+    ``params``: extra kernel parameters, appended to the signature after ``off_c``
+    (``"__global const float* e0, __global float* o1"``); ``args``: their names as a call
+    passes them (``"e0, o1"``); ``body``: C statements over ``acc`` (the dot product),
+    ``row``, ``col``, ``batch``, ``ci`` (the element's index into C, ``row * ldc + col``)
+    and the extra parameters; they store every output themselves (C too, if wanted).
+    ``preamble``: helper definitions the body needs."""
+
+    params: str
+    args: str
+    body: str
+    preamble: str = ""
+    # Optional: the same statements for ``vector_width`` consecutive columns at once, over
+    # ``accv`` (a T<width> vector) with ``ci``, ``row`` and ``col`` those of the first; CPU
+    # kernels of that vector width use it on whole tiles straight from their registers.
+    vector_body: str = ""
+    vector_width: int = 0
 
 
 @dataclass(frozen=True)
@@ -234,10 +261,32 @@ _SIG = ("__kernel void " + GEMM_KERNEL_NAME + "(__global T* restrict C, __global
         "    int off_a, int off_b, int off_c)")
 
 
-def _epi_fn(T: str, epilogue: str | None) -> str:
+def _epi_fn(T: str, epilogue) -> str:
+    if isinstance(epilogue, GemmEpilogue):
+        src = (f"{epilogue.preamble}void netcl_gemm_store(__global T* C, const int ci, const T acc,"
+               f" const int row, const int col, const int batch, {epilogue.params}) {{\n"
+               f"{epilogue.body}\n}}\n")
+        if epilogue.vector_body:
+            src += (f"void netcl_gemm_store_v(__global T* C, const int ci, "
+                    f"const {_vt(T, epilogue.vector_width)} accv, const int row, const int col, "
+                    f"const int batch, {epilogue.params}) {{\n{epilogue.vector_body}\n}}\n")
+        return src
     expr = "acc" if not epilogue else epilogue
     return (f"T netcl_gemm_epilogue(T acc, int row, int col, int batch) {{\n"
             f"    return ({expr});\n}}\n")
+
+
+def _signature(epilogue) -> str:
+    if isinstance(epilogue, GemmEpilogue):
+        return _SIG[:-1] + f",\n    {epilogue.params})"
+    return _SIG
+
+
+def _store_call(epilogue, ci: str, acc: str, row: str, col: str) -> str:
+    """The statement storing element (row, col) of C (index ci) from accumulator acc."""
+    if isinstance(epilogue, GemmEpilogue):
+        return f"netcl_gemm_store(C, {ci}, {acc}, {row}, {col}, bidx, {epilogue.args});"
+    return f"C[{ci}] = netcl_gemm_epilogue({acc}, {row}, {col}, bidx);"
 
 
 def _prologue(cfg: GemmConfig) -> str:
@@ -254,7 +303,7 @@ def _prologue(cfg: GemmConfig) -> str:
 
 
 def gemm_source(config: GemmConfig, dtype: str, trans_a: bool, trans_b: bool,
-                epilogue: str | None = None) -> str:
+                epilogue: str | GemmEpilogue | None = None) -> str:
     """OpenCL C source of kernel ``netcl_gemm`` for this configuration."""
     config.validate(dtype)
     if config.kind == "tiled":
@@ -364,7 +413,7 @@ def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | N
 
     src = [_header(T), _epi_fn(T, epilogue)]
     src.append(f"__attribute__((reqd_work_group_size({cfg.wg_n}, {cfg.wg_m}, 1)))")
-    src.append(_SIG + " {")
+    src.append(_signature(epilogue) + " {")
     # declared with the widest vector type used on them, so that every vector
     # access is aligned (NVIDIA faults on misaligned vector shared accesses)
     W = max(RV, LV)
@@ -454,13 +503,17 @@ def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | N
         for c in range(TN // RV):
             col = f"(n0 + {c * cfg.wg_n * RV} + tx * {RV})"
             src.append(f"      {{ const int col = {col};")
-            vals = [f"netcl_gemm_epilogue(c{i}_{c * RV + e}, row, col + {e}, bidx)" for e in range(RV)]
-            if RV > 1:
+            stores = [_store_call(epilogue, f"row * ldc + col + {e}", f"c{i}_{c * RV + e}", "row",
+                                  f"col + {e}") for e in range(RV)]
+            if isinstance(epilogue, GemmEpilogue):
+                fast = " ".join(stores)
+            elif RV > 1:
+                vals = [f"netcl_gemm_epilogue(c{i}_{c * RV + e}, row, col + {e}, bidx)"
+                        for e in range(RV)]
                 fast = f"*((__global {TRV}*)(C + row * ldc + col)) = ({TRV})({', '.join(vals)});"
             else:
-                fast = f"C[row * ldc + col] = {vals[0]};"
-            slow = " ".join(
-                f"if (col + {e} < N) C[row * ldc + col + {e}] = {vals[e]};" for e in range(RV))
+                fast = stores[0]
+            slow = " ".join(f"if (col + {e} < N) {stores[e]}" for e in range(RV))
             src.append(f"        if (c_ok) {{ {fast} }} else if (row < M) {{ {slow} }}")
             src.append("      }")
         src.append("    }")
@@ -482,7 +535,7 @@ def _cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | Non
         src.append(f"__attribute__((reqd_work_group_size({cfg.wg_m}, {cfg.wg_n}, 1)))")
     else:
         src.append(f"__attribute__((reqd_work_group_size({cfg.wg_n}, {cfg.wg_m}, 1)))")
-    src.append(_SIG + " {")
+    src.append(_signature(epilogue) + " {")
     # packed B panel: sliver s (NR columns) holds KC rows of NR contiguous values
     src.append(f"    __local {TV} Bp4[{KC * BN // VW}];")
     src.append("    __local T* bp = (__local T*)Bp4;")
@@ -579,6 +632,17 @@ def _cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | Non
     src.append("    }")
     # ---- store: spill the accumulators to a private tile, then plain loops
     # (one copy of the epilogue keeps PoCL's compile time down)
+    vector_epi = isinstance(epilogue, GemmEpilogue) and epilogue.vector_body and \
+        epilogue.vector_width == VW
+    if vector_epi:
+        # whole tiles: the epilogue runs on the accumulator vectors themselves
+        src.append(f"    if (r0 + {MR} <= M && c0 + {NR} <= N) {{")
+        for i in range(MR):
+            for v in range(NV):
+                src.append(f"        netcl_gemm_store_v(C, (r0 + {i}) * ldc + c0 + {v * VW}, "
+                           f"c{i}_{v}, r0 + {i}, c0 + {v * VW}, bidx, {epilogue.args});")
+        src.append("        return;")
+        src.append("    }")
     src.append(f"    T acc_out[{MR * NR}];")
     for i in range(MR):
         for v in range(NV):
@@ -588,9 +652,9 @@ def _cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | Non
     src.append(f"    const int nrows = (M - r0 < {MR}) ? M - r0 : {MR};")
     src.append("#pragma unroll 1")
     src.append("    for (int i = 0; i < nrows; ++i) {")
-    src.append("        __global T* pc = C + (r0 + i) * ldc + c0;")
     src.append(f"        for (int j = 0; j < ncols; ++j)")
-    src.append(f"            pc[j] = netcl_gemm_epilogue(acc_out[i * {NR} + j], r0 + i, c0 + j, bidx);")
+    src.append("            " + _store_call(epilogue, f"(r0 + i) * ldc + c0 + j", f"acc_out[i * {NR} + j]",
+                                             "r0 + i", "c0 + j"))
     src.append("    }")
     src.append("}")
     return "\n".join(src) + "\n"

@@ -5,6 +5,9 @@
   jacobians.py  jacrev, jacfwd, hessian
   batching.py   vmap
   staging.py    make_ir: trace to the IR (core/ir.py) that jit compiles
+  jit.py        jit: the cache, the optimising passes, the executable
+  fusion.py, row_fusion.py, epilogue_fusion.py   jit's fusion passes
+  control_flow.py   cond, switch, while_loop, fori_loop, scan
 """
 from .ad import grad, jvp, stop_gradient, value_and_grad, vjp
 from .batching import vmap

@@ -83,14 +83,92 @@ def strip_identities(ir):
               [rename.get(v.id, v) for v in ir.outvars])
 
 
+# Ops whose NumPy result on 0-d literals is what the device computes (IEEE basic operations;
+# division within OpenCL's 2.5 ulp); anything transcendental stays on the device.
+_FOLDABLE = frozenset(["convert_element_type", "neg", "add", "sub", "mul", "div", "max", "min",
+                       "abs"])
+
+
 def fold_literals(ir, literals):
-    """Propagate 0-d literal constants through scalar casts (a weak 2.0 cast to float32)."""
+    """Propagate 0-d literal constants through scalar casts and arithmetic (a weak 2.0 cast
+    to float32; the -1/batch of a mean's gradient): such values become literals in the
+    kernels that read them instead of kernels of their own."""
     literals = dict(literals)
     for e in ir.eqns:
-        if e.prim.name == "convert_element_type" and e.inputs[0].id in literals:
-            literals[e.outputs[0].id] = np.asarray(
-                literals[e.inputs[0].id]).astype(e.params["new_dtype"]).item()
+        if e.prim.name not in _FOLDABLE or e.prim.multiple_results or \
+                e.outputs[0].aval.ndim != 0 or not all(v.id in literals for v in e.inputs):
+            continue
+        ins = [np.asarray(literals[v.id], dtype=v.aval.dtype) for v in e.inputs]
+        with np.errstate(all="ignore"):
+            value = np.asarray(e.prim.reference(*ins, **e.params),
+                               dtype=e.outputs[0].aval.dtype)
+        literals[e.outputs[0].id] = value.item()
     return literals
+
+
+def forward_scalar_broadcasts(ir):
+    """Let elementwise equations read 0-d values directly instead of through a broadcast
+    (or a cast that only changes the weak type).
+
+    Fused kernels read a 0-d input as a scalar at no cost, so a broadcast of a 0-d value
+    whose readers are all elementwise (or such broadcasts again) is dropped: one step fewer
+    to run, and a group producing the scalar is not closed early by the broadcast reading it
+    (an optimizer's bias corrections then share one kernel)."""
+    source = {}      # broadcast (or weak-type cast) output id -> the 0-d var it repeats
+    for e in ir.eqns:
+        if e.prim.name == "broadcast_in_dim" or (
+                e.prim.name == "convert_element_type" and
+                e.inputs[0].aval.dtype == e.outputs[0].aval.dtype):
+            src = source.get(e.inputs[0].id, e.inputs[0])
+            if src.aval.ndim == 0:
+                source[e.outputs[0].id] = src
+    if not source:
+        return ir
+    readers = {}
+    for e in ir.eqns:
+        for v in e.inputs:
+            readers.setdefault(v.id, []).append(e)
+    keep = {v.id for v in ir.outvars}
+    dropped = set()
+    for e in reversed(ir.eqns):     # readers come later: decide them first
+        o = e.outputs[0].id if e.outputs else None
+        if o in source and o not in keep and all(
+                _elementwise(r) or r.outputs[0].id in dropped for r in readers.get(o, [])):
+            dropped.add(o)
+    eqns = []
+    for e in ir.eqns:
+        if e.outputs and e.outputs[0].id in dropped:
+            continue
+        if _elementwise(e):
+            e = Eqn(e.prim, [source[v.id] if v.id in dropped else v for v in e.inputs],
+                    e.params, e.outputs)
+        eqns.append(e)
+    return IR(ir.invars, ir.constvars, ir.consts, eqns, ir.outvars)
+
+
+def hoist_scalars(ir):
+    """Move each 0-d elementwise equation up to just after the producers of its inputs.
+
+    Traced code computes scalars where it needs them (an optimizer's second bias correction
+    after the first leaf's update); gathered together they fuse into one small kernel
+    instead of several, since a group is closed once a later equation reads it."""
+    order = []
+    where = {}                                    # var id -> index in order of its producer
+    for e in ir.eqns:
+        if _elementwise(e) and e.outputs[0].aval.ndim == 0:
+            at = max((where[v.id] + 1 for v in e.inputs if v.id in where), default=0)
+            order.insert(at, e)
+            where = {o.id: i for i, x in enumerate(order) for o in x.outputs}
+        else:
+            order.append(e)
+            for o in e.outputs:
+                where[o.id] = len(order) - 1
+    return IR(ir.invars, ir.constvars, ir.consts, order, ir.outvars)
+
+
+def _elementwise(e):
+    return (e.prim.fusion == "elementwise" and not e.prim.multiple_results
+            and e.prim.lowering is not None)
 
 
 # ---- elementwise fusion --------------------------------------------------------------------
@@ -217,9 +295,7 @@ def fuse(ir, scalar_literals):
     shape_of = {}
     recent = {}        # shape -> most recent open group of that shape
 
-    def fusible(e):
-        return (e.prim.fusion == "elementwise" and not e.prim.multiple_results
-                and e.prim.lowering is not None)
+    fusible = _elementwise
 
     def merge(into, other):
         for j in groups.pop(other):
@@ -267,8 +343,10 @@ def fuse(ir, scalar_literals):
         return False, None
 
     def make(g, members, inputs, outputs, literals):
-        if len(members) == 1 and not literals:
-            return members  # nothing to gain: keep the primitive itself
+        if len(members) == 1 and not literals and all(
+                v.aval.shape == members[0].outputs[0].aval.shape for v in inputs):
+            return members  # nothing to gain: keep the primitive itself (a 0-d input
+            # forwarded past its broadcast still needs the fused kernel's scalar read)
         return [Eqn(FusedPrimitive(members, inputs, outputs, literals), inputs, {}, outputs)]
     return emit_groups(ir, groups, group_of, literal, make)
 

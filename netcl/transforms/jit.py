@@ -19,9 +19,12 @@ import numpy as np
 from ..core.array import Array
 from ..core.devices import default_device
 from ..core.eval import eval_interpreter, to_array
+from ..core.ir import IR
 from ..core.tracing import ShapedArray, current_interpreter
 from ..tree_util import tree_flatten, tree_unflatten
-from .fusion import FusedPrimitive, cse, dce, fold_literals, fuse, strip_identities
+from .epilogue_fusion import DotEpiloguePrimitive, fuse_epilogues
+from .fusion import (FusedPrimitive, cse, dce, fold_literals, forward_scalar_broadcasts, fuse,
+                     hoist_scalars, strip_identities)
 from .row_fusion import RowFusedPrimitive, row_fuse
 from .staging import stage
 
@@ -60,14 +63,32 @@ class Executable:
                           tuple(slot[o.id] for o in e.outputs), e.prim.multiple_results, free))
         self.steps = steps
         self.out_slots = [slot[v.id] for v in ir.outvars]
+        # After the first run: the launcher of every step, valid for arguments laid out as
+        # then (jit's own calls always are: dense, offset 0, shapes and dtypes from the key).
+        self._launchers = None
+        self._arg_layouts = None
 
     def __call__(self, flat_args):
+        """Run on arrays (any layout: a call with other layouts than the first takes the
+        generic path, which looks every launcher up)."""
+        if self._launchers is not None and tuple(
+                a._layout_id() if isinstance(a, Array) else None
+                for a in flat_args) != self._arg_layouts:
+            return self._run(flat_args, record=False)
+        return self.run_dense(flat_args)
+
+    def run_dense(self, flat_args):
+        """Run on arrays laid out as jit passes them (dense, offset 0)."""
+        launchers = self._launchers
+        if launchers is None:
+            return self._run(flat_args, record=True)
         env = [None] * self.n_slots
         env[:len(flat_args)] = flat_args
         for s, c in self.const_slots:
             env[s] = c
-        for prim, params, ins, outs, multi, free in self.steps:
-            res = prim.bind(*[env[i] for i in ins], **params)
+        for launch, (prim, params, ins, outs, multi, free) in zip(launchers, self.steps):
+            args = [env[i] for i in ins]
+            res = launch(*args) if launch is not None else prim.bind(*args, **params)
             if multi:
                 for s, r in zip(outs, res):
                     env[s] = r
@@ -75,6 +96,31 @@ class Executable:
                 env[outs[0]] = res
             for s in free:  # last use: the buffer can go back to the pool now
                 env[s] = None
+        return [env[s] for s in self.out_slots]
+
+    def _run(self, flat_args, record):
+        """Run through the eager interpreter's launcher lookup (recording the launchers)."""
+        env = [None] * self.n_slots
+        env[:len(flat_args)] = flat_args
+        for s, c in self.const_slots:
+            env[s] = c
+        recorded = []
+        for prim, params, ins, outs, multi, free in self.steps:
+            args = [env[i] for i in ins]
+            launch = eval_interpreter.launcher(prim, args, params) if record else None
+            recorded.append(launch)
+            res = launch(*args) if launch is not None else prim.bind(*args, **params)
+            if multi:
+                for s, r in zip(outs, res):
+                    env[s] = r
+            else:
+                env[outs[0]] = res
+            for s in free:
+                env[s] = None
+        if record:
+            self._arg_layouts = tuple(a._layout_id() if isinstance(a, Array) else None
+                                      for a in flat_args)
+            self._launchers = recorded
         return [env[s] for s in self.out_slots]
 
     @property
@@ -104,7 +150,7 @@ class Lowered:
         """The optimised IR; fused groups show as fused_* equations with their members."""
         lines = [str(self.ir)]
         for e in self.ir.eqns:
-            if isinstance(e.prim, (FusedPrimitive, RowFusedPrimitive)):
+            if isinstance(e.prim, (FusedPrimitive, RowFusedPrimitive, DotEpiloguePrimitive)):
                 lines.append(f"-- {e.prim.name}: " + "; ".join(m.prim.name for m in e.prim.eqns))
         return "\n".join(lines)
 
@@ -126,7 +172,7 @@ class Lowered:
             if _is_view(e):
                 continue
             src = ""
-            if isinstance(e.prim, FusedPrimitive) and not device.is_numpy:
+            if isinstance(e.prim, (FusedPrimitive, DotEpiloguePrimitive)) and not device.is_numpy:
                 src = e.prim.source_for(device, args)
             elif isinstance(e.prim, RowFusedPrimitive) and not device.is_numpy:
                 src = e.prim.source_for(device, args, 64)[0]
@@ -230,7 +276,7 @@ class Jitted:
                     flat[i] = d._view(d.shape, d.strides, d.offset)
             d._storage = None
             d.deleted = True
-        outs = exe(flat)
+        outs = exe.run_dense(flat)
         return tree_unflatten(exe.out_tree, outs)
 
     def _donate(self, args):
@@ -322,7 +368,8 @@ def _dense_copy(x):
 
 
 def optimize(ir):
-    """identities -> dce -> cse -> dce -> row fusion -> elementwise fusion.
+    """identities -> dce -> cse -> dce -> row fusion -> scalar broadcasts forwarded ->
+    elementwise fusion -> matmul epilogues.
 
     0-d constants (Python scalars in the traced code) become literals in generated code.
     """
@@ -332,8 +379,24 @@ def optimize(ir):
         if isinstance(c, Array) and c.shape == () and c.device is not None:
             literals[v.id] = c.item()
     literals = fold_literals(ir, literals)
-    ir = row_fuse(ir, literals)
-    return fuse(ir, literals)
+    ir = _materialize_folded(ir, literals)
+    ir = hoist_scalars(forward_scalar_broadcasts(row_fuse(ir, literals)))
+    return fuse_epilogues(fuse(ir, literals))
+
+
+def _materialize_folded(ir, literals):
+    """Equations whose every output folded to a literal run no kernel: their outputs become
+    0-d constants (kernels that fuse them still inline the literal)."""
+    folded = [e for e in ir.eqns if e.outputs and all(o.id in literals for o in e.outputs)]
+    if not folded:
+        return ir
+    from ..core.eval import scalar_constant
+    device = default_device()
+    outs = [o for e in folded for o in e.outputs]
+    consts = [scalar_constant(np.asarray(literals[o.id], o.aval.dtype).item(), o.aval.dtype,
+                              device, weak=o.aval.weak_type) for o in outs]
+    return dce(IR(ir.invars, list(ir.constvars) + outs, list(ir.consts) + consts,
+                  [e for e in ir.eqns if not any(e is f for f in folded)], ir.outvars))
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):

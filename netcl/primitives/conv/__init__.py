@@ -29,3 +29,7 @@ __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilat
 # Tests and benchmarks set this to "direct" or "gemm" (then clear the eager launcher cache) to
 # force a conv path; conv_gemm reads it from here, so setting it on this package works.
 _impl_override = None
+
+# Likewise "special" or "generic" forces the im2col kernel of the GEMM path (None: special on
+# GPUs, generic on CPUs; see conv_gemm._im2col_mode).
+_im2col_override = None

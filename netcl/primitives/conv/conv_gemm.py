@@ -2,7 +2,11 @@
 (`_plan_gemm` decides; otherwise the direct kernel runs). The im2col kernel gathers the
 patches matrix P, and batched GEMMs of `gemm.py` multiply it with the kernel read in place
 (or packed when it is a strided view, e.g. the reversed kernel of the input gradient),
-writing the output in its own layout. Kernel gradients (few output tiles, huge K) split K
+writing the output in its own layout. On GPUs the im2col is generated per geometry
+(`_im2col_launcher`, `conv_kernels._im2col_special_source`): literal sizes (divisions
+become multiply-shifts, no metadata loads) and coalesced vector stores, as the generic kernel
+wrote P at ~350 GB/s on an H200 (~4 TB/s memory). CPUs keep the generic kernel: on PoCL it
+is about twice as fast (it loops along the contiguous read per work-item). Kernel gradients (few output tiles, huge K) split K
 across work-groups and add the parts; float16 runs through the float32 GEMM (im2col and
 packing convert, one kernel narrows)."""
 import numpy as np
@@ -11,7 +15,7 @@ from ...core import dtypes, kernels
 from ...core.array import Array
 from ...core.shapes import contiguous_strides, prod
 from ...core.tracing import ShapedArray
-from .conv_kernels import _IM, _SLOT_FIELDS, _gemm_dtype
+from .conv_kernels import _IM, _SLOT_FIELDS, _gemm_dtype, _im2col_special_source
 from .kernel_metadata import _INDEX_LIMIT, _const_buffer, _magic
 
 
@@ -20,6 +24,59 @@ def _forced_impl():
     set `_impl_override` on the package `netcl.primitives.conv`, so it is read from there."""
     from .. import conv
     return conv._impl_override
+
+
+def _im2col_mode(device):
+    """Which im2col kernel runs: "special" (the geometry baked in, vectors along the channel
+    run; one build per geometry) on GPUs, "generic" (one build per dtype, sizes in a metadata
+    buffer) on CPUs. Tests and benchmarks force one by setting `_im2col_override` on the
+    package `netcl.primitives.conv`."""
+    from .. import conv
+    forced = conv._im2col_override
+    if forced is not None:
+        return forced
+    return "generic" if device.kind == "cpu" else "special"
+
+
+# the most P elements one work-item of the specialised im2col stores (1, 2, 4 or 8)
+_IM2COL_VEC = 4
+
+
+def _im2col_launcher(device, in_dtype, geo, plan, src):
+    """run(P_buf, lhs_buf) enqueueing the im2col of `plan`: the specialised kernel where
+    `_im2col_mode` asks for it and it covers the geometry, else the generic one from `src`.
+    `run.mode` says which."""
+    import pyopencl as cl
+    queue, enqueue = device.queue, cl.enqueue_nd_range_kernel
+    special = None
+    if _im2col_mode(device) == "special" and plan.p_dims is not None:
+        special = _im2col_special_source(in_dtype, geo, plan.p_dims, _IM2COL_VEC)
+    k = None
+    if special is not None:
+        ssrc, vec, items = special
+        try:
+            k = kernels.kernel(device, ssrc, "conv_im2col")
+            g, l_ = kernels.grid_1d(device, items)
+            mode = f"special{vec}"
+        except kernels.KernelBuildError as e:   # the generic kernel still works
+            import warnings
+            warnings.warn(f"conv_general_dilated: the specialised im2col failed to build on "
+                          f"{device.name}; using the generic one ({str(e)[:300]})")
+    if k is None:
+        k = kernels.kernel(device, src, "conv_im2col")
+        meta = _const_buffer(device, plan.im2col_meta)
+        k.set_arg(2, meta)
+        k._netcl_meta = meta
+        g, l_ = kernels.grid_1d(device, plan.im2col_items)
+        mode = "generic"
+
+    def run(p_buf, x_buf):
+        k.set_arg(0, p_buf)
+        k.set_arg(1, x_buf)
+        enqueue(queue, k, g, l_)
+    run.mode, run.items = mode, g[0]
+    run.p_bytes = plan.p_elems * _gemm_dtype(in_dtype).itemsize
+    return run
 
 
 class _GemmPlan:
@@ -124,6 +181,7 @@ def _plan_gemm(geo, dtype, device):
         else:
             pstride[d] = kstr[ki] * (M if plan.p_transposed else 1)
             ki += 1
+    plan.p_dims = _p_dims(geo, pdims, pstride, GG, M * Kg)
     if device.kind != "cpu":
         loop = None          # GPUs: one element per work-item, contiguous stores across items
     decomposed = [d for d in pdims if d is not loop]
@@ -164,6 +222,34 @@ def _plan_gemm(geo, dtype, device):
     plan.im2col_items = items
     plan.p_elems = GG * M * Kg
     return plan
+
+
+def _p_dims(geo, pdims, pstride, GG, group_stride):
+    """P's dims of size > 1 in storage order (slowest first) as (name, size, lhs coef,
+    position coefs b0 b1 b2, P stride), for the specialised im2col; None if P is not dense
+    in that order (it always is: a safety net)."""
+    dims = []
+    if GG > 1:
+        goffa = geo.Cg * geo.lsc if geo.G > 1 else geo.Nout * geo.lsn
+        dims.append(("g", GG, goffa, 0, 0, 0, group_stride))
+    for d in sorted((d for d in pdims if d[2] > 1), key=lambda d: -pstride[d]):
+        kind, j, size = d
+        b = [0, 0, 0]
+        if kind == "r" and j == 0:
+            name, a = "n", geo.lsn                     # output batch
+        elif kind == "r":
+            name, a, b[j - 2] = f"y{j - 2}", 0, geo.st[j - 2]  # output position
+        elif j == 1:
+            name, a = "c", geo.lsc                     # input feature in the group
+        else:
+            name, a, b[j - 2] = f"k{j - 2}", 0, geo.rd[j - 2]  # window position
+        dims.append((name, size, a, *b, pstride[d]))
+    expect = 1
+    for d in reversed(dims):
+        if d[6] != expect:
+            return None
+        expect *= d[1]
+    return dims
 
 
 def _lhs_read_strides(geo):
@@ -258,11 +344,7 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out):
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
     enqueue = cl.enqueue_nd_range_kernel
-    kim = kernels.kernel(device, src, "conv_im2col")
-    meta = _const_buffer(device, plan.im2col_meta)
-    kim.set_arg(2, meta)
-    kim._netcl_meta = meta
-    im_g, im_l = kernels.grid_1d(device, plan.im2col_items)
+    im2col = _im2col_launcher(device, in_dtype, geo, plan, src)
     p_bytes = plan.p_elems * gdt.itemsize
     pack = None
     from ...core.codegen import make_elementwise_launcher
@@ -324,9 +406,7 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out):
             out = Array(device, wst.buf, wst, shape, gdt, strides, 0, False, True)
         pst = Storage(pool, p_bytes)
         tmp = Storage(pool, tmp_bytes) if ksum is not None else None
-        kim.set_arg(0, pst.buf)
-        kim.set_arg(1, x._buf)
-        enqueue(queue, kim, im_g, im_l)
+        im2col(pst.buf, x._buf)
         wb = pack(w)._buf if pack is not None else w._buf
         for kg, g, l_, a_is_p, c_tmp in calls:
             kg.set_arg(0, tmp.buf if c_tmp else out._buf)

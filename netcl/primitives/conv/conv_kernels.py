@@ -7,6 +7,8 @@
                    (rows: the output's non-feature dims in the output's memory order;
                    columns: the kernel's non-output dims in the kernel's memory order)
   conv_splitk_sum  adds the partial results of a GEMM split along K
+
+and `_im2col_special_source`: conv_im2col generated for one geometry (the GPU path).
 """
 from ...core import dtypes, kernels
 from ...core.shapes import contiguous_strides, prod
@@ -228,3 +230,84 @@ class _ConvGeometry:
                   "og", "ld0", "ld1", "ld2"):
             v["m" + k], v["s" + k] = _magic(v[k])
         return [v[k] for k in _DM]
+
+
+# ---- conv_im2col specialised for one geometry (the GPU path) -----------------------------------
+
+def _term(var, coef):
+    return var if coef == 1 else f"{var} * {coef}"
+
+
+def _im2col_special_source(in_dtype, geo, dims, vec_max=4):
+    """(source, vec, items) of a `conv_im2col` with the geometry baked in, or None where it
+    does not apply (lhs dilation: the generic kernel's divisibility tests).
+
+    `dims` are P's dims of size > 1 in storage order, slowest first, as (name, size, lhs
+    coef, position coefs b0 b1 b2, P stride), P dense. Work-item `gid` writes the `vec`
+    consecutive elements P[gid*vec ...]: consecutive work-items store consecutive vectors
+    (coalesced), and every size and stride is a literal, so the divisions below compile to
+    multiply-shifts and no metadata is read. `vec` > 1 where P's fastest dim moves along the
+    input's channel or batch dim (no window position changes along it: one bounds test)."""
+    if any(v != 1 for v in geo.ld):
+        return None
+    P = kernels.storage_ctype(_gemm_dtype(in_dtype))
+    total = prod(d[1] for d in dims)
+    vec = 1
+    if dims and not any(dims[-1][3:6]):
+        vec = next(v for v in (8, 4, 2, 1) if v <= vec_max and dims[-1][1] % v == 0)
+    items = total // vec
+    if items > _INDEX_LIMIT:
+        return None
+    # decompose gid (unsigned: cheaper division by constants), fastest dim first
+    body = ["  uint r = (uint)gid;"]
+    for i in range(len(dims) - 1, -1, -1):
+        name, size = dims[i][0], dims[i][1]
+        n = size // vec if i == len(dims) - 1 else size
+        scale = f" * {vec}" if i == len(dims) - 1 and vec > 1 else ""
+        if i == 0:
+            body.append(f"  const int {name} = (int)r{scale};")
+        else:
+            body.append(f"  const int {name} = (int)(r % {n}u){scale}; r /= {n}u;")
+    # input positions per spatial dim; outside [0, I) the zero padding is read
+    tests, addr = [], [str(geo.loff)] if geo.loff else []
+    for s in range(geo.nsp):
+        terms = " + ".join(_term(d[0], d[3 + s]) for d in dims if d[3 + s]) or "0"
+        if geo.pl[s]:
+            terms += f" {'-' if geo.pl[s] > 0 else '+'} {abs(geo.pl[s])}"
+        body.append(f"  const int p{s} = {terms};")
+        tests.append(f"(uint)p{s} < {geo.I[s]}u")
+        if geo.ls[s]:
+            addr.append(_term(f"p{s}", geo.ls[s]))
+    addr += [_term(d[0], d[2]) for d in dims if d[2]]
+    addr = " + ".join(addr) if addr else "0"
+    run = dims[-1][2] if dims else 0   # lhs stride along the vector
+    ld = lambda i: f"(({P}){kernels.load(in_dtype, 'lhs', i)})"  # noqa: E731
+    if vec == 1:
+        T, load = P, ld("a")
+    else:
+        T = f"{P}{vec}"
+        aligned = (in_dtype == _gemm_dtype(in_dtype) and run == 1 and
+                   all(c % vec == 0 for c in [geo.loff] + [d[2] for d in dims[:-1]] +
+                       [geo.ls[s] for s in range(geo.nsp)]))
+        if aligned:    # every address of a vector is a multiple of vec: one vector load
+            load = f"*(__global const {T}*)(lhs + a)"
+        else:
+            load = f"({T})(" + ", ".join(
+                ld("a" + (f" + {t * run}" if t else "")) for t in range(vec)) + ")"
+    test = " && ".join(tests) if tests else "1"
+    src = f"""/* conv_im2col for one geometry: {items} work-items, each storing {vec} consecutive
+   element(s) of P; P dims (slowest first): {', '.join(f'{d[0]}={d[1]}' for d in dims)} */
+__kernel void conv_im2col(__global {T}* restrict P,
+                          __global const {kernels.storage_ctype(in_dtype)}* restrict lhs) {{
+  const int gid = get_global_id(0);
+  if (gid >= {items}) return;
+{chr(10).join(body)}
+  {T} v = ({T})0;
+  if ({test}) {{
+    const int a = {addr};
+    v = {load};
+  }}
+  P[gid] = v;
+}}
+"""
+    return src, vec, items

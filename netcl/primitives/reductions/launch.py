@@ -129,7 +129,10 @@ def _split(device, A, K, B, rows, op="sum"):
         chunk = kernels.round_up(-(-K // max(G, 1)), L)
     else:
         target = cu * 2048
-        if A * B >= target:
+        # Short columns over enough outputs (a bias gradient: 256 rows x 1024) take one
+        # pass: a second kernel would cost a launch (~10 us from Python on NVIDIA) to save
+        # less device time than that.
+        if A * B >= target or (K <= 1024 and K <= 64 * A * B):
             return 1, K
         G = min(-(-K // 32), -(-target // (A * B)))
         chunk = -(-K // max(G, 1))

@@ -1,0 +1,170 @@
+"""jit's matmul epilogue fusion: a dot_general whose only reader is an elementwise group runs
+the group in the GEMM kernel's store. Same results as eager, fewer kernels, safe fallbacks."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import netcl
+import netcl.numpy as jnp
+from netcl.primitives import linalg
+from netcl.transforms.epilogue_fusion import DotEpiloguePrimitive
+from util import assert_close
+
+ON_OPENCL = not netcl.default_device().is_numpy
+
+
+def epilogue_eqns(low):
+    return [e for e in low.ir.eqns if isinstance(e.prim, DotEpiloguePrimitive)]
+
+
+def dense_relu(x, w, b):
+    return jnp.maximum(x @ w + b, 0.0)
+
+
+def test_dense_bias_relu_is_one_gemm_kernel():
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.standard_normal((37, 50)).astype(np.float32))
+    w = jnp.asarray(rng.standard_normal((50, 29)).astype(np.float32))
+    b = jnp.asarray(rng.standard_normal(29).astype(np.float32))
+    low = netcl.jit(dense_relu).lower(x, w, b)
+    assert len(low.kernels) == 1, low.as_text()
+    assert len(epilogue_eqns(low)) == 1 and "dot_general+" in low.as_text()
+    if ON_OPENCL:
+        src = low.kernels[0].source
+        assert "netcl_gemm_store" in src
+    want = np.maximum(np.asarray(x) @ np.asarray(w) + np.asarray(b), 0)
+    got = netcl.jit(dense_relu)(x, w, b)
+    assert_close(got, want, rtol=1e-5, atol=1e-5)
+    # the GEMM's tiles and the epilogue's uncontracted arithmetic are eager's
+    assert_close(got, np.asarray(dense_relu(x, w, b)), rtol=1e-6, atol=1e-7)
+
+
+def test_several_outputs_come_from_one_kernel():
+    def f(x, w, b):
+        z = x @ w + b
+        return z, jnp.tanh(z), (z > 0).astype(jnp.float32)
+    rng = np.random.default_rng(1)
+    x = jnp.asarray(rng.standard_normal((16, 8)).astype(np.float32))
+    w = jnp.asarray(rng.standard_normal((8, 12)).astype(np.float32))
+    b = jnp.asarray(rng.standard_normal(12).astype(np.float32))
+    low = netcl.jit(f).lower(x, w, b)
+    assert len(low.kernels) == 1, low.as_text()
+    for got, want in zip(netcl.jit(f)(x, w, b), f(x, w, b)):
+        assert_close(got, np.asarray(want), rtol=1e-6, atol=1e-6)
+
+
+def test_product_read_elsewhere_is_not_fused():
+    def f(x, w):
+        y = x @ w
+        return jnp.exp(y), jnp.sum(y)
+    x = jnp.ones((4, 3))
+    w = jnp.ones((3, 5))
+    low = netcl.jit(f).lower(x, w)
+    assert not epilogue_eqns(low), low.as_text()
+    got = netcl.jit(f)(x, w)
+    assert_close(got[0], np.full((4, 5), np.exp(3.0), np.float32), rtol=1e-6)
+    assert float(got[1]) == 60.0
+
+
+def test_batched_and_integer_products_are_not_fused():
+    xb = jnp.ones((2, 3, 4))
+    f = lambda a, c: jnp.exp(jnp.matmul(a, c))  # noqa: E731
+    assert not epilogue_eqns(netcl.jit(f).lower(xb, jnp.ones((2, 4, 5))))
+    xi = jnp.ones((3, 4), dtype=jnp.int32)
+    g = lambda a, c: (a @ c) * 2  # noqa: E731
+    assert not epilogue_eqns(netcl.jit(g).lower(xi, jnp.ones((4, 2), dtype=jnp.int32)))
+    assert np.asarray(netcl.jit(g)(xi, jnp.ones((4, 2), dtype=jnp.int32))).tolist() == \
+        [[8, 8]] * 3
+
+
+def test_two_kernel_fallback_matches(monkeypatch):
+    """Where the GEMM cannot take the epilogue, the primitive runs product and group apart."""
+    monkeypatch.setattr(linalg, "make_epilogue_launcher", lambda *a, **k: None)
+    rng = np.random.default_rng(2)
+    x = jnp.asarray(rng.standard_normal((9, 7)).astype(np.float32))
+    w = jnp.asarray(rng.standard_normal((7, 6)).astype(np.float32))
+    b = jnp.asarray(rng.standard_normal(6).astype(np.float32))
+    got = netcl.jit(dense_relu)(x, w, b)
+    assert_close(got, np.asarray(dense_relu(x, w, b)), rtol=1e-6, atol=1e-7)
+
+
+EXTRAS = ["row", "col", "dense", "dense_t", "scalar", "literal"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.sampled_from([1, 5, 64, 97]), n=st.sampled_from([1, 8, 33, 130]),
+       k=st.sampled_from([1, 7, 70]), ta=st.booleans(), tb=st.booleans(),
+       extras=st.lists(st.sampled_from(EXTRAS), min_size=1, max_size=3),
+       act=st.sampled_from(["relu", "tanh", "sigmoid", "square"]), seed=st.integers(0, 99))
+def test_random_epilogues_match_eager_and_numpy(m, n, k, ta, tb, extras, act, seed):
+    rng = np.random.default_rng(seed)
+    r = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    a_h, b_h = r(m, k), r(k, n)
+    a = jnp.transpose(jnp.asarray(a_h.T.copy())) if ta else jnp.asarray(a_h)
+    b = jnp.transpose(jnp.asarray(b_h.T.copy())) if tb else jnp.asarray(b_h)
+    host = {"row": r(n), "col": r(m, 1), "dense": r(m, n), "dense_t": r(n, m), "scalar": r()}
+    args = {name: jnp.asarray(v) for name, v in host.items()}
+    acts = {"relu": netcl.nn.relu, "tanh": jnp.tanh, "sigmoid": netcl.nn.sigmoid,
+            "square": lambda v: v * v}
+
+    def f(a, b, row, col, dense, dense_t, scalar):
+        vals = dict(row=row, col=col, dense=dense, dense_t=dense_t.T, scalar=scalar, literal=0.5)
+        y = a @ b
+        for e in extras:
+            y = y * 0.75 + vals[e]
+        return acts[act](y)
+
+    jf = netcl.jit(f)
+    ordered = [args[n_] for n_ in ("row", "col", "dense", "dense_t", "scalar")]
+    low = jf.lower(a, b, *ordered)
+    assert len(epilogue_eqns(low)) == 1, low.as_text()
+    assert len(low.kernels) == 1, low.as_text()
+    got = jf(a, b, *ordered)
+    assert_close(got, np.asarray(f(a, b, *ordered)), rtol=1e-5, atol=1e-6)
+    hv = dict(host, dense_t=host["dense_t"].T, literal=np.float32(0.5))
+    y = a_h.astype(np.float64) @ b_h
+    for e in extras:
+        y = y * 0.75 + hv[e]
+    ref = {"relu": lambda v: np.maximum(v, 0), "tanh": np.tanh,
+           "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "square": lambda v: v * v}[act](y)
+    assert_close(got, ref.astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(ON_OPENCL and not netcl.default_device().capabilities.fp64,
+                    reason="no float64 on this device")
+def test_float64_epilogue():
+    rng = np.random.default_rng(4)
+    x = jnp.asarray(rng.standard_normal((20, 30)))
+    w = jnp.asarray(rng.standard_normal((30, 10)))
+    b = jnp.asarray(rng.standard_normal(10))
+    got = netcl.jit(dense_relu)(x, w, b)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(got), np.maximum(np.asarray(x) @ np.asarray(w) +
+                                                           np.asarray(b), 0), rtol=1e-12)
+
+
+def test_mlp_train_step_uses_epilogues_and_matches_eager():
+    from netcl import optim, random, stax
+    init, apply = stax.serial(stax.Dense(32), stax.Relu, stax.Dense(16), stax.Relu,
+                              stax.Dense(4), stax.LogSoftmax)
+    _, params = init(random.PRNGKey(0), (8, 12))
+    opt = optim.adam(1e-2)
+    rng = np.random.default_rng(5)
+    x = jnp.asarray(rng.standard_normal((8, 12)).astype(np.float32))
+    y = jnp.asarray(np.eye(4, dtype=np.float32)[rng.integers(0, 4, 8)])
+
+    def step(params, st):
+        loss, g = netcl.value_and_grad(
+            lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(params)
+        upd, st = opt.update(g, st, params)
+        return optim.apply_updates(params, upd), st, loss
+
+    st_ = opt.init(params)
+    low = netcl.jit(step).lower(params, st_)
+    # forward bias+relu (2), backward relu masks (2), at least
+    assert len(epilogue_eqns(low)) >= 4, low.as_text()
+    got, want = netcl.jit(step)(params, st_), step(params, st_)
+    from netcl.tree_util import tree_leaves
+    for a, b in zip(tree_leaves(got), tree_leaves(want)):
+        assert_close(a, np.asarray(b), rtol=1e-5, atol=1e-6)
