@@ -6,6 +6,7 @@
     python benchmarks/conv_bench.py --dtype float64 --repeats 11 --pool
     python benchmarks/conv_bench.py --im2col generic # the im2col kernel of the GEMM path
                                                      # (default auto: special on GPUs)
+    python benchmarks/conv_bench.py --im2col-time    # also time each im2col alone (GB/s)
 
 W5's convolutions are 3x3, stride 1, SAME, NHWC input / HWIO kernel:
     conv1 32x32x3 -> 32,   conv2 32x32x32 -> 64,   conv3 16x16x64 -> 128 (after a 2x2 pool).

@@ -290,6 +290,7 @@ def _both_im2cols(impl, monkeypatch, fn):
     return out["special"], modes
 
 
+@pytest.mark.skipif(ON_NUMPY, reason="OpenCL kernels only")
 @pytest.mark.parametrize("hw,cin,cout", [(32, 3, 32), (32, 32, 64), (16, 64, 128)])
 def test_im2col_special_w5(impl, monkeypatch, hw, cin, cout):
     # W5's layers at batch 2: forward, input gradient, kernel gradient
@@ -314,6 +315,7 @@ def test_im2col_special_w5(impl, monkeypatch, hw, cin, cout):
         _check(got, want, np.float32, k)
 
 
+@pytest.mark.skipif(ON_NUMPY, reason="OpenCL kernels only")
 @pytest.mark.parametrize("case", range(len(IM2COL_CASES)))
 def test_im2col_special_geometries(impl, monkeypatch, case):
     lhs_shape, rhs_shape, kw = IM2COL_CASES[case]
@@ -330,6 +332,7 @@ def test_im2col_special_geometries(impl, monkeypatch, case):
                              for m in modes), modes
 
 
+@pytest.mark.skipif(ON_NUMPY, reason="OpenCL kernels only")
 @pytest.mark.parametrize("dtype,vec", [(np.float16, 4), (np.float64, 4), (np.float32, 8),
                                        (np.float32, 2), (np.float32, 1)])
 def test_im2col_special_dtypes_widths_offsets(impl, monkeypatch, dtype, vec):

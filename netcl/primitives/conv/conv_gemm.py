@@ -4,11 +4,11 @@ patches matrix P, and batched GEMMs of `gemm.py` multiply it with the kernel rea
 (or packed when it is a strided view, e.g. the reversed kernel of the input gradient),
 writing the output in its own layout. On GPUs the im2col is generated per geometry
 (`_im2col_launcher`, `conv_kernels._im2col_special_source`): literal sizes (divisions
-become multiply-shifts, no metadata loads) and coalesced vector stores, as the generic kernel
-wrote P at ~350 GB/s on an H200 (~4 TB/s memory). CPUs keep the generic kernel: on PoCL it
-is about twice as fast (it loops along the contiguous read per work-item). Kernel gradients (few output tiles, huge K) split K
-across work-groups and add the parts; float16 runs through the float32 GEMM (im2col and
-packing convert, one kernel narrows)."""
+become multiply-shifts, no metadata loads) and coalesced vector stores, as the generic
+kernel wrote P at ~350 GB/s on an H200 (~4 TB/s memory). CPUs keep the generic kernel: on
+PoCL it is about twice as fast (it loops along the contiguous read per work-item). Kernel
+gradients (few output tiles, huge K) split K across work-groups and add the parts; float16
+runs through the float32 GEMM (im2col and packing convert, one kernel narrows)."""
 import numpy as np
 
 from ...core import dtypes, kernels
