@@ -2,7 +2,7 @@
 profiling events, and the host time of enqueuing the step.
 
     python benchmarks/kernel_profile.py            # W4 (MLP) and W5 (CNN), shapes by device
-    python benchmarks/kernel_profile.py W5
+    python benchmarks/kernel_profile.py W5 30      # W5 only, the 30 costliest kernels
 
 Unlike profile_step.py (which runs each step alone and waits for the device), this wraps
 PyOpenCL's command queue with profiling enabled and records one event per kernel launch,
@@ -51,7 +51,7 @@ import numpy as np  # noqa: E402
 import workloads  # noqa: E402
 
 
-def profile(wid, model, bs, steps=20):
+def profile(wid, model, bs, steps=20, top=16):
     dev = netcl.default_device()
     run = workloads._netcl_train_step(model, bs, np.random.default_rng(0))
     for _ in range(3):
@@ -79,17 +79,18 @@ def profile(wid, model, bs, steps=20):
     print(f"\n{wid} batch {bs} on {dev.name}: {len(_events) // steps} kernels/step; "
           f"host {host * 1e3:.3f} ms/step, device {device * 1e3:.3f} ms/step, "
           f"step {step * 1e3:.3f} ms ({1 / step:.0f} steps/s)")
-    for key, v in sorted(per.items(), key=lambda kv: -kv[1])[:16]:
+    for key, v in sorted(per.items(), key=lambda kv: -kv[1])[:top]:
         print(f"  {v * 1e3:8.3f} ms  {count[key] // steps:3d}x  {key}")
 
 
 def main():
-    which = sys.argv[1:] or ["W4", "W5"]
+    which = [a for a in sys.argv[1:] if not a.isdigit()] or ["W4", "W5"]
+    top = int(next((a for a in sys.argv[1:] if a.isdigit()), 16))
     kind = "gpu" if netcl.default_device().kind == "gpu" else "cpu"
     sz = workloads.shapes(kind)
     for wid, model in (("W4", "mlp"), ("W5", "cnn")):
         if wid in which:
-            profile(wid, model, sz[wid])
+            profile(wid, model, sz[wid], top=top)
 
 
 if __name__ == "__main__":

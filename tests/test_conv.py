@@ -221,6 +221,9 @@ GEMM_CASES = [  # lhs, rhs, kwargs: each hits a different GEMM operand arrangeme
     # a kernel-gradient-like conv (few outputs, K = 4*38*29 = 4408): split-K on the CPU
     ((1, 40, 31, 4), (38, 29, 4, 4), dict(window_strides=(1, 1), padding="VALID",
                                           dimension_numbers=("NHWC", "HWIO", "NHWC"))),
+    # K = 4*34*32 = 4352 = 16*272 splits into equal parts: one batched launch, no remainder
+    ((1, 36, 33, 4), (34, 32, 4, 4), dict(window_strides=(1, 1), padding="VALID",
+                                          dimension_numbers=("NHWC", "HWIO", "NHWC"))),
 ]
 
 
@@ -768,3 +771,20 @@ def test_window_vmap(op):
     want = np.stack([np.asarray(netcl.grad(lambda a: jnp.sum(f(a) ** 2))(jnp.asarray(x[:, i])))
                      for i in range(2)])
     np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(ON_NUMPY, reason="OpenCL kernels only")
+def test_split_k_with_gpu_tiles(impl, monkeypatch):
+    """GPUs run split-K kernel gradients with big tiles (_split_config); the tiled kernels
+    compile on PoCL too, so the path is checked here with the 128x64 tier forced."""
+    from netcl.primitives import gemm
+    from netcl.primitives.conv import conv_gemm
+    monkeypatch.setattr(conv_gemm, "_split_config",
+                        lambda device, tname, M, N: gemm.GPU_TIERS[tname][1])
+    impl("gemm")
+    lhs_shape, rhs_shape, kw = GEMM_CASES[-1]     # K = 4352: equal parts
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, lhs_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, rhs_shape).astype(np.float32)
+    got = C.conv_general_dilated(jnp.asarray(x), jnp.asarray(w), **kw)
+    _check(got, expected_conv(x, w, **kw), np.float32, int(np.prod(rhs_shape)))

@@ -264,8 +264,11 @@ def test_compiled_executable_accepts_other_layouts():
     f = lambda a, b: jnp.tanh(a) * b + 1.0  # noqa: E731
     a = jnp.asarray(np.arange(12.0, dtype=np.float32).reshape(3, 4) / 10)
     b = jnp.ones((3, 4))
-    exe = netcl.jit(f).lower(a, b).compile()
-    assert_close(exe([a, b])[0], np.tanh(np.asarray(a)) + 1.0)
+    jf = netcl.jit(f)
+    exe = jf.lower(a, b).compile()
     at = jnp.transpose(jnp.asarray(np.asarray(a).T.copy()))   # same values, strided
+    assert_close(exe([at, b])[0], np.tanh(np.asarray(a)) + 1.0)   # first run: strided
+    assert_close(jf(a, b), np.tanh(np.asarray(a)) + 1.0)          # jit's dense call after it
+    assert_close(exe([a, b])[0], np.tanh(np.asarray(a)) + 1.0)
     assert_close(exe([at, b])[0], np.tanh(np.asarray(a)) + 1.0)
     assert_close(exe([a, b * 2.0])[0], np.tanh(np.asarray(a)) * 2.0 + 1.0)

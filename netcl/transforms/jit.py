@@ -71,23 +71,45 @@ class Executable:
     def __call__(self, flat_args):
         """Run on arrays (any layout: a call with other layouts than the first takes the
         generic path, which looks every launcher up)."""
-        if self._launchers is not None and tuple(
-                a._layout_id() if isinstance(a, Array) else None
-                for a in flat_args) != self._arg_layouts:
+        if self._launchers is None:
+            dense = all(isinstance(a, Array) and a._contig and a.offset == 0 for a in flat_args)
+            return self._run(flat_args, record=dense)   # record only what jit will pass
+        if tuple(a._layout_id() if isinstance(a, Array) else None
+                 for a in flat_args) != self._arg_layouts:
             return self._run(flat_args, record=False)
         return self.run_dense(flat_args)
 
     def run_dense(self, flat_args):
         """Run on arrays laid out as jit passes them (dense, offset 0)."""
-        launchers = self._launchers
-        if launchers is None:
+        if self._launchers is None:
             return self._run(flat_args, record=True)
+        return self._execute(flat_args, self._launchers)
+
+    def _run(self, flat_args, record):
+        """Run through the eager interpreter's launcher lookup (recording the launchers)."""
+        if not record:
+            return self._execute(flat_args, [None] * len(self.steps))
+        recorded = []
+
+        def lookup(prim, args, params):
+            launch = eval_interpreter.launcher(prim, args, params)
+            recorded.append(launch)
+            return launch
+        outs = self._execute(flat_args, None, lookup)
+        self._arg_layouts = tuple(a._layout_id() if isinstance(a, Array) else None
+                                  for a in flat_args)
+        self._launchers = recorded
+        return outs
+
+    def _execute(self, flat_args, launchers, lookup=None):
+        """The step loop: step k runs launchers[k] (None: prim.bind), or lookup's launcher."""
         env = [None] * self.n_slots
         env[:len(flat_args)] = flat_args
         for s, c in self.const_slots:
             env[s] = c
-        for launch, (prim, params, ins, outs, multi, free) in zip(launchers, self.steps):
+        for k, (prim, params, ins, outs, multi, free) in enumerate(self.steps):
             args = [env[i] for i in ins]
+            launch = launchers[k] if lookup is None else lookup(prim, args, params)
             res = launch(*args) if launch is not None else prim.bind(*args, **params)
             if multi:
                 for s, r in zip(outs, res):
@@ -96,31 +118,6 @@ class Executable:
                 env[outs[0]] = res
             for s in free:  # last use: the buffer can go back to the pool now
                 env[s] = None
-        return [env[s] for s in self.out_slots]
-
-    def _run(self, flat_args, record):
-        """Run through the eager interpreter's launcher lookup (recording the launchers)."""
-        env = [None] * self.n_slots
-        env[:len(flat_args)] = flat_args
-        for s, c in self.const_slots:
-            env[s] = c
-        recorded = []
-        for prim, params, ins, outs, multi, free in self.steps:
-            args = [env[i] for i in ins]
-            launch = eval_interpreter.launcher(prim, args, params) if record else None
-            recorded.append(launch)
-            res = launch(*args) if launch is not None else prim.bind(*args, **params)
-            if multi:
-                for s, r in zip(outs, res):
-                    env[s] = r
-            else:
-                env[outs[0]] = res
-            for s in free:
-                env[s] = None
-        if record:
-            self._arg_layouts = tuple(a._layout_id() if isinstance(a, Array) else None
-                                      for a in flat_args)
-            self._launchers = recorded
         return [env[s] for s in self.out_slots]
 
     @property

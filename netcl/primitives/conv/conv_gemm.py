@@ -269,12 +269,38 @@ def _split_k(device, dtype, M, N, K):
     if K < 2048:
         return 1
     tname = "double" if dtype == dtypes.float64 else "float"
-    cfg = gemm.choose_config(device.cl_device, tname, M, N, max(K // 8, 1))
+    cfg = _split_config(device, tname, M, N) or \
+        gemm.choose_config(device.cl_device, tname, M, N, max(K // 8, 1))
     tiles = -(-M // cfg.bm) * -(-N // cfg.bn)
     target = 4 * device.capabilities.compute_units
     if tiles >= target:
         return 1
-    return max(1, min(-(-target // tiles), K // 1024, 64))
+    parts = max(1, min(-(-target // tiles), K // 1024, 64))
+    # Prefer a count that splits K into equal multiples of 16: a shorter last part runs as
+    # a launch of its own on only `tiles` work-groups (W5's 288x64x262144 kernel gradient
+    # on an H200: 0.43 ms for the last part alone, as long as the 29 others together).
+    for p in sorted(range(max(2, parts // 2), 2 * parts + 1), key=lambda p: abs(p - parts)):
+        if K % (16 * p) == 0:
+            return p
+    return parts
+
+
+def _split_config(device, tname, M, N):
+    """The GEMM tiles of a split-K product on a GPU: the biggest tier that pads M x N by at
+    most a third, since the split, not the tile count, gives the device its parallelism,
+    and big tiles read the operands fewer times (W5's 288x64x262144 kernel gradient reads
+    P twice and the output gradient nine times with 32x32 tiles, once and three times with
+    128x64). None on CPUs: choose_config decides there."""
+    from .. import gemm
+    if device.kind == "cpu":
+        return None
+    max_wg = device.capabilities.max_work_group_size
+    local_mem = device.capabilities.local_mem_size
+    for cfg in gemm.GPU_TIERS[tname]:
+        padded = -(-M // cfg.bm) * cfg.bm * -(-N // cfg.bn) * cfg.bn
+        if gemm._fits(cfg, tname, max_wg, local_mem) and padded <= 1.34 * M * N:
+            return cfg
+    return None
 
 
 def _gemm_calls(plan, geo, dtype, device, w_off):
@@ -299,6 +325,10 @@ def _gemm_calls(plan, geo, dtype, device, w_off):
             parts = -(-Kg // kc)
             a_cs = kc * M if plan.p_transposed else kc
             b_cs = kc if wmode == "t" else kc * ldw
+            if Kg == parts * kc:       # equal parts: one batched launch
+                calls.append((ta, tb, parts, M, Og, kc, lda, ldw, Og, a_cs, b_cs, M * Og,
+                              0, w_off, 0, True, True))
+                return calls, parts
             if parts > 1:
                 calls.append((ta, tb, parts - 1, M, Og, kc, lda, ldw, Og, a_cs, b_cs, M * Og,
                               0, w_off, 0, True, True))
@@ -326,10 +356,11 @@ def _gemm_calls(plan, geo, dtype, device, w_off):
     return calls, 0
 
 
-def _gemm_kernel(device, dtype, ta, tb, M, N, K):
+def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False):
     from .. import gemm
     tname = "double" if dtype == dtypes.float64 else "float"
-    cfg = gemm.choose_config(device.cl_device, tname, M, N, K)
+    cfg = (split and _split_config(device, tname, M, N)) or \
+        gemm.choose_config(device.cl_device, tname, M, N, K)
     src = gemm.gemm_source(cfg, tname, ta, tb)
     return kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME), cfg
 
@@ -376,7 +407,7 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out):
     gemm_calls, parts = _gemm_calls(plan, geo, gdt, device, 0 if pack else rhs.offset)
     for (ta, tb, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc, a_is_p,
          c_tmp) in gemm_calls:
-        kg, cfg = _gemm_kernel(device, gdt, ta, tb, M, N, K)
+        kg, cfg = _gemm_kernel(device, gdt, ta, tb, M, N, K, split=c_tmp)
         for i, v in enumerate((M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc)):
             kg.set_arg(3 + i, np.int32(v))
         g, l_ = gemm.launch_dims(cfg, batch, M, N)
