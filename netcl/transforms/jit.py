@@ -387,11 +387,11 @@ def _materialize_folded(ir, literals):
     folded = [e for e in ir.eqns if e.outputs and all(o.id in literals for o in e.outputs)]
     if not folded:
         return ir
-    from ..core.eval import scalar_constant
     device = default_device()
     outs = [o for e in folded for o in e.outputs]
-    consts = [scalar_constant(np.asarray(literals[o.id], o.aval.dtype).item(), o.aval.dtype,
-                              device, weak=o.aval.weak_type) for o in outs]
+    # fresh arrays, not the shared scalar cache: an output of the call may be donated later
+    consts = [Array.from_numpy(device, np.asarray(literals[o.id], o.aval.dtype),
+                               weak_type=o.aval.weak_type) for o in outs]
     return dce(IR(ir.invars, list(ir.constvars) + outs, list(ir.consts) + consts,
                   [e for e in ir.eqns if not any(e is f for f in folded)], ir.outvars))
 
