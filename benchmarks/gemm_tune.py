@@ -2,6 +2,7 @@
 
     python benchmarks/gemm_tune.py                 # default device, n = 1024 (CPU) / 8192 (GPU)
     python benchmarks/gemm_tune.py --n 2048 --repeats 7
+    python benchmarks/gemm_tune.py --w4            # the GEMM shapes of workload W4 (CPU)
     NETCL_GEMM_DEVICE=NVIDIA python benchmarks/gemm_tune.py --trans
 
 Prints GFLOP/s per configuration (median of repeats after warm-up, device
@@ -189,6 +190,74 @@ def bench_torch(n, warmup, repeats):
     return 2.0 * n ** 3 / t / 1e9, f"torch {torch.__version__} cuda matmul fp32 (allow_tf32=False)"
 
 
+# The GEMMs of one W4 train step (MLP 784-1024-1024-10, batch 128) as the kernel sees
+# them: (label, M, N, K, trans_a, trans_b).
+W4_SHAPES = [
+    ("fwd1", 128, 1024, 784, False, False),
+    ("fwd2", 128, 1024, 1024, False, False),
+    ("fwd3", 128, 10, 1024, False, False),
+    ("dx2", 128, 1024, 1024, False, True),
+    ("dx3", 128, 1024, 10, False, True),
+    ("dW1", 784, 1024, 128, True, False),
+    ("dW2", 1024, 1024, 128, True, False),
+    ("dW3", 1024, 10, 128, True, False),
+]
+
+
+def w4_candidates():
+    C = lambda **k: GemmConfig(kind="cpu", **k)  # noqa: E731
+    return [
+        C(wg_m=8, wg_n=4, tm=6, tn=16, bk=256, vec=8),
+        C(wg_m=16, wg_n=4, tm=6, tn=16, bk=512, vec=8),
+    ]
+
+
+def bench_w4(dev, cands, repeats, inner=10):
+    """Per W4 shape: ms and GFLOP/s of choose_config's pick and of each candidate
+    (median over ``repeats`` batches of ``inner`` back-to-back launches, queue finished
+    around each batch; ``cpu`` is process time, all threads, per launch)."""
+    r = Runner(dev)
+    mf = cl.mem_flags
+    rng = np.random.default_rng(0)
+    total = {}
+    for label, M, N, K, ta, tb in W4_SHAPES:
+        a = rng.standard_normal((M, K)).astype(np.float32)
+        b = rng.standard_normal((K, N)).astype(np.float32)
+        A = cl.Buffer(r.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a.T) if ta else a)
+        B = cl.Buffer(r.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(b.T) if tb else b)
+        Cb = cl.Buffer(r.ctx, mf.READ_WRITE, size=M * N * 4)
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+        chosen = G.choose_config(dev, "float", M, N, K)
+        flop = 2.0 * M * N * K
+        for cfg in [chosen] + [c for c in cands if c != chosen]:
+            fn = r.setup(cfg, "float", ta, tb, M, N, K, A, B, Cb)
+            fn()
+            c = np.empty((M, N), np.float32)
+            cl.enqueue_copy(r.q, c, Cb)
+            r.q.finish()
+            err = float(np.max(np.abs(c - ref)) / np.max(np.abs(ref)))
+            for _ in range(3):
+                fn()
+            r.q.finish()
+            walls, cpus = [], []
+            for _ in range(repeats):
+                t, p = time.perf_counter(), time.process_time()
+                for _ in range(inner):
+                    fn()
+                r.q.finish()
+                walls.append((time.perf_counter() - t) / inner)
+                cpus.append((time.process_time() - p) / inner)
+            t, tc = statistics.median(walls), statistics.median(cpus)
+            tag = " [chosen]" if cfg == chosen else ""
+            print(f"{label:5s} {M:5d}x{N:5d}x{K:5d} {'T' if ta else 'N'}{'T' if tb else 'N'} "
+                  f"{cfg_str(cfg) + tag:52s} {t * 1e3:7.3f} ms {flop / t / 1e9:6.1f} GFLOP/s "
+                  f"cpu {tc * 1e3:7.3f} ms err {err:.1e}{'' if err < 1e-4 else ' WRONG'}", flush=True)
+            if cfg == chosen:
+                total[label] = t
+    print(f"chosen configs, sum over the W4 GEMMs (dW2/fwd2/dx2 once each): "
+          f"{sum(total.values()) * 1e3:.3f} ms")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=0)
@@ -198,6 +267,7 @@ def main():
     ap.add_argument("--only", type=str, default="", help="comma list of candidate indices")
     ap.add_argument("--trans", action="store_true", help="also time the 3 transposed variants of the best")
     ap.add_argument("--out", type=str, default="")
+    ap.add_argument("--w4", action="store_true", help="time the W4 GEMM shapes (CPU candidates)")
     ap.add_argument("--cands", choices=["auto", "cpu", "gpu"], default="auto",
                     help="candidate list (default: by device type)")
     ap.add_argument("--dump", type=str, default="",
@@ -208,6 +278,12 @@ def main():
 
     dev = pick_device()
     is_cpu = G._is_cpu(dev)
+    if args.w4:
+        cands = w4_candidates()
+        if args.only:
+            cands = [cands[int(i)] for i in args.only.split(",")]
+        bench_w4(dev, cands, args.repeats or 7)
+        return
     n = args.n or (1024 if is_cpu else 8192)
     repeats = args.repeats or (7 if is_cpu else 10)
     dtype = args.dtype

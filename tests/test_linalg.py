@@ -141,6 +141,24 @@ def test_simple_kernel_fallback(monkeypatch, dtype):
         _check(got, np.einsum("bmk,bnk->bmn", x.astype(np.float64), y), dtype, 23)
 
 
+@pytest.mark.parametrize("parts", [2, 8])
+@pytest.mark.parametrize("layout", ["dense", "transposed", "reversed"])
+def test_split_k_products(monkeypatch, parts, layout):
+    """GPUs split long contractions with few output tiles into K chunks plus a sum kernel
+    (split_k.py); forced here so the path runs on any device."""
+    if netcl.default_device().is_numpy:
+        pytest.skip("kernels are an OpenCL-device matter")
+    from netcl.primitives import linalg
+    monkeypatch.setattr(linalg, "_split_count", lambda device, kd, B, M, N, K: parts)
+    rng = np.random.default_rng(parts)
+    x, y = rand(rng, (9, 64 * parts), np.float32), rand(rng, (64 * parts, 5), np.float32)
+    got = dot_general(to_device(x, layout), to_device(y, layout), (((1,), (0,)), ((), ())))
+    _check(got, x.astype(np.float64) @ y, np.float32, 64 * parts)
+    # a jitted product with an epilogue falls back to two kernels when it is split
+    f = netcl.jit(lambda a, b: jnp.tanh(a @ b))
+    assert_close(f(jnp.asarray(x), jnp.asarray(y)), np.tanh(x.astype(np.float64) @ y),
+                 rtol=1e-4, atol=1e-5)
+
 def test_uint32_wraps():
     a = np.array([[2**31, 3], [1, 2**32 - 1]], np.uint32)
     got = jnp.matmul(jnp.asarray(a), jnp.asarray(a))

@@ -6,11 +6,11 @@ update fed by a weight gradient then cost no launch of their own, and the produc
 makes a round trip through memory. The GEMM's tiles and accumulation order are the eager
 ones, and the epilogue is compiled without contraction like every elementwise kernel, so
 results match eager execution bit for bit. Where the GEMM cannot take an epilogue (see
-`linalg.make_epilogue_launcher`) the primitive runs the product and the group as two kernels.
+`dot_epilogue.make_epilogue_launcher`) the primitive runs the product and the group as two kernels.
 """
 from ..core.ir import IR, Eqn
 from ..core.tracing import Primitive
-from ..primitives import linalg
+from ..primitives import dot_epilogue, linalg
 from .fusion import FusedPrimitive, dce
 
 
@@ -34,7 +34,7 @@ class DotEpiloguePrimitive(Primitive):
 
     def _make_launcher(self, device, args, params, out_avals):
         lhs, rhs, extras = args[0], args[1], list(args[2:])
-        launch = linalg.make_epilogue_launcher(
+        launch = dot_epilogue.make_epilogue_launcher(
             device, lhs, rhs, self.dot_params["dimension_numbers"], extras, self.acc_index,
             self.group.body, self.group.out_names, self.group.out_avals)
         if launch is not None:

@@ -15,6 +15,7 @@ from ...core import dtypes, kernels
 from ...core.array import Array
 from ...core.shapes import contiguous_strides, prod
 from ...core.tracing import ShapedArray
+from .. import split_k
 from .conv_kernels import _IM, _SLOT_FIELDS, _gemm_dtype, _im2col_special_source
 from .kernel_metadata import _INDEX_LIMIT, _const_buffer, _magic
 
@@ -275,14 +276,13 @@ def _split_k(device, dtype, M, N, K):
     target = 4 * device.capabilities.compute_units
     if tiles >= target:
         return 1
-    parts = max(1, min(-(-target // tiles), K // 1024, 64))
+    # up to 256 parts for a product of one to four tiles (a first layer's 27x32 kernel
+    # gradient: 64 parts left it at 2.4 TFLOP/s on an H200)
+    parts = max(1, min(-(-target // tiles), K // 1024, 64 if tiles > 4 else 256))
     # Prefer a count that splits K into equal multiples of 16: a shorter last part runs as
     # a launch of its own on only `tiles` work-groups (W5's 288x64x262144 kernel gradient
     # on an H200: 0.43 ms for the last part alone, as long as the 29 others together).
-    for p in sorted(range(max(2, parts // 2), 2 * parts + 1), key=lambda p: abs(p - parts)):
-        if K % (16 * p) == 0:
-            return p
-    return parts
+    return split_k.even_parts(K, parts) if parts > 1 else 1
 
 
 def _split_config(device, tname, M, N):

@@ -1,0 +1,147 @@
+"""dot_general with an elementwise epilogue: the launcher jit's matmul epilogue fusion
+(transforms/epilogue_fusion.py) runs, built on dot_general's GEMM set-up (linalg.py) and
+gemm.py's `GemmEpilogue`: the elementwise group that reads the product runs in the GEMM
+kernel's store, reading its other inputs at (row, col) through their own layouts.
+"""
+import pyopencl as cl
+
+from ..core import dtypes, kernels
+from ..core.array import Array
+from ..core.shapes import contiguous_strides, prod
+from . import gemm
+from .linalg import _Prep, _free_dims, _gemm_setup, _merge, _split_count
+
+_CPU_DENSE_EXTRAS = 2
+
+
+def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, out_vars,
+                     rows, cols, shape):
+    """The epilogue statements for VECTOR_WIDTH consecutive columns (see
+    gemm.GemmEpilogue.vector_body), or '' where the CPU kernel should stay scalar: GPUs,
+    non-float32 values, or ops without a vector form."""
+    from ..core import codegen
+    w = codegen.VECTOR_WIDTH
+    body = codegen.as_ops(body)
+    if device.kind != "cpu" or kd != dtypes.float32 or \
+            any(x.dtype != dtypes.float32 for x in extras) or \
+            any(a.dtype != dtypes.float32 for a in out_avals) or \
+            not all(not isinstance(op, codegen.Line) and
+                    codegen.op_vector_safe(op.prim, op.t_dtype, op.u_dtype, op.template)
+                    for op in body):
+        return ""
+    vt = codegen.vtype(kd, w)
+    lines = ["#pragma OPENCL FP_CONTRACT OFF", f"const {vt} x{acc_index} = accv;"]
+    for j, (pos, x) in enumerate(zip(positions, extras)):
+        if x.ndim == 0:
+            sr = sc = 0
+        else:
+            sr, sc = _merge(x.shape, x.strides, rows)[1] or 0, _merge(x.shape, x.strides, cols)[1] or 0
+        base = f"{x.offset} + row * {sr} + col * {sc}"
+        if sc == 1:
+            load = f"vload{w}(0, e{j} + {base})"
+        elif sc == 0:
+            load = f"({vt})(e{j}[{base}])"
+        else:
+            load = f"({vt})(" + ", ".join(f"e{j}[{base} + {e * sc}]" for e in range(w)) + ")"
+        lines.append(f"const {vt} x{pos} = {load};")
+    lines += [op.render(w) for op in body]
+    lines += [f"vstore{w}({var}, 0, o{j} + ci);" for j, var in enumerate(out_vars)]
+    return "\n".join("    " + ln for ln in lines)
+
+
+def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_index, body,
+                           out_vars, out_avals):
+    """A launcher ``(lhs, rhs, *extras) -> outputs`` for a dot_general whose (M, N) result
+    feeds an elementwise group, computed in the GEMM kernel's epilogue (one launch, and the
+    product never goes to memory unless the group stores it).
+
+    body: codegen Ops over x0, x1, ... where x{acc_index} is the dot product and the other
+    x's are `extras` in order, each read at (row, col) through its own layout (dense,
+    broadcast along rows or columns, or a scalar); out_vars name the values stored into
+    `out_avals` (each of the dot's shape). None when this product cannot take an epilogue
+    (batch dimensions, mixed or non-float dtypes, layouts that do not merge, a device
+    without the tuned GEMM): the caller then runs the GEMM and the group as two kernels."""
+    from ..core import codegen
+    from ..core.array import layout_id
+    from ..core.pool import Storage
+    (lc, rc), (lb, rb) = dimension_numbers
+    kd = lhs.dtype
+    if lb or rb or device.is_numpy or kd not in (dtypes.float32, dtypes.float64) \
+            or rhs.dtype != kd or (kd == dtypes.float64 and not device.capabilities.fp64):
+        return None
+    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+    shape = tuple(lhs.shape[d] for d in lf) + tuple(rhs.shape[d] for d in rf)
+    M, N = prod(shape[:len(lf)]), prod(shape[len(lf):])
+    K = prod(lhs.shape[d] for d in lc)
+    if M * N == 0 or K == 0 or any(a.shape != shape for a in out_avals) or \
+            _split_count(device, kd, 1, M, N, K) > 1:     # split products add their parts
+        return None
+    rows, cols = tuple(range(len(lf))), tuple(range(len(lf), len(shape)))
+    if device.kind == "cpu" and sum(x.ndim > 0 and x._contig for x in extras) > _CPU_DENSE_EXTRAS:
+        # A CPU work-item reads its tile of each dense extra row by row, which the hardware
+        # prefetcher does not follow: a streaming kernel over them is faster (an optimizer
+        # update after a weight gradient: +0.6 ms in the GEMM against a 1.2 ms kernel of its
+        # own at 1M parameters, PoCL, 2 cores).
+        return None
+    params, names, lines = [], [], ["#pragma OPENCL FP_CONTRACT OFF"]
+    positions = [p for p in range(len(extras) + 1) if p != acc_index]
+    lines.append(f"const {kernels.compute_ctype(kd)} x{acc_index} = acc;")
+    for j, (pos, x) in enumerate(zip(positions, extras)):
+        if x.ndim == 0:
+            index = str(x.offset)
+        elif x.shape != shape:
+            return None
+        else:
+            _, sr = _merge(x.shape, x.strides, rows)
+            _, sc = _merge(x.shape, x.strides, cols)
+            if sr is False or sc is False:
+                return None
+            index = f"{x.offset} + row * {sr or 0} + col * {sc or 0}"
+        params.append(f"__global const {kernels.storage_ctype(x.dtype)}* e{j}")
+        names.append(f"e{j}")
+        lines.append(f"const {kernels.compute_ctype(x.dtype)} x{pos} = "
+                     f"{kernels.load(x.dtype, f'e{j}', index)};")
+    lines += [op.render(1) for op in codegen.as_ops(body)]
+    for j, (a, var) in enumerate(zip(out_avals, out_vars)):
+        params.append(f"__global {kernels.storage_ctype(a.dtype)}* o{j}")
+        names.append(f"o{j}")
+        lines.append(kernels.store(a.dtype, f"o{j}", "ci", var))
+    code = "\n".join("    " + ln for ln in lines)
+    vcode = _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals,
+                             out_vars, rows, cols, shape)
+    epilogue = gemm.GemmEpilogue(", ".join(params), ", ".join(names), code,
+                                 codegen.helpers_for(code), vcode,
+                                 codegen.VECTOR_WIDTH if vcode else 0)
+    pa = _Prep(lhs, lb, lf, lc, kd)
+    pb = _Prep(rhs, rb, rc, rf, kd)
+    found = _gemm_setup(device, lhs, rhs, pa, pb, kd, 1, M, N, K, epilogue)
+    if found is None:
+        return None
+    k, gsize, lsize = found
+    queue, pool = device.queue, device.pool
+    strides = contiguous_strides(shape)
+    first_out = 15 + len(extras)
+    outs_meta = [(a.dtype, a.weak_type, M * N * a.dtype.itemsize,
+                  layout_id(device, shape, a.dtype, a.weak_type, strides, 0)) for a in out_avals]
+    enqueue, set_arg = cl.enqueue_nd_range_kernel, k.set_arg
+    prep_a, prep_b = pa.prep, pb.prep
+
+    def launch(a, b, *xs):
+        if prep_a is not None:
+            a = prep_a(a)
+        if prep_b is not None:
+            b = prep_b(b)
+        outs = []
+        for j, (dt, weak, nbytes, lid) in enumerate(outs_meta):
+            st = Storage(pool, nbytes)
+            outs.append(Array(device, st.buf, st, shape, dt, strides, 0, weak, True, lid))
+            set_arg(first_out + j, st.buf)
+        set_arg(0, outs[0]._buf)      # C: unused by the epilogue, any buffer will do
+        set_arg(1, a._buf)
+        set_arg(2, b._buf)
+        for j, x in enumerate(xs):
+            set_arg(15 + j, x._buf)
+        enqueue(queue, k, gsize, lsize)
+        return tuple(outs)
+    launch.source = k._netcl_source
+    return launch
