@@ -140,7 +140,13 @@ def test_two_cpu_devices_and_cross_device_error():
             "assert a.device is d[0] and b.device is d[1]\n"
             "assert float((b + b)[0]) == 2.0\n"
             "try:\n    a + b\nexcept ValueError as e:\n    assert 'different devices' in str(e)\n"
-            "else:\n    raise SystemExit('no error')\n")
+            "else:\n    raise SystemExit('no error')\n"
+            # jit on the second device: a folded scalar read by a row kernel (-1/2 of the
+            # mean's gradient) becomes a constant there too
+            "c = netcl.device_put(jnp.ones((2, 3)), d[1])\n"
+            "f = lambda v: -jnp.mean(jnp.sum(netcl.nn.log_softmax(v) * v, axis=-1))\n"
+            "g = netcl.jit(netcl.grad(f))\n"
+            "assert float(g(c)[0, 0]) == float(g(netcl.device_put(c, d[0]))[0, 0])\n")
     env = dict(os.environ, NETCL_CPU_DEVICES="2")
     env.pop("POCL_DEVICES", None)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,

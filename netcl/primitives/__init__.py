@@ -5,7 +5,9 @@ NumPy reference, jvp, vjp, batching, precision policy, fusion kind).
   views.py        broadcast_in_dim, reshape, transpose, rev, slice (views when eager), full
   structural/     concatenate, pad, dynamic_slice/update, gather, scatter family, iota
   reductions/     sum/max/min/prod/argmax/argmin, cumulative ops (CPU and GPU kernel families)
-  linalg.py       dot_general (gemm.py: the tuned tiled matmul kernel family)
+  linalg.py       dot_general (gemm.py: the tuned tiled matmul kernel family; split_k.py:
+                  long contractions in K chunks; dot_epilogue.py: the launcher of jit's
+                  matmul epilogue fusion)
   conv/           conv_general_dilated, reduce_window, pooling derivatives
   random_bits.py  threefry2x32, bit shifts, bitcast (netcl.random builds on them)
 """

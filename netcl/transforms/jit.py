@@ -315,7 +315,7 @@ class Jitted:
                   f"({', '.join(_describe(ShapedArray(x.shape, x.dtype, x.weak_type)) for x in flat)})"
                   f"{self._reason(key)}", file=sys.stderr)
         ir, out_tree = self._trace(args, kwargs, static, flat, tree)
-        exe = self._compiled_for(key, optimize(ir), out_tree)
+        exe = self._compiled_for(key, optimize(ir, key[3]), out_tree)
         self._last_key = key
         return exe
 
@@ -348,7 +348,7 @@ class Jitted:
         device = flat[0].device if flat else default_device()
         key = (tree, tuple((x.shape, x.dtype, x.weak_type) for x in flat), static, device)
         ir, out_tree = self._trace(args, kwargs, static, flat, tree)
-        low = Lowered(self, key, optimize(ir), flat)
+        low = Lowered(self, key, optimize(ir, device), flat)
         low._out_tree = out_tree
         low.compile = lambda: self._compiled_for(key, low.ir, out_tree)
         return low
@@ -364,7 +364,7 @@ def _dense_copy(x):
     return copy_p.bind(x)
 
 
-def optimize(ir):
+def optimize(ir, device=None):
     """identities -> dce -> cse -> dce -> row fusion -> scalar broadcasts forwarded ->
     elementwise fusion -> matmul epilogues.
 
@@ -376,18 +376,17 @@ def optimize(ir):
         if isinstance(c, Array) and c.shape == () and c.device is not None:
             literals[v.id] = c.item()
     literals = fold_literals(ir, literals)
-    ir = _materialize_folded(ir, literals)
+    ir = _materialize_folded(ir, literals, device or default_device())
     ir = hoist_scalars(forward_scalar_broadcasts(row_fuse(ir, literals)))
     return fuse_epilogues(fuse(ir, literals))
 
 
-def _materialize_folded(ir, literals):
+def _materialize_folded(ir, literals, device):
     """Equations whose every output folded to a literal run no kernel: their outputs become
-    0-d constants (kernels that fuse them still inline the literal)."""
+    0-d constants on `device` (kernels that fuse them still inline the literal)."""
     folded = [e for e in ir.eqns if e.outputs and all(o.id in literals for o in e.outputs)]
     if not folded:
         return ir
-    device = default_device()
     outs = [o for e in folded for o in e.outputs]
     # fresh arrays, not the shared scalar cache: an output of the call may be donated later
     consts = [Array.from_numpy(device, np.asarray(literals[o.id], o.aval.dtype),
