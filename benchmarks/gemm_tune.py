@@ -49,6 +49,9 @@ def cpu_candidates(dtype):
     # load on the machine): 16x4 kc512 74, 16x8 kc256 60, 16x2 kc512 78 (but TT 38).
     return [
         C(wg_m=16, wg_n=4, tm=6, tn=16, bk=512, vec=8),
+        C(wg_m=11, wg_n=4, tm=6, tn=16, bk=256, vec=8),
+        C(wg_m=11, wg_n=4, tm=6, tn=16, bk=512, vec=8),
+        C(wg_m=22, wg_n=4, tm=6, tn=16, bk=256, vec=8),
         C(wg_m=16, wg_n=2, tm=6, tn=16, bk=512, vec=8),
         C(wg_m=16, wg_n=8, tm=6, tn=16, bk=256, vec=8),
         C(wg_m=16, wg_n=8, tm=6, tn=16, bk=256, vec=8, m_fastest=True),
@@ -209,10 +212,22 @@ def w4_candidates():
     return [
         C(wg_m=8, wg_n=4, tm=6, tn=16, bk=256, vec=8),
         C(wg_m=16, wg_n=4, tm=6, tn=16, bk=512, vec=8),
+        C(wg_m=8, wg_n=4, tm=6, tn=16, bk=256, vec=8, m_fastest=True),
+        C(wg_m=11, wg_n=4, tm=6, tn=16, bk=256, vec=8),
+        C(wg_m=11, wg_n=4, tm=6, tn=16, bk=256, vec=8, m_fastest=True),
+        C(wg_m=16, wg_n=4, tm=4, tn=24, bk=256, vec=8),
+        C(wg_m=16, wg_n=4, tm=4, tn=24, bk=256, vec=8, m_fastest=True),
+        C(wg_m=16, wg_n=4, tm=4, tn=16, bk=256, vec=8),
+        C(wg_m=8, wg_n=8, tm=8, tn=8, bk=256, vec=8),
+        C(wg_m=8, wg_n=8, tm=6, tn=16, bk=256, vec=8),
+        C(wg_m=8, wg_n=4, tm=6, tn=16, bk=128, vec=8),
+        C(wg_m=8, wg_n=4, tm=6, tn=16, bk=512, vec=8),
+        C(wg_m=11, wg_n=4, tm=6, tn=16, bk=512, vec=8),
+        C(wg_m=22, wg_n=4, tm=6, tn=16, bk=256, vec=8),
     ]
 
 
-def bench_w4(dev, cands, repeats, inner=10):
+def bench_w4(dev, cands, repeats, inner=10, shapes=W4_SHAPES):
     """Per W4 shape: ms and GFLOP/s of choose_config's pick and of each candidate
     (median over ``repeats`` batches of ``inner`` back-to-back launches, queue finished
     around each batch; ``cpu`` is process time, all threads, per launch)."""
@@ -220,7 +235,7 @@ def bench_w4(dev, cands, repeats, inner=10):
     mf = cl.mem_flags
     rng = np.random.default_rng(0)
     total = {}
-    for label, M, N, K, ta, tb in W4_SHAPES:
+    for label, M, N, K, ta, tb in shapes:
         a = rng.standard_normal((M, K)).astype(np.float32)
         b = rng.standard_normal((K, N)).astype(np.float32)
         A = cl.Buffer(r.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a.T) if ta else a)
@@ -248,9 +263,10 @@ def bench_w4(dev, cands, repeats, inner=10):
                 walls.append((time.perf_counter() - t) / inner)
                 cpus.append((time.process_time() - p) / inner)
             t, tc = statistics.median(walls), statistics.median(cpus)
+            tmin = min(walls)
             tag = " [chosen]" if cfg == chosen else ""
             print(f"{label:5s} {M:5d}x{N:5d}x{K:5d} {'T' if ta else 'N'}{'T' if tb else 'N'} "
-                  f"{cfg_str(cfg) + tag:52s} {t * 1e3:7.3f} ms {flop / t / 1e9:6.1f} GFLOP/s "
+                  f"{cfg_str(cfg) + tag:52s} {t * 1e3:7.3f} ms (min {tmin * 1e3:7.3f}) {flop / t / 1e9:6.1f} GFLOP/s "
                   f"cpu {tc * 1e3:7.3f} ms err {err:.1e}{'' if err < 1e-4 else ' WRONG'}", flush=True)
             if cfg == chosen:
                 total[label] = t
@@ -282,7 +298,10 @@ def main():
         cands = w4_candidates()
         if args.only:
             cands = [cands[int(i)] for i in args.only.split(",")]
-        bench_w4(dev, cands, args.repeats or 7)
+        shapes = W4_SHAPES
+        if args.n:   # square n x n x n instead (NN and NT)
+            shapes = [(f"sq{tr}", args.n, args.n, args.n, False, tr == "NT") for tr in ("NN", "NT")]
+        bench_w4(dev, cands, args.repeats or 7, shapes=shapes, inner=2 if args.n else 10)
         return
     n = args.n or (1024 if is_cpu else 8192)
     repeats = args.repeats or (7 if is_cpu else 10)

@@ -8,14 +8,14 @@ from hypothesis import strategies as st
 import netcl
 import netcl.numpy as jnp
 from netcl.primitives import dot_epilogue
-from netcl.transforms.epilogue_fusion import DotEpiloguePrimitive
+from netcl.transforms.epilogue_fusion import EpiloguePrimitive
 from util import assert_close
 
 ON_OPENCL = not netcl.default_device().is_numpy
 
 
 def epilogue_eqns(low):
-    return [e for e in low.ir.eqns if isinstance(e.prim, DotEpiloguePrimitive)]
+    return [e for e in low.ir.eqns if isinstance(e.prim, EpiloguePrimitive)]
 
 
 def dense_relu(x, w, b):
@@ -168,3 +168,52 @@ def test_mlp_train_step_uses_epilogues_and_matches_eager():
     from netcl.tree_util import tree_leaves
     for a, b in zip(tree_leaves(got), tree_leaves(want)):
         assert_close(a, np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+NHWC = ("NHWC", "HWIO", "NHWC")
+
+
+def test_conv_bias_relu_runs_in_the_gemm_epilogue():
+    from netcl import lax
+    rng = np.random.default_rng(6)
+    x = jnp.asarray(rng.standard_normal((2, 9, 9, 16)).astype(np.float32))
+    w = jnp.asarray(rng.standard_normal((3, 3, 16, 32)).astype(np.float32) * 0.2)
+    b = jnp.asarray(rng.standard_normal(32).astype(np.float32))
+
+    def f(x, w, b):
+        y = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=NHWC)
+        return netcl.nn.relu(y + b)
+    low = netcl.jit(f).lower(x, w, b)
+    eqns = epilogue_eqns(low)
+    assert len(eqns) == 1 and eqns[0].prim.product.name == "conv_general_dilated", low.as_text()
+    if ON_OPENCL:
+        assert "netcl_gemm_store" in low.kernels[-1].source
+    assert_close(netcl.jit(f)(x, w, b), np.asarray(f(x, w, b)), rtol=1e-5, atol=1e-5)
+
+
+def test_cnn_train_step_uses_conv_epilogues_and_matches_eager():
+    from netcl import optim, random, stax
+    init, apply = stax.serial(stax.Conv(8, (3, 3), padding="SAME"), stax.Relu,
+                              stax.Conv(16, (3, 3), padding="SAME"), stax.Relu,
+                              stax.MaxPool((2, 2), (2, 2)), stax.Flatten, stax.Dense(4),
+                              stax.LogSoftmax)
+    _, params = init(random.PRNGKey(1), (4, 10, 10, 3))
+    opt = optim.sgd(0.05, momentum=0.9)
+    rng = np.random.default_rng(8)
+    x = jnp.asarray(rng.standard_normal((4, 10, 10, 3)).astype(np.float32))
+    y = jnp.asarray(np.eye(4, dtype=np.float32)[rng.integers(0, 4, 4)])
+
+    def step(params, st):
+        loss, g = netcl.value_and_grad(
+            lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(params)
+        upd, st = opt.update(g, st, params)
+        return optim.apply_updates(params, upd), st, loss
+
+    st_ = opt.init(params)
+    low = netcl.jit(step).lower(params, st_)
+    convs = [e for e in epilogue_eqns(low) if e.prim.product.name == "conv_general_dilated"]
+    assert len(convs) >= 2, low.as_text()       # forward bias+relu of both convolutions
+    got, want = netcl.jit(step)(params, st_), step(params, st_)
+    from netcl.tree_util import tree_leaves
+    for a, b in zip(tree_leaves(got), tree_leaves(want)):
+        assert_close(a, np.asarray(b), rtol=1e-4, atol=1e-5)

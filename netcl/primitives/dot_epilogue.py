@@ -49,34 +49,16 @@ def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, 
     return "\n".join("    " + ln for ln in lines)
 
 
-def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_index, body,
-                           out_vars, out_avals):
-    """A launcher ``(lhs, rhs, *extras) -> outputs`` for a dot_general whose (M, N) result
-    feeds an elementwise group, computed in the GEMM kernel's epilogue (one launch, and the
-    product never goes to memory unless the group stores it).
+def build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals, rows, cols):
+    """The gemm.GemmEpilogue computing `body` per element (row, col) of a product, or None
+    where it cannot (an extra whose layout does not merge into a row and a column stride,
+    or the CPU policy below).
 
-    body: codegen Ops over x0, x1, ... where x{acc_index} is the dot product and the other
-    x's are `extras` in order, each read at (row, col) through its own layout (dense,
-    broadcast along rows or columns, or a scalar); out_vars name the values stored into
-    `out_avals` (each of the dot's shape). None when this product cannot take an epilogue
-    (batch dimensions, mixed or non-float dtypes, layouts that do not merge, a device
-    without the tuned GEMM): the caller then runs the GEMM and the group as two kernels."""
+    body: codegen Ops over x0, x1, ... where x{acc_index} is the product and the other x's
+    are `extras` in order, each of the product's shape (`rows` + `cols` dims, in memory
+    order) or 0-d; out_vars name the values stored into `out_avals` (dense, row-major)."""
     from ..core import codegen
-    from ..core.array import layout_id
-    from ..core.pool import Storage
-    (lc, rc), (lb, rb) = dimension_numbers
-    kd = lhs.dtype
-    if lb or rb or device.is_numpy or kd not in (dtypes.float32, dtypes.float64) \
-            or rhs.dtype != kd or (kd == dtypes.float64 and not device.capabilities.fp64):
-        return None
-    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
-    shape = tuple(lhs.shape[d] for d in lf) + tuple(rhs.shape[d] for d in rf)
-    M, N = prod(shape[:len(lf)]), prod(shape[len(lf):])
-    K = prod(lhs.shape[d] for d in lc)
-    if M * N == 0 or K == 0 or any(a.shape != shape for a in out_avals) or \
-            _split_count(device, kd, 1, M, N, K) > 1:     # split products add their parts
-        return None
-    rows, cols = tuple(range(len(lf))), tuple(range(len(lf), len(shape)))
+    shape = out_avals[0].shape
     if device.kind == "cpu" and sum(x.ndim > 0 and x._contig for x in extras) > _CPU_DENSE_EXTRAS:
         # A CPU work-item reads its tile of each dense extra row by row, which the hardware
         # prefetcher does not follow: a streaming kernel over them is faster (an optimizer
@@ -109,20 +91,65 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
     code = "\n".join("    " + ln for ln in lines)
     vcode = _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals,
                              out_vars, rows, cols, shape)
-    epilogue = gemm.GemmEpilogue(", ".join(params), ", ".join(names), code,
-                                 codegen.helpers_for(code), vcode,
-                                 codegen.VECTOR_WIDTH if vcode else 0)
+    return gemm.GemmEpilogue(", ".join(params), ", ".join(names), code,
+                             codegen.helpers_for(code), vcode,
+                             codegen.VECTOR_WIDTH if vcode else 0)
+
+
+def epilogue_outputs(device, out_avals):
+    """new_outputs(k, first) -> fresh dense arrays for `out_avals`, each bound to kernel
+    argument first + j."""
+    from ..core.array import layout_id
+    from ..core.pool import Storage
+    shape = out_avals[0].shape
+    strides = contiguous_strides(shape)
+    pool = device.pool
+    meta = [(a.dtype, a.weak_type, prod(shape) * a.dtype.itemsize,
+             layout_id(device, shape, a.dtype, a.weak_type, strides, 0)) for a in out_avals]
+
+    def new_outputs(k, first):
+        outs = []
+        for j, (dt, weak, nbytes, lid) in enumerate(meta):
+            st = Storage(pool, nbytes)
+            outs.append(Array(device, st.buf, st, shape, dt, strides, 0, weak, True, lid))
+            k.set_arg(first + j, st.buf)
+        return outs
+    return new_outputs
+
+
+def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_index, body,
+                           out_vars, out_avals):
+    """A launcher ``(lhs, rhs, *extras) -> outputs`` for a dot_general whose (M, N) result
+    feeds an elementwise group, computed in the GEMM kernel's epilogue (one launch, and the
+    product never goes to memory unless the group stores it); see `build_epilogue`. None
+    when this product cannot take an epilogue (batch dimensions, mixed or non-float dtypes,
+    a split contraction, layouts that do not merge, a device without the tuned GEMM): the
+    caller then runs the GEMM and the group as two kernels."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    kd = lhs.dtype
+    if lb or rb or device.is_numpy or kd not in (dtypes.float32, dtypes.float64) \
+            or rhs.dtype != kd or (kd == dtypes.float64 and not device.capabilities.fp64):
+        return None
+    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+    shape = tuple(lhs.shape[d] for d in lf) + tuple(rhs.shape[d] for d in rf)
+    M, N = prod(shape[:len(lf)]), prod(shape[len(lf):])
+    K = prod(lhs.shape[d] for d in lc)
+    if M * N == 0 or K == 0 or any(a.shape != shape for a in out_avals) or \
+            _split_count(device, kd, 1, M, N, K) > 1:     # split products add their parts
+        return None
+    epilogue = build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals,
+                              tuple(range(len(lf))), tuple(range(len(lf), len(shape))))
+    if epilogue is None:
+        return None
     pa = _Prep(lhs, lb, lf, lc, kd)
     pb = _Prep(rhs, rb, rc, rf, kd)
     found = _gemm_setup(device, lhs, rhs, pa, pb, kd, 1, M, N, K, epilogue)
     if found is None:
         return None
     k, gsize, lsize = found
-    queue, pool = device.queue, device.pool
-    strides = contiguous_strides(shape)
+    queue = device.queue
+    new_outputs = epilogue_outputs(device, out_avals)
     first_out = 15 + len(extras)
-    outs_meta = [(a.dtype, a.weak_type, M * N * a.dtype.itemsize,
-                  layout_id(device, shape, a.dtype, a.weak_type, strides, 0)) for a in out_avals]
     enqueue, set_arg = cl.enqueue_nd_range_kernel, k.set_arg
     prep_a, prep_b = pa.prep, pb.prep
 
@@ -131,11 +158,7 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
             a = prep_a(a)
         if prep_b is not None:
             b = prep_b(b)
-        outs = []
-        for j, (dt, weak, nbytes, lid) in enumerate(outs_meta):
-            st = Storage(pool, nbytes)
-            outs.append(Array(device, st.buf, st, shape, dt, strides, 0, weak, True, lid))
-            set_arg(first_out + j, st.buf)
+        outs = new_outputs(k, first_out)
         set_arg(0, outs[0]._buf)      # C: unused by the epilogue, any buffer will do
         set_arg(1, a._buf)
         set_arg(2, b._buf)

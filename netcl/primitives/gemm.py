@@ -164,8 +164,15 @@ def _fits(cfg: GemmConfig, dtype: str, max_wg: int, local_mem: int) -> bool:
 # CPU: measured with benchmarks/gemm_tune.py on PoCL 3.0, 2-core znver3;
 # GPU: on an NVIDIA H200 (see benchmarks/results/gemm_*).
 CPU_TIERS = {
+    # 132 = 22 * 6 and 66 = 11 * 6 rows: one or two blocks cover 128 rows (a batch of 128)
+    # padding 3% where 48-row blocks pad 12.5%, and every block re-packs the B panel it
+    # shares with the blocks above and below it (4 CPU-ms of an NT 128x1024x1024 packed 3
+    # times, 3.6 packed once).  CPU-ms per product (benchmarks/gemm_tune.py --w4):
+    # 128x1024x1024 NN: 132 rows 3.3, 66 3.5, 48 4.1; NT 3.6 / 3.9 / 5.5;
+    # 1024^3 NN 27.2 (96x64 kc512: 27.6).
     "float": [
-        GemmConfig(kind="cpu", wg_m=16, wg_n=4, tm=6, tn=16, bk=512, vec=8),
+        GemmConfig(kind="cpu", wg_m=22, wg_n=4, tm=6, tn=16, bk=256, vec=8),
+        GemmConfig(kind="cpu", wg_m=11, wg_n=4, tm=6, tn=16, bk=256, vec=8),
         GemmConfig(kind="cpu", wg_m=8, wg_n=4, tm=6, tn=16, bk=256, vec=8),
         GemmConfig(kind="cpu", wg_m=4, wg_n=4, tm=4, tn=8, bk=128, vec=8),
     ],

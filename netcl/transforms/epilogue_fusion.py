@@ -1,27 +1,43 @@
-"""Matmul epilogue fusion: a dot_general whose result only feeds an elementwise group runs
-that group inside the GEMM kernel's store (`DotEpiloguePrimitive`).
+"""Matmul and convolution epilogue fusion: a dot_general or conv_general_dilated whose result
+only feeds an elementwise group runs that group inside its GEMM kernel's store
+(`EpiloguePrimitive`).
 
-A dense layer's bias and activation, the relu mask of its gradient, or a whole optimizer
-update fed by a weight gradient then cost no launch of their own, and the product never
-makes a round trip through memory. The GEMM's tiles and accumulation order are the eager
-ones, and the epilogue is compiled without contraction like every elementwise kernel, so
-results match eager execution bit for bit. Where the GEMM cannot take an epilogue (see
-`dot_epilogue.make_epilogue_launcher`) the primitive runs the product and the group as two kernels.
+A dense or convolution layer's bias and activation, the relu mask of its gradient, or a
+whole optimizer update fed by a weight gradient then cost no launch of their own, and the
+product never makes a round trip through memory. The GEMM's tiles and accumulation order
+are the eager ones, and the epilogue is compiled without contraction like every elementwise
+kernel, so results match eager execution. Where the product cannot take an epilogue (see
+`dot_epilogue.make_epilogue_launcher`, `conv_gemm.make_conv_epilogue_launcher`) the
+primitive runs the product and the group as two kernels.
 """
 from ..core.ir import IR, Eqn
 from ..core.tracing import Primitive
-from ..primitives import dot_epilogue, linalg
+from ..primitives import conv, dot_epilogue, linalg
+from ..primitives.conv import conv_gemm
 from .fusion import FusedPrimitive, dce
 
 
-class DotEpiloguePrimitive(Primitive):
-    """dot_general(lhs, rhs) followed by a fused elementwise group reading its result."""
+def _dot_launcher(device, lhs, rhs, params, aval, extras, acc_index, body, out_vars, out_avals):
+    return dot_epilogue.make_epilogue_launcher(device, lhs, rhs, params["dimension_numbers"],
+                                               extras, acc_index, body, out_vars, out_avals)
 
-    def __init__(self, dot_params, group, acc_index):
-        super().__init__(f"dot_general+{group.name}", multiple_results=True,
+
+# product primitive -> its epilogue launcher builder
+_LAUNCHERS = {linalg.dot_general_p: _dot_launcher,
+              conv.conv_general_dilated_p: conv_gemm.make_conv_epilogue_launcher}
+
+
+class EpiloguePrimitive(Primitive):
+    """A product (dot_general or conv_general_dilated of lhs, rhs) followed by a fused
+    elementwise group reading its result."""
+
+    def __init__(self, product, product_params, product_aval, group, acc_index):
+        super().__init__(f"{product.name}+{group.name}", multiple_results=True,
                          fusion="opaque")
         self.kernel_name = "netcl_gemm"
-        self.dot_params = dot_params
+        self.product = product
+        self.product_params = product_params
+        self.product_aval = product_aval
         self.group = group            # the FusedPrimitive computed in the epilogue
         self.acc_index = acc_index    # which input of the group is the product
         self.eqns = group.eqns
@@ -34,20 +50,20 @@ class DotEpiloguePrimitive(Primitive):
 
     def _make_launcher(self, device, args, params, out_avals):
         lhs, rhs, extras = args[0], args[1], list(args[2:])
-        launch = dot_epilogue.make_epilogue_launcher(
-            device, lhs, rhs, self.dot_params["dimension_numbers"], extras, self.acc_index,
+        launch = _LAUNCHERS[self.product](
+            device, lhs, rhs, self.product_params, self.product_aval, extras, self.acc_index,
             self.group.body, self.group.out_names, self.group.out_avals)
         if launch is not None:
             return launch
-        dot, group, dot_params = linalg.dot_general_p, self.group, self.dot_params
+        product, group, pparams = self.product, self.group, self.product_params
 
         def two_kernels(lhs, rhs, *extras):
-            acc = dot.bind(lhs, rhs, **dot_params)
+            acc = product.bind(lhs, rhs, **pparams)
             return group.bind(*self._group_inputs(acc, list(extras)))
         return two_kernels
 
     def _reference(self, lhs, rhs, *extras):
-        acc = linalg.dot_general_p.reference(lhs, rhs, **self.dot_params)
+        acc = self.product.reference(lhs, rhs, **self.product_params)
         return self.group.reference(*self._group_inputs(acc, list(extras)))
 
     def source_for(self, device, args):
@@ -56,12 +72,16 @@ class DotEpiloguePrimitive(Primitive):
         launch = self._make_launcher(device, args, {}, self.group.out_avals)
         return getattr(launch, "source", "")
 
-def _epilogue_ok(dot, group):
-    """Whether the product of `dot` may be finished by `group` (shapes and dtypes; layouts
-    and devices are checked when the launcher is built)."""
-    (lc, rc), (lb, rb) = dot.params["dimension_numbers"]
-    lhs, rhs, out = dot.inputs[0].aval, dot.inputs[1].aval, dot.outputs[0].aval
-    return (not lb and lhs.dtype == rhs.dtype == out.dtype and out.dtype.kind == "f"
+
+def _epilogue_ok(product, group):
+    """Whether the result of `product` may be finished by `group` (shapes and dtypes;
+    layouts and devices are checked when the launcher is built)."""
+    if product.prim not in _LAUNCHERS:
+        return False
+    if product.prim is linalg.dot_general_p and product.params["dimension_numbers"][1][0]:
+        return False                                    # batched products
+    lhs, rhs, out = product.inputs[0].aval, product.inputs[1].aval, product.outputs[0].aval
+    return (lhs.dtype == rhs.dtype == out.dtype and out.dtype.kind == "f"
             and out.dtype.itemsize >= 4 and all(a.shape == out.shape for a in group.out_avals))
 
 
@@ -77,8 +97,8 @@ def _as_group(e):
 
 
 def fuse_epilogues(ir):
-    """Give each dot_general whose result has exactly one reader, an elementwise group of
-    the same shape, that group as its epilogue."""
+    """Give each dot_general or conv_general_dilated whose result has exactly one reader, an
+    elementwise group of the same shape, that group as its epilogue."""
     producer = {}
     readers = {}
     for i, e in enumerate(ir.eqns):
@@ -100,12 +120,13 @@ def fuse_epilogues(ir):
             d = producer.get(v.id)
             if d is None or d in drop or readers[v.id] != {i} or v.id in out_ids:
                 continue
-            dot = ir.eqns[d]
-            if dot.prim is not linalg.dot_general_p or not _epilogue_ok(dot, group):
+            product = ir.eqns[d]
+            if not _epilogue_ok(product, group):
                 continue
             extras = group.inputs[:pos] + group.inputs[pos + 1:]
-            prim = DotEpiloguePrimitive(dot.params, group, pos)
-            replace[i] = Eqn(prim, list(dot.inputs) + extras, {}, list(group.outputs))
+            prim = EpiloguePrimitive(product.prim, product.params, product.outputs[0].aval,
+                                     group, pos)
+            replace[i] = Eqn(prim, list(product.inputs) + extras, {}, list(group.outputs))
             drop.add(d)
             break
     if not replace:

@@ -22,7 +22,7 @@ from ..core.eval import eval_interpreter, to_array
 from ..core.ir import IR
 from ..core.tracing import ShapedArray, current_interpreter
 from ..tree_util import tree_flatten, tree_unflatten
-from .epilogue_fusion import DotEpiloguePrimitive, fuse_epilogues
+from .epilogue_fusion import EpiloguePrimitive, fuse_epilogues
 from .fusion import (FusedPrimitive, cse, dce, fold_literals, forward_scalar_broadcasts, fuse,
                      hoist_scalars, strip_identities)
 from .row_fusion import RowFusedPrimitive, row_fuse
@@ -147,7 +147,7 @@ class Lowered:
         """The optimised IR; fused groups show as fused_* equations with their members."""
         lines = [str(self.ir)]
         for e in self.ir.eqns:
-            if isinstance(e.prim, (FusedPrimitive, RowFusedPrimitive, DotEpiloguePrimitive)):
+            if isinstance(e.prim, (FusedPrimitive, RowFusedPrimitive, EpiloguePrimitive)):
                 lines.append(f"-- {e.prim.name}: " + "; ".join(m.prim.name for m in e.prim.eqns))
         return "\n".join(lines)
 
@@ -169,7 +169,7 @@ class Lowered:
             if _is_view(e):
                 continue
             src = ""
-            if isinstance(e.prim, (FusedPrimitive, DotEpiloguePrimitive)) and not device.is_numpy:
+            if isinstance(e.prim, (FusedPrimitive, EpiloguePrimitive)) and not device.is_numpy:
                 src = e.prim.source_for(device, args)
             elif isinstance(e.prim, RowFusedPrimitive) and not device.is_numpy:
                 src = e.prim.source_for(device, args, 64)[0]

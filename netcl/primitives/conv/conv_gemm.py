@@ -356,17 +356,50 @@ def _gemm_calls(plan, geo, dtype, device, w_off):
     return calls, 0
 
 
-def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False):
+def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None):
     from .. import gemm
     tname = "double" if dtype == dtypes.float64 else "float"
     cfg = (split and _split_config(device, tname, M, N)) or \
         gemm.choose_config(device.cl_device, tname, M, N, K)
-    src = gemm.gemm_source(cfg, tname, ta, tb)
-    return kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME), cfg
+    src = gemm.gemm_source(cfg, tname, ta, tb, epilogue)
+    k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
+    k._netcl_source = src     # for jit's lower().kernels
+    return k, cfg
 
 
-def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out):
-    """The im2col + GEMM launcher for a conv planned by `_plan_gemm`."""
+def make_conv_epilogue_launcher(device, lhs, rhs, params, conv_aval, extras, acc_index, body,
+                                out_vars, out_avals):
+    """A launcher ``(lhs, rhs, *extras) -> outputs`` for a convolution whose result feeds an
+    elementwise group (a bias and activation, a relu mask), run in the epilogue of its one
+    GEMM (dot_epilogue.build_epilogue: rows are the output's pixels, columns its features).
+    None where the convolution runs otherwise: the direct kernel, feature groups, features
+    not the output's last dimension, a split contraction, non-float dtypes."""
+    from ..dot_epilogue import build_epilogue, epilogue_outputs
+    from .conv_kernels import _ConvGeometry, _conv_source
+    kd = lhs.dtype
+    if device.is_numpy or kd not in (dtypes.float32, dtypes.float64) or rhs.dtype != kd or \
+            conv_aval.dtype != kd or (kd == dtypes.float64 and not device.capabilities.fp64):
+        return None
+    geo = _ConvGeometry(lhs, rhs, conv_aval, params)
+    nd = len(conv_aval.shape)
+    if geo.total == 0 or geo.out_spec[1] != nd - 1:
+        return None
+    plan = _plan_gemm(geo, kd, device)
+    if plan is None or plan.inner != 1 or plan.GG != 1 or \
+            _split_k(device, kd, plan.M, plan.Og, plan.Kg) > 1:
+        return None
+    epilogue = build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals,
+                              tuple(range(nd - 1)), (nd - 1,))
+    if epilogue is None:
+        return None
+    return _gemm_launcher(device, lhs, rhs, geo, plan, _conv_source(kd, kd), conv_aval, None,
+                          (epilogue, epilogue_outputs(device, out_avals), len(extras)))
+
+
+def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue=None):
+    """The im2col + GEMM launcher for a conv planned by `_plan_gemm`; with `epilogue`
+    (gemm.GemmEpilogue, new_outputs, number of extras; see make_conv_epilogue_launcher)
+    one that takes the extras and returns the epilogue's outputs."""
     import pyopencl as cl
     from ...core.pool import Storage
     in_dtype, out_dtype = lhs.dtype, out_aval.dtype
@@ -407,7 +440,8 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out):
     gemm_calls, parts = _gemm_calls(plan, geo, gdt, device, 0 if pack else rhs.offset)
     for (ta, tb, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc, a_is_p,
          c_tmp) in gemm_calls:
-        kg, cfg = _gemm_kernel(device, gdt, ta, tb, M, N, K, split=c_tmp)
+        kg, cfg = _gemm_kernel(device, gdt, ta, tb, M, N, K, split=c_tmp,
+                               epilogue=epilogue[0] if epilogue else None)
         for i, v in enumerate((M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc)):
             kg.set_arg(3 + i, np.int32(v))
         g, l_ = gemm.launch_dims(cfg, batch, M, N)
@@ -428,6 +462,25 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out):
         narrow = make_elementwise_launcher(convert_element_type_p, device, [wprobe],
                                            dict(new_dtype=out_dtype, weak_type=weak), out_aval)
         wide_bytes = prod(shape) * gdt.itemsize
+
+    if epilogue is not None:
+        (kg, g, l_, a_is_p, _), = calls           # one GEMM (no groups, no split)
+        new_outputs, first_out = epilogue[1], 15 + epilogue[2]
+
+        def launch_epilogue(x, w, *extras):
+            outs = new_outputs(kg, first_out)
+            pst = Storage(pool, p_bytes)
+            im2col(pst.buf, x._buf)
+            wb = pack(w)._buf if pack is not None else w._buf
+            kg.set_arg(0, outs[0]._buf)      # C: unused by the epilogue, any buffer will do
+            kg.set_arg(1, pst.buf if a_is_p else wb)
+            kg.set_arg(2, wb if a_is_p else pst.buf)
+            for j, e in enumerate(extras):
+                kg.set_arg(15 + j, e._buf)
+            enqueue(queue, kg, g, l_)
+            return tuple(outs)
+        launch_epilogue.source = kg._netcl_source
+        return launch_epilogue
 
     def launch_gemm(x, w):
         if narrow is None:
