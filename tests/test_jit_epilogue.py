@@ -217,3 +217,25 @@ def test_cnn_train_step_uses_conv_epilogues_and_matches_eager():
     from netcl.tree_util import tree_leaves
     for a, b in zip(tree_leaves(got), tree_leaves(want)):
         assert_close(a, np.asarray(b), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.skipif(not ON_OPENCL, reason="OpenCL kernels only")
+@pytest.mark.parametrize("vector", [False, True])
+def test_tiled_gpu_kernel_epilogue(monkeypatch, vector):
+    """The GPU (tiled) GEMM's epilogue, scalar and on 4-column chunks, forced on this device
+    (the tiled kernels compile on PoCL too); sizes with partial tiles."""
+    from netcl.primitives import gemm
+    tiled = gemm.GPU_TIERS["float"][-1]            # 32x32, rvec 4
+    monkeypatch.setattr(gemm, "choose_config", lambda *a, **k: tiled)
+    monkeypatch.setattr(dot_epilogue, "_vector_width", lambda device: 4 if vector else 3)
+    rng = np.random.default_rng(9)
+    x = jnp.asarray(rng.standard_normal((45, 20)).astype(np.float32))
+    w = jnp.asarray(rng.standard_normal((20, 70)).astype(np.float32))
+    b = jnp.asarray(rng.standard_normal(70).astype(np.float32))
+    low = netcl.jit(dense_relu).lower(x, w, b)
+    src = low.kernels[0].source
+    assert "reqd_work_group_size(8, 8, 1)" in src
+    assert ("netcl_gemm_store_v(C, row * ldc + col" in src) == vector
+    assert_close(netcl.jit(dense_relu)(x, w, b),
+                 np.maximum(np.asarray(x) @ np.asarray(w) + np.asarray(b), 0), rtol=1e-5,
+                 atol=1e-5)

@@ -14,21 +14,29 @@ from .linalg import _Prep, _free_dims, _gemm_setup, _merge, _split_count
 _CPU_DENSE_EXTRAS = 2
 
 
+def _vector_width(device):
+    """Columns per vector epilogue call: the CPU kernels' float8 registers, the GPU float
+    tiers' rvec (4)."""
+    from ..core import codegen
+    return codegen.VECTOR_WIDTH if device.kind == "cpu" else 4
+
+
 def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, out_vars,
                      rows, cols, shape):
-    """The epilogue statements for VECTOR_WIDTH consecutive columns (see
-    gemm.GemmEpilogue.vector_body), or '' where the CPU kernel should stay scalar: GPUs,
-    non-float32 values, or ops without a vector form."""
+    """(statements, width): the epilogue for `width` consecutive columns (see
+    gemm.GemmEpilogue.vector_body; 8 on CPUs, 4, the float tiers' rvec, on GPUs), or
+    ('', 0) where kernels should stay scalar: non-float32 values, ops without a vector
+    form."""
     from ..core import codegen
-    w = codegen.VECTOR_WIDTH
+    w = _vector_width(device)
     body = codegen.as_ops(body)
-    if device.kind != "cpu" or kd != dtypes.float32 or \
+    if kd != dtypes.float32 or \
             any(x.dtype != dtypes.float32 for x in extras) or \
             any(a.dtype != dtypes.float32 for a in out_avals) or \
             not all(not isinstance(op, codegen.Line) and
                     codegen.op_vector_safe(op.prim, op.t_dtype, op.u_dtype, op.template)
                     for op in body):
-        return ""
+        return "", 0
     vt = codegen.vtype(kd, w)
     lines = ["#pragma OPENCL FP_CONTRACT OFF", f"const {vt} x{acc_index} = accv;"]
     for j, (pos, x) in enumerate(zip(positions, extras)):
@@ -46,7 +54,7 @@ def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, 
         lines.append(f"const {vt} x{pos} = {load};")
     lines += [op.render(w) for op in body]
     lines += [f"vstore{w}({var}, 0, o{j} + ci);" for j, var in enumerate(out_vars)]
-    return "\n".join("    " + ln for ln in lines)
+    return "\n".join("    " + ln for ln in lines), w
 
 
 def build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals, rows, cols):
@@ -89,11 +97,10 @@ def build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals, row
         names.append(f"o{j}")
         lines.append(kernels.store(a.dtype, f"o{j}", "ci", var))
     code = "\n".join("    " + ln for ln in lines)
-    vcode = _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals,
-                             out_vars, rows, cols, shape)
+    vcode, width = _vector_epilogue(device, kd, extras, positions, acc_index, body,
+                                    out_avals, out_vars, rows, cols, shape)
     return gemm.GemmEpilogue(", ".join(params), ", ".join(names), code,
-                             codegen.helpers_for(code), vcode,
-                             codegen.VECTOR_WIDTH if vcode else 0)
+                             codegen.helpers_for(code), vcode, width)
 
 
 def epilogue_outputs(device, out_avals):

@@ -70,7 +70,8 @@ class GemmEpilogue:
     preamble: str = ""
     # Optional: the same statements for ``vector_width`` consecutive columns at once, over
     # ``accv`` (a T<width> vector) with ``ci``, ``row`` and ``col`` those of the first; CPU
-    # kernels of that vector width use it on whole tiles straight from their registers.
+    # kernels of that vector width use it on whole tiles straight from their registers,
+    # tiled (GPU) kernels whose ``rvec`` it equals on whole column chunks.
     vector_body: str = ""
     vector_width: int = 0
 
@@ -528,7 +529,14 @@ def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | N
             src.append(f"      {{ const int col = {col};")
             stores = [_store_call(epilogue, f"row * ldc + col + {e}", f"c{i}_{c * RV + e}", "row",
                                   f"col + {e}") for e in range(RV)]
-            if isinstance(epilogue, GemmEpilogue):
+            if isinstance(epilogue, GemmEpilogue) and epilogue.vector_body and \
+                    epilogue.vector_width == RV and RV > 1:
+                # whole chunks: the epilogue runs on RV columns at once (vector loads and
+                # stores, as the plain kernel stores C)
+                accv = f"({TRV})({', '.join(f'c{i}_{c * RV + e}' for e in range(RV))})"
+                fast = (f"netcl_gemm_store_v(C, row * ldc + col, {accv}, row, col, bidx, "
+                        f"{epilogue.args});")
+            elif isinstance(epilogue, GemmEpilogue):
                 fast = " ".join(stores)
             elif RV > 1:
                 vals = [f"netcl_gemm_epilogue(c{i}_{c * RV + e}, row, col + {e}, bidx)"
@@ -550,9 +558,7 @@ def _cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | Non
     MR, NR, VW, KC = cfg.tm, cfg.tn, cfg.vec, cfg.bk
     NV = NR // VW
     BN = cfg.bn
-    NT = cfg.threads
     TV = _vt(T, VW)
-    vload = (lambda off, p: f"{p}[{off}]") if VW == 1 else (lambda off, p: f"vload{VW}(0, {p} + {off})")
     src = [_header(T), _epi_fn(T, epilogue)]
     if cfg.m_fastest:
         src.append(f"__attribute__((reqd_work_group_size({cfg.wg_m}, {cfg.wg_n}, 1)))")
@@ -675,9 +681,9 @@ def _cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | Non
     src.append(f"    const int nrows = (M - r0 < {MR}) ? M - r0 : {MR};")
     src.append("#pragma unroll 1")
     src.append("    for (int i = 0; i < nrows; ++i) {")
-    src.append(f"        for (int j = 0; j < ncols; ++j)")
-    src.append("            " + _store_call(epilogue, f"(r0 + i) * ldc + c0 + j", f"acc_out[i * {NR} + j]",
-                                             "r0 + i", "c0 + j"))
+    src.append("        for (int j = 0; j < ncols; ++j)")
+    src.append("            " + _store_call(epilogue, "(r0 + i) * ldc + c0 + j",
+                                             f"acc_out[i * {NR} + j]", "r0 + i", "c0 + j"))
     src.append("    }")
     src.append("}")
     return "\n".join(src) + "\n"
