@@ -239,3 +239,40 @@ def test_tiled_gpu_kernel_epilogue(monkeypatch, vector):
     assert_close(netcl.jit(dense_relu)(x, w, b),
                  np.maximum(np.asarray(x) @ np.asarray(w) + np.asarray(b), 0), rtol=1e-5,
                  atol=1e-5)
+
+
+@settings(max_examples=12, deadline=None)
+@given(hw=st.sampled_from([(5, 7), (8, 8)]), cin=st.sampled_from([3, 8]),
+       cout=st.sampled_from([4, 16]), stride=st.sampled_from([1, 2]),
+       padding=st.sampled_from(["SAME", "VALID"]),
+       extras=st.lists(st.sampled_from(["bias", "dense", "scalar"]), min_size=1, max_size=2),
+       seed=st.integers(0, 99))
+def test_random_conv_epilogues_match_eager(hw, cin, cout, stride, padding, extras, seed):
+    from netcl import lax
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.standard_normal((3, *hw, cin)).astype(np.float32))
+    w = jnp.asarray(rng.standard_normal((3, 3, cin, cout)).astype(np.float32) * 0.3)
+    conv = lambda x, w: lax.conv_general_dilated(x, w, (stride, stride), padding,  # noqa: E731
+                                                 dimension_numbers=NHWC)
+    out_shape = conv(x, w).shape
+    vals = {"bias": jnp.asarray(rng.standard_normal(cout).astype(np.float32)),
+            "dense": jnp.asarray(rng.standard_normal(out_shape).astype(np.float32)),
+            "scalar": jnp.asarray(np.float32(0.5))}
+
+    def f(x, w, bias, dense, scalar):
+        y = conv(x, w)
+        for e in extras:
+            y = y * 1.5 + dict(bias=bias, dense=dense, scalar=scalar)[e]
+        return jnp.tanh(y)
+    args = (x, w, vals["bias"], vals["dense"], vals["scalar"])
+    from netcl.primitives import conv as conv_pkg
+    conv_pkg._impl_override = "gemm"        # the im2col+GEMM path even for small sizes
+    try:
+        want = np.asarray(f(*args))
+        low = netcl.jit(f).lower(*args)
+        assert len(epilogue_eqns(low)) == 1, low.as_text()
+        if ON_OPENCL:
+            assert "netcl_gemm_store" in low.kernels[-1].source
+        assert_close(netcl.jit(f)(*args), want, rtol=1e-5, atol=1e-5)
+    finally:
+        conv_pkg._impl_override = None
