@@ -1,7 +1,8 @@
-"""dot_general with an elementwise epilogue: the launcher jit's matmul epilogue fusion
-(transforms/epilogue_fusion.py) runs, built on dot_general's GEMM set-up (linalg.py) and
-gemm.py's `GemmEpilogue`: the elementwise group that reads the product runs in the GEMM
-kernel's store, reading its other inputs at (row, col) through their own layouts.
+"""GEMM epilogues for jit's epilogue fusion (transforms/epilogue_fusion.py): the elementwise
+group that reads a product runs in the GEMM kernel's store, reading its other inputs at
+(row, col) through their own layouts. `build_epilogue` writes the C (gemm.GemmEpilogue) for
+dot_general (`make_epilogue_launcher`, on linalg.py's GEMM set-up) and for convolutions
+(conv_gemm.make_conv_epilogue_launcher).
 """
 import pyopencl as cl
 
@@ -22,7 +23,7 @@ def _vector_width(device):
 
 
 def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, out_vars,
-                     rows, cols, shape):
+                     rows, cols):
     """(statements, width): the epilogue for `width` consecutive columns (see
     gemm.GemmEpilogue.vector_body; 8 on CPUs, 4, the float tiers' rvec, on GPUs), or
     ('', 0) where kernels should stay scalar: non-float32 values, ops without a vector
@@ -43,7 +44,8 @@ def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, 
         if x.ndim == 0:
             sr = sc = 0
         else:
-            sr, sc = _merge(x.shape, x.strides, rows)[1] or 0, _merge(x.shape, x.strides, cols)[1] or 0
+            sr = _merge(x.shape, x.strides, rows)[1] or 0
+            sc = _merge(x.shape, x.strides, cols)[1] or 0
         base = f"{x.offset} + row * {sr} + col * {sc}"
         if sc == 1:
             load = f"vload{w}(0, e{j} + {base})"
@@ -69,9 +71,9 @@ def build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals, row
     shape = out_avals[0].shape
     if device.kind == "cpu" and sum(x.ndim > 0 and x._contig for x in extras) > _CPU_DENSE_EXTRAS:
         # A CPU work-item reads its tile of each dense extra row by row, which the hardware
-        # prefetcher does not follow: a streaming kernel over them is faster (an optimizer
-        # update after a weight gradient: +0.6 ms in the GEMM against a 1.2 ms kernel of its
-        # own at 1M parameters, PoCL, 2 cores).
+        # prefetcher does not follow: a streaming kernel over them is faster (adam after a
+        # 1024x1024 weight gradient: +2.0 ms in the GEMM against 1.2 ms as a kernel of its
+        # own, PoCL, 2 cores).
         return None
     params, names, lines = [], [], ["#pragma OPENCL FP_CONTRACT OFF"]
     positions = [p for p in range(len(extras) + 1) if p != acc_index]
@@ -98,7 +100,7 @@ def build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals, row
         lines.append(kernels.store(a.dtype, f"o{j}", "ci", var))
     code = "\n".join("    " + ln for ln in lines)
     vcode, width = _vector_epilogue(device, kd, extras, positions, acc_index, body,
-                                    out_avals, out_vars, rows, cols, shape)
+                                    out_avals, out_vars, rows, cols)
     return gemm.GemmEpilogue(", ".join(params), ", ".join(names), code,
                              codegen.helpers_for(code), vcode, width)
 
