@@ -10,7 +10,7 @@ from ..core import dtypes, kernels
 from ..core.array import Array
 from ..core.shapes import contiguous_strides, prod
 from . import gemm
-from .linalg import _Prep, _free_dims, _gemm_setup, _merge, _split_count
+from .linalg import _Prep, _free_dims, _gemm_setup, _merge, _preparer, _split_count
 
 _CPU_DENSE_EXTRAS = 2
 
@@ -160,13 +160,11 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
     new_outputs = epilogue_outputs(device, out_avals)
     first_out = 15 + len(extras)
     enqueue, set_arg = cl.enqueue_nd_range_kernel, k.set_arg
-    prep_a, prep_b = pa.prep, pb.prep
+    prep = _preparer(pa, pb)
 
     def launch(a, b, *xs):
-        if prep_a is not None:
-            a = prep_a(a)
-        if prep_b is not None:
-            b = prep_b(b)
+        if prep is not None:
+            a, b = prep(a, b)
         outs = new_outputs(k, first_out)
         set_arg(0, outs[0]._buf)      # C: unused by the epilogue, any buffer will do
         set_arg(1, a._buf)

@@ -283,12 +283,25 @@ def _index_extent(p, rows, cols, B):
     return p.offset + (B - 1) * p.bstride + (rows - 1) * p.ld + cols
 
 
+def _check_index_limit(lhs, rhs, pa, pb, B, M, N, K, parts=1):
+    if max(B * M * N * parts, _index_extent(pa, M, K, B), _index_extent(pb, K, N, B)) > _INT_MAX:
+        raise ValueError(f"dot_general: lhs {lhs.shape} x rhs {rhs.shape} exceeds the 2^31 "
+                         "element index limit of the GEMM kernel")
+
+
+def _preparer(pa, pb):
+    """prep(a, b) -> the operands as the kernel reads them (copies where _Prep needs one),
+    or None where both are read as they are."""
+    prep_a, prep_b = pa.prep, pb.prep
+    if prep_a is None and prep_b is None:
+        return None
+    return lambda a, b: (a if prep_a is None else prep_a(a), b if prep_b is None else prep_b(b))
+
+
 def _gemm_setup(device, lhs, rhs, pa, pb, kd, B, M, N, K, epilogue=None):
     """The GEMM kernel for prepared operands, its size arguments set; None when an epilogue
     kernel is not available."""
-    if max(B * M * N, _index_extent(pa, M, K, B), _index_extent(pb, K, N, B)) > _INT_MAX:
-        raise ValueError(f"dot_general: lhs {lhs.shape} x rhs {rhs.shape} exceeds the 2^31 "
-                         "element index limit of the GEMM kernel")
+    _check_index_limit(lhs, rhs, pa, pb, B, M, N, K)
     found = _gemm_kernel(device, kd, pa.trans, pb.trans, B, M, N, K, epilogue)
     if found is None:
         return None
@@ -316,13 +329,11 @@ def _single_run(device, lhs, rhs, pa, pb, kd, B, M, N, K, shape, weak):
     out_strides = contiguous_strides(shape)
     nbytes = B * M * N * kd.itemsize
     enqueue, set_arg = cl.enqueue_nd_range_kernel, k.set_arg
-    prep_a, prep_b = pa.prep, pb.prep
+    prep = _preparer(pa, pb)
 
     def run(a, b):
-        if prep_a is not None:
-            a = prep_a(a)
-        if prep_b is not None:
-            b = prep_b(b)
+        if prep is not None:
+            a, b = prep(a, b)
         st = Storage(pool, nbytes)
         out = Array(device, st.buf, st, shape, kd, out_strides, 0, weak, True)
         set_arg(0, out._buf)
@@ -337,9 +348,7 @@ def _split_run(device, lhs, rhs, pa, pb, kd, M, N, K, parts, shape, weak):
     """run(a, b): `parts` equal K chunks as one batched GEMM into a temporary, then their
     sum into a fresh output (split_k.py)."""
     from ..core.pool import Storage
-    if max(M * N * parts, _index_extent(pa, M, K, 1), _index_extent(pb, K, N, 1)) > _INT_MAX:
-        raise ValueError(f"dot_general: lhs {lhs.shape} x rhs {rhs.shape} exceeds the 2^31 "
-                         "element index limit of the GEMM kernel")
+    _check_index_limit(lhs, rhs, pa, pb, 1, M, N, K, parts)
     kc = K // parts
     k, gsize, lsize = _gemm_kernel(device, kd, pa.trans, pb.trans, parts, M, N, kc)
     sa, sb = split_k.chunk_strides(pa.trans, pa.ld, pb.trans, pb.ld, kc)
@@ -352,13 +361,11 @@ def _split_run(device, lhs, rhs, pa, pb, kd, M, N, K, parts, shape, weak):
     out_strides = contiguous_strides(shape)
     nbytes, tmp_bytes = M * N * kd.itemsize, parts * M * N * kd.itemsize
     enqueue = cl.enqueue_nd_range_kernel
-    prep_a, prep_b = pa.prep, pb.prep
+    prep = _preparer(pa, pb)
 
     def run(a, b):
-        if prep_a is not None:
-            a = prep_a(a)
-        if prep_b is not None:
-            b = prep_b(b)
+        if prep is not None:
+            a, b = prep(a, b)
         tmp = Storage(pool, tmp_bytes)
         k.set_arg(0, tmp.buf)
         k.set_arg(1, a._buf)
@@ -387,8 +394,8 @@ def _dot_general_launcher(device, args, params, out_aval):
         raise TypeError(f"dot_general: float64 is not supported on {device.name} (no fp64)")
     if B * M * N == 0:
         return lambda a, b: Array.empty(device, shape, out_dtype, weak)
+    from ..core.eval import eval_interpreter, scalar_constant
     if K == 0:  # an empty sum: zeros, without touching the (empty) operands
-        from ..core.eval import eval_interpreter, scalar_constant
         from .elementwise import copy_p
         zero = scalar_constant(0, out_dtype, device, weak=False)
         zeros = zero._view(shape, (0,) * len(shape), zero.offset, weak)
@@ -404,7 +411,6 @@ def _dot_general_launcher(device, args, params, out_aval):
 
     if kd == out_dtype:
         return run
-    from ..core.eval import eval_interpreter
     from .elementwise import convert_element_type_p
     process, cparams = eval_interpreter.process, {"new_dtype": out_dtype, "weak_type": weak}
     return lambda a, b: process(convert_element_type_p, (run(a, b),), cparams)
