@@ -273,12 +273,17 @@ def _split_k(device, dtype, M, N, K):
     cfg = _split_config(device, tname, M, N) or \
         gemm.choose_config(device.cl_device, tname, M, N, max(K // 8, 1))
     tiles = -(-M // cfg.bm) * -(-N // cfg.bn)
-    target = 4 * device.capabilities.compute_units
-    if tiles >= target:
+    cus = device.capabilities.compute_units
+    if tiles >= 4 * cus:
         return 1
-    # up to 256 parts for a product of one to four tiles (a first layer's 27x32 kernel
-    # gradient: 64 parts left it at 2.4 TFLOP/s on an H200)
-    parts = max(1, min(-(-target // tiles), K // 1024, 64 if tiles > 4 else 256))
+    if device.kind == "cpu":
+        parts = min(-(-4 * cus // tiles), K // 1024, 64)
+    else:
+        # GPUs: about 8 work-groups per compute unit, chunks down to 256 (H200, W5's kernel
+        # gradients: 288x64x262144 0.435 ms in 128 parts, 0.330 in 256; 576x128x65536 0.384
+        # in 64, 0.255 in 256; a first layer's 27x32: 64 parts left it at 2.4 TFLOP/s)
+        parts = min(-(-8 * cus // tiles), K // 256, 256)
+    parts = max(1, parts)
     # Prefer a count that splits K into equal multiples of 16: a shorter last part runs as
     # a launch of its own on only `tiles` work-groups (W5's 288x64x262144 kernel gradient
     # on an H200: 0.43 ms for the last part alone, as long as the 29 others together).
