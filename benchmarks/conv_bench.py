@@ -5,7 +5,8 @@
     python benchmarks/conv_bench.py --impl direct    # force the direct kernel (default: auto)
     python benchmarks/conv_bench.py --dtype float64 --repeats 11 --pool
     python benchmarks/conv_bench.py --im2col generic # the im2col kernel of the GEMM path
-                                                     # (default auto: special on GPUs)
+                                                     # (special, or implicit: P never stored;
+                                                     # default: implicit on GPUs)
     python benchmarks/conv_bench.py --im2col-time    # also time each im2col alone (GB/s)
 
 W5's convolutions are 3x3, stride 1, SAME, NHWC input / HWIO kernel:
@@ -92,8 +93,9 @@ def main():
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--impl", default="auto", choices=["auto", "direct", "gemm"])
-    ap.add_argument("--im2col", default="auto", choices=["auto", "generic", "special"],
-                    help="im2col kernel of the GEMM path (auto: special on GPUs)")
+    ap.add_argument("--im2col", default="auto",
+                    choices=["auto", "generic", "special", "implicit"],
+                    help="how the GEMM path makes P (auto: implicit on GPUs, generic on CPUs)")
     ap.add_argument("--im2col-vec", type=int, default=None, choices=[1, 2, 4, 8],
                     help="most P elements per work-item of the special im2col (default 4)")
     ap.add_argument("--im2col-time", action="store_true",

@@ -2,3 +2,16 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/util.py
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _float32_convolutions(request):
+    """Convolutions keep float32 products in tests, so that results are checked at float32
+    tolerances on every device: the library's default on NVIDIA GPUs of sm_80 and newer is
+    TF32 (as PyTorch's and XLA's). Tests marked ``tf32`` check that path."""
+    from netcl.primitives import conv
+    conv._tf32_override = None if request.node.get_closest_marker("tf32") else False
+    yield
+    conv._tf32_override = None

@@ -48,6 +48,16 @@ def _physical(logical, spec):
     return tuple(shape)
 
 
+def conv_gemm_tf32():
+    from netcl.primitives.conv import conv_gemm
+    dev = netcl.default_device()
+    C._tf32_override = None
+    try:
+        return not dev.is_numpy and conv_gemm._use_tf32(dev, np.dtype(np.float32), None)
+    finally:
+        C._tf32_override = False
+
+
 def _tol(dtype, k):
     return {np.float16: 2e-2, np.float32: 3e-6, np.float64: 1e-13}[np.dtype(dtype).type] * \
         max(k, 1) * 4
@@ -333,6 +343,71 @@ def test_im2col_special_geometries(impl, monkeypatch, case):
         dilated = any(d != 1 for d in kw.get("lhs_dilation", ()))
         assert modes and all(m.startswith("generic" if dilated else "special")
                              for m in modes), modes
+
+
+IMPLICIT_CASES = [
+    ((2, 8, 8, 32), (3, 3, 32, 64), dict(window_strides=(1, 1), padding="SAME",
+                                         dimension_numbers=NHWC)),       # W5's conv2
+    ((2, 7, 7, 20), (3, 3, 20, 12), dict(window_strides=(1, 1), padding="SAME",
+                                         dimension_numbers=NHWC)),       # edge tiles
+    ((2, 9, 9, 16), (3, 3, 16, 8), dict(window_strides=(2, 2), padding="VALID",
+                                        dimension_numbers=NHWC)),        # strided
+    ((2, 16, 9, 9), (8, 16, 3, 3), dict(window_strides=(1, 1), padding="SAME")),  # NCHW
+    ((2, 9, 9, 16), (3, 3, 8, 8), dict(window_strides=(1, 1), padding="SAME",
+                                       dimension_numbers=NHWC, feature_group_count=2)),
+    ((2, 9, 9, 16), (3, 3, 16, 8), dict(window_strides=(1, 1), padding=((2, 1), (0, 2)),
+                                        rhs_dilation=(2, 1), dimension_numbers=NHWC)),
+    ((2, 8, 8, 3), (3, 3, 3, 8), dict(window_strides=(1, 1), padding="SAME",
+                                      dimension_numbers=NHWC)),          # element gathers
+]
+
+
+@pytest.mark.skipif(ON_NUMPY, reason="OpenCL kernels only")
+@pytest.mark.parametrize("case", range(len(IMPLICIT_CASES)))
+def test_implicit_gemm(impl, monkeypatch, case):
+    # the GEMM reads P straight from the input (GPUs' default; forced here, so CPUs run it
+    # with GPU tiles): forward and both gradients against the NumPy reference
+    lhs_shape, rhs_shape, kw = IMPLICIT_CASES[case]
+    rng = np.random.default_rng(case)
+    x = rng.uniform(-1, 1, lhs_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, rhs_shape).astype(np.float32)
+    monkeypatch.setattr(C, "_im2col_override", "implicit")
+    impl("gemm")
+    made = []
+    from netcl.primitives.conv import conv_gemm
+    make = conv_gemm._im2col_launcher
+    monkeypatch.setattr(conv_gemm, "_im2col_launcher", lambda *a: made.append(1) or make(*a))
+    k = int(np.prod(rhs_shape)) // rhs_shape[-1 if kw.get("dimension_numbers") else 0]
+    _check(C.conv_general_dilated(to_device(x, "reversed"), jnp.asarray(w), **kw),
+           expected_conv(x, w, **kw), np.float32, k)
+    assert not made or case == len(IMPLICIT_CASES) - 1   # no P stored, but with 3 channels
+    f = lambda x, w: jnp.sum(jnp.sin(C.conv_general_dilated(x, w, **kw)))  # noqa: E731
+    gx, gw = netcl.grad(f, argnums=(0, 1))(jnp.asarray(x), jnp.asarray(w))
+    C._impl_override = "direct"
+    eval_interpreter.launchers.clear()
+    wx, ww = netcl.grad(f, argnums=(0, 1))(jnp.asarray(x), jnp.asarray(w))
+    _check(gx, np.asarray(wx), np.float32, 4 * k)
+    _check(gw, np.asarray(ww), np.float32, 4 * int(np.prod(lhs_shape)))
+
+
+@pytest.mark.tf32
+@pytest.mark.skipif(ON_NUMPY or not conv_gemm_tf32(), reason="needs TF32 tensor cores")
+def test_tf32_default_precision(impl):
+    # NVIDIA sm_80+: the default precision multiplies in TF32 (10-bit mantissas) on tensor
+    # cores, as PyTorch and XLA do; "highest" keeps float32 products
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (4, 16, 16, 32)).astype(np.float32)
+    w = rng.uniform(-1, 1, (3, 3, 32, 64)).astype(np.float32)
+    kw = dict(window_strides=(1, 1), padding="SAME", dimension_numbers=NHWC)
+    want = expected_conv(x.astype(np.float64), w.astype(np.float64), **kw)
+    impl("gemm")
+    fast = np.asarray(C.conv_general_dilated(jnp.asarray(x), jnp.asarray(w), **kw))
+    exact = np.asarray(C.conv_general_dilated(jnp.asarray(x), jnp.asarray(w),
+                                              precision="highest", **kw))
+    scale = np.abs(want).max()
+    assert np.abs(exact - want).max() < 1e-5 * scale
+    err = np.abs(fast - want).max()
+    assert 1e-5 * scale < err < 3e-3 * scale, err     # TF32, not float32, and not worse
 
 
 @pytest.mark.skipif(ON_NUMPY, reason="OpenCL kernels only")

@@ -318,7 +318,12 @@ def _store_call(epilogue, ci: str, acc: str, row: str, col: str) -> str:
     return f"C[{ci}] = netcl_gemm_epilogue({acc}, {row}, {col}, bidx);"
 
 
-def _prologue(cfg: GemmConfig) -> str:
+def _prologue(cfg: GemmConfig, gather_a: bool = False, gather_b: bool = False) -> str:
+    # a gathered operand keeps its pointer; its base offset becomes a storage row and column
+    advance = " ".join(
+        f"const int {x}_bo = (int)(bo{x.lower()} / ld{x.lower()}), "
+        f"{x}_bi = (int)(bo{x.lower()} % ld{x.lower()});" if g else f"{x} += bo{x.lower()};"
+        for x, g in (("A", gather_a), ("B", gather_b)))
     return f"""    const int ntn = (N + {cfg.bn - 1}) / {cfg.bn};
     const int g0 = get_group_id(0);
     const int bidx = g0 / ntn;
@@ -327,23 +332,42 @@ def _prologue(cfg: GemmConfig) -> str:
     const long boa = (long)off_a + (long)bidx * batch_stride_a;
     const long bob = (long)off_b + (long)bidx * batch_stride_b;
     const long boc = (long)off_c + (long)bidx * batch_stride_c;
-    A += boa; B += bob; C += boc;
+    {advance} C += boc;
 """
 
 
 def gemm_source(config: GemmConfig, dtype: str, trans_a: bool, trans_b: bool,
-                epilogue: str | GemmEpilogue | None = None) -> str:
-    """OpenCL C source of kernel ``netcl_gemm`` for this configuration."""
+                epilogue: str | GemmEpilogue | None = None, gather_a: str | None = None,
+                gather_b: str | None = None) -> str:
+    """OpenCL C source of kernel ``netcl_gemm`` for this configuration.
+
+    ``gather_a`` (``gather_b``): C source defining ``T netcl_gather_a(__global const T* X,
+    int row, int col)``, the element of A's storage at ``row * lda + col`` (the index the
+    plain kernel would read, batch stride and offset included), and ``T<vec>
+    netcl_gather_a_v(X, row, col)``, the ``vec`` elements from there on (``col`` a multiple
+    of ``vec``). A is then read through them from the buffer passed as A, which holds
+    something else: the convolutions' implicit GEMM reads its patches matrix straight from
+    the input image this way. Tiled kernels only.
+
+    >>> src = gemm_source(GPU_TIERS["float"][0], "float", False, False, "acc * 2")
+    """
     config.validate(dtype)
     if config.kind == "tiled":
-        return _tiled_source(config, dtype, bool(trans_a), bool(trans_b), epilogue)
+        return _tiled_source(config, dtype, bool(trans_a), bool(trans_b), epilogue,
+                             gather_a, gather_b)
+    if gather_a or gather_b:
+        raise ValueError("gemm_source: gather_a/gather_b need a tiled configuration, got "
+                         f"kind={config.kind!r}")
     return _cpu_source(config, dtype, bool(trans_a), bool(trans_b), epilogue)
 
 
 def launch_dims(config: GemmConfig, batch: int, M: int, N: int):
-    """``(global_size, local_size)`` for ``enqueue_nd_range_kernel``."""
+    """``(global_size, local_size)`` for ``enqueue_nd_range_kernel`` (tensor-core configs
+    of gemm_mma.py too)."""
     ntn = -(-N // config.bn)
     ntm = -(-M // config.bm)
+    if config.kind == "mma":       # one 1-D work-group of whole warps per block
+        return (ntn * batch * config.threads, ntm), (config.threads, 1)
     if config.kind == "cpu" and config.m_fastest:
         local = (config.wg_m, config.wg_n)
     else:
@@ -354,10 +378,13 @@ def launch_dims(config: GemmConfig, batch: int, M: int, N: int):
 
 # ---------------------------------------------------------------- tiled (GPU)
 
-def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool):
+def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool,
+                  gather: bool = False):
     """Code to load one tile of A (BM x BK) or B (BK x BN) into registers
     (``vec``-wide when FAST, else guarded scalars), and to store those registers
-    into the k-major local tile.
+    into the k-major local tile; with ``gather``, through ``netcl_gather_a``/``_b``
+    (see gemm_source) at the operand's storage row and column, offset by the batch's base
+    ``A_bo``, ``A_bi`` (``B_``...).
 
     Returns (decls, loads, stores); loads use ``k0`` and the token FAST,
     stores the token BUF.
@@ -396,16 +423,35 @@ def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool):
             decls.append(f"    const int {r}_b = {base} + {bb};")
             decls.append(f"    const int {r}_p = {kk} * {ld} + {r}_b;")
             koff = f"k0 * {ld}"
-        fast = (f"{r} = *((__global const {TV}*)({ptr} + ({r}_p + {koff})));" if LV > 1
-                else f"{r} = {ptr}[{r}_p + {koff}];")
+        if gather:
+            fn = f"netcl_gather_{ptr.lower()}"
+            if contig_is_k:      # storage row: the M (N) index, column: k
+                at = f"{ptr}_bo + {r}_b, {ptr}_bi + k0 + {kk}"
+            else:
+                at = f"{ptr}_bo + k0 + {kk}, {ptr}_bi + {r}_b"
+            fast = f"{r} = {fn}_v({ptr}, {at});"
+            elem = lambda e: f"{fn}({ptr}, {at} + {e})"  # noqa: E731
+        else:
+            fast = (f"{r} = *((__global const {TV}*)({ptr} + ({r}_p + {koff})));" if LV > 1
+                    else f"{r} = {ptr}[{r}_p + {koff}];")
+            elem = lambda e: f"{ptr}[{r}_p + {koff} + {e}]"  # noqa: E731
         slow = []
         for e in range(LV):
             if contig_is_k:
                 cond = f"{r}_b < {ext} && k0 + {kk} + {e} < K"
             else:
                 cond = f"{r}_b + {e} < {ext} && k0 + {kk} < K"
-            slow.append(f"{r}{_comp(LV, e)} = ({cond}) ? {ptr}[{r}_p + {koff} + {e}] : (T)0;")
-        body = f"if (FAST) {{ {fast} }} else {{ " + " ".join(slow) + " }"
+            slow.append(f"{r}{_comp(LV, e)} = ({cond}) ? {elem(e)} : (T)0;")
+        slow = " ".join(slow)
+        if gather and LV > 1:
+            # an edge tile still gathers whole vectors where they lie inside the operand
+            # (W5's kernel gradients: 288 rows, the third 128-row tile a quarter full)
+            if contig_is_k:
+                whole = f"{r}_b < {ext} && k0 + {kk} + {LV} <= K"
+            else:
+                whole = f"{r}_b + {LV} <= {ext} && k0 + {kk} < K"
+            slow = f"if ({name.upper()}_VEC && {whole}) {{ {fast} }} else {{ {slow} }}"
+        body = f"if (FAST) {{ {fast} }} else {{ {slow} }}"
         if guard_tail:
             body = f"if ({r}_v < {nvec}) {{ {body} }}"
         loads.append("        " + body)
@@ -424,14 +470,15 @@ def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool):
     return decls, loads, stores
 
 
-def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None) -> str:
+def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None,
+                  gather_a: str | None = None, gather_b: str | None = None) -> str:
     BM, BN, BK = cfg.bm, cfg.bn, cfg.bk
     TM, TN, RV, LV = cfg.tm, cfg.tn, cfg.rvec, cfg.vec
     PA, PB = BM + cfg.pad, BN + cfg.pad
     NBUF = 2 if cfg.double_buffer else 1
     TRV = _vt(T, RV)
-    adecl, aload, astore = _tiled_loader("a", cfg, T, ta, True)
-    bdecl, bload, bstore = _tiled_loader("b", cfg, T, tb, False)
+    adecl, aload, astore = _tiled_loader("a", cfg, T, ta, True, bool(gather_a))
+    bdecl, bload, bstore = _tiled_loader("b", cfg, T, tb, False, bool(gather_b))
 
     # alignment of the vector loads: the contiguous dim must start aligned
     if LV > 1:
@@ -440,7 +487,7 @@ def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | N
     else:
         a_al = b_al = "1"
 
-    src = [_header(T), _epi_fn(T, epilogue)]
+    src = [_header(T), _epi_fn(T, epilogue), gather_a or "", gather_b or ""]
     src.append(f"__attribute__((reqd_work_group_size({cfg.wg_n}, {cfg.wg_m}, 1)))")
     src.append(_signature(epilogue) + " {")
     # declared with the widest vector type used on them, so that every vector
@@ -453,12 +500,14 @@ def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | N
     src.append("    __local T* bs = (__local T*)BsW;")
     src.append(f"    __local const {TRV}* As4 = (__local const {TRV}*)AsW;")
     src.append(f"    __local const {TRV}* Bs4 = (__local const {TRV}*)BsW;")
-    src.append(_prologue(cfg))
+    src.append(_prologue(cfg, bool(gather_a), bool(gather_b)))
     src.append("    const int tx = get_local_id(0);")
     src.append("    const int ty = get_local_id(1);")
     src.append(f"    const int tid = ty * {cfg.wg_n} + tx;")
-    src.append(f"    const int a_ok = ({a_al}) && (m0 + {BM} <= M);")
-    src.append(f"    const int b_ok = ({b_al}) && (n0 + {BN} <= N);")
+    src.append(f"    const int A_VEC = {a_al};")
+    src.append(f"    const int B_VEC = {b_al};")
+    src.append(f"    const int a_ok = A_VEC && (m0 + {BM} <= M);")
+    src.append(f"    const int b_ok = B_VEC && (n0 + {BN} <= N);")
     src.extend(adecl)
     src.extend(bdecl)
     for i in range(TM):

@@ -30,6 +30,10 @@ __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilat
 # force a conv path; conv_gemm reads it from here, so setting it on this package works.
 _impl_override = None
 
-# Likewise "special" or "generic" forces the im2col kernel of the GEMM path (None: special on
-# GPUs, generic on CPUs; see conv_gemm._im2col_mode).
+# Likewise "implicit", "special" or "generic" forces how the GEMM path makes its patches matrix
+# (None: implicit on GPUs, generic on CPUs; see conv_gemm._im2col_mode).
 _im2col_override = None
+
+# False keeps float32 products on tensor-core GPUs even at the default precision (the test
+# suite sets it; None: TF32 where conv_gemm._use_tf32 allows it).
+_tf32_override = None

@@ -16,7 +16,8 @@ from ...core.array import Array
 from ...core.shapes import contiguous_strides, prod
 from ...core.tracing import ShapedArray
 from .. import split_k
-from .conv_kernels import _IM, _SLOT_FIELDS, _gemm_dtype, _im2col_special_source
+from .conv_kernels import (_IM, _SLOT_FIELDS, _gemm_dtype, _im2col_special_source,
+                           _p_gather_source, _p_vector_load)
 from .kernel_metadata import _INDEX_LIMIT, _const_buffer, _magic
 
 
@@ -28,15 +29,39 @@ def _forced_impl():
 
 
 def _im2col_mode(device):
-    """Which im2col kernel runs: "special" (the geometry baked in, vectors along the channel
-    run; one build per geometry) on GPUs, "generic" (one build per dtype, sizes in a metadata
-    buffer) on CPUs. Tests and benchmarks force one by setting `_im2col_override` on the
+    """How P is made: "implicit" (GPUs: never stored; the GEMM reads its elements straight
+    from the input, `_implicit_gather`, where the geometry allows, else as "special"),
+    "special" (an im2col kernel with the geometry baked in, vectors along the channel run;
+    one build per geometry) or "generic" (CPUs: one im2col build per dtype, sizes in a
+    metadata buffer). Tests and benchmarks force one by setting `_im2col_override` on the
     package `netcl.primitives.conv`."""
     from .. import conv
     forced = conv._im2col_override
     if forced is not None:
         return forced
-    return "generic" if device.kind == "cpu" else "special"
+    return "generic" if device.kind == "cpu" else "implicit"
+
+
+def _forced_implicit():
+    from .. import conv
+    return conv._im2col_override == "implicit"
+
+
+def _implicit_gather(device, in_dtype, geo, plan):
+    """For the implicit GEMM: ``gather(vec, name)``, the C functions that read P's elements
+    from the input (conv_kernels._p_gather_source), or None where P is stored by an im2col.
+
+    Why: on an H100, W5's im2cols wrote 0.76 of its 3.4 device-ms per step, P being 9 to
+    18 times the size of its input; read in place, the input's tiles stay in the L2 cache."""
+    ld = plan.M if plan.p_transposed else plan.Kg        # P's columns
+    if _im2col_mode(device) != "implicit" or plan.p_dims is None or \
+            _p_gather_source(in_dtype, geo, plan.p_dims, "probe", 1, ld) is None:
+        return None
+    if _p_vector_load(in_dtype, geo, plan.p_dims, 2) is None and not _forced_implicit():
+        # element by element (3 input channels: a first layer) the gathers cost more than
+        # the im2col saves (H100, W5's conv1 kernel gradient: 0.099 ms against 0.084)
+        return None
+    return lambda vec, name: _p_gather_source(in_dtype, geo, plan.p_dims, name, vec, ld)
 
 
 # the most P elements one work-item of the specialised im2col stores (1, 2, 4 or 8)
@@ -50,7 +75,7 @@ def _im2col_launcher(device, in_dtype, geo, plan, src):
     import pyopencl as cl
     queue, enqueue = device.queue, cl.enqueue_nd_range_kernel
     special = None
-    if _im2col_mode(device) == "special" and plan.p_dims is not None:
+    if _im2col_mode(device) in ("special", "implicit") and plan.p_dims is not None:
         special = _im2col_special_source(in_dtype, geo, plan.p_dims, _IM2COL_VEC)
     k = None
     if special is not None:
@@ -361,12 +386,56 @@ def _gemm_calls(plan, geo, dtype, device, w_off):
     return calls, 0
 
 
-def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None):
+_MMA_DEVICES = {}
+
+
+def _use_tf32(device, dtype, precision):
+    """Whether this conv's GEMMs run on tensor cores in TF32 (gemm_mma.py): float32 GEMMs at
+    the default precision (None or "default", as PyTorch's cuDNN convolutions and XLA's
+    default on these GPUs) on NVIDIA GPUs of sm_80 or newer. "high" or "highest" keeps
+    float32 products. H100, W5's conv GEMMs: 262144x64x288 52 TFLOP/s against 36.5."""
+    from .. import conv
+    if dtype != dtypes.float32 or device.kind == "cpu" or conv._tf32_override is False:
+        return False
+    ps = precision if isinstance(precision, tuple) else (precision,)
+    if any(p not in (None, "default", "fastest", "tensorfloat32", "bfloat16") for p in ps):
+        return False
+    ok = _MMA_DEVICES.get(device.cl_device.int_ptr)
+    if ok is None:
+        from ..gemm_mma import supports_mma
+        ok = _MMA_DEVICES[device.cl_device.int_ptr] = supports_mma(device.cl_device)
+    return ok
+
+
+def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gather=None,
+                 a_is_p=True, tf32=False):
+    """(kernel, config) of one GEMM call; `gather` (from `_implicit_gather`) reads P, the A
+    operand where `a_is_p`, else B, straight from the input; `tf32`: on tensor cores."""
     from .. import gemm
     tname = "double" if dtype == dtypes.float64 else "float"
+    if tf32:
+        from .. import gemm_mma
+        cfg = gemm_mma.choose_mma_config(M, N)
+        gsrc = gather(cfg.vec, "netcl_gather_a" if a_is_p else "netcl_gather_b") \
+            if gather is not None else None
+        src = gemm_mma.mma_source(cfg, ta, tb, epilogue, gsrc if a_is_p else None,
+                                  None if a_is_p else gsrc)
+        k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
+        k._netcl_source = src
+        return k, cfg
     cfg = (split and _split_config(device, tname, M, N)) or \
         gemm.choose_config(device.cl_device, tname, M, N, K)
-    src = gemm.gemm_source(cfg, tname, ta, tb, epilogue)
+    gather_a = gather_b = None
+    if gather is not None:
+        if cfg.kind != "tiled":      # a CPU forced to the implicit GEMM (tests): GPU tiles
+            cl_dev = device.cl_device
+            cfg = next((c for c in reversed(gemm.GPU_TIERS[tname]) if gemm._fits(
+                c, tname, cl_dev.max_work_group_size, cl_dev.local_mem_size)), gemm.FALLBACK)
+        if a_is_p:
+            gather_a = gather(cfg.vec, "netcl_gather_a")
+        else:
+            gather_b = gather(cfg.vec, "netcl_gather_b")
+    src = gemm.gemm_source(cfg, tname, ta, tb, epilogue, gather_a, gather_b)
     k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
     k._netcl_source = src     # for jit's lower().kernels
     return k, cfg
@@ -413,7 +482,9 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
     enqueue = cl.enqueue_nd_range_kernel
-    im2col = _im2col_launcher(device, in_dtype, geo, plan, src)
+    gather = _implicit_gather(device, in_dtype, geo, plan)
+    tf32 = _use_tf32(device, gdt, geo.precision)
+    im2col = None if gather else _im2col_launcher(device, in_dtype, geo, plan, src)
     p_bytes = plan.p_elems * gdt.itemsize
     pack = None
     from ...core.codegen import make_elementwise_launcher
@@ -446,7 +517,8 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
     for (ta, tb, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc, a_is_p,
          c_tmp) in gemm_calls:
         kg, cfg = _gemm_kernel(device, gdt, ta, tb, M, N, K, split=c_tmp,
-                               epilogue=epilogue[0] if epilogue else None)
+                               epilogue=epilogue[0] if epilogue else None, gather=gather,
+                               a_is_p=a_is_p, tf32=tf32)
         for i, v in enumerate((M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc)):
             kg.set_arg(3 + i, np.int32(v))
         g, l_ = gemm.launch_dims(cfg, batch, M, N)
@@ -468,18 +540,28 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
                                            dict(new_dtype=out_dtype, weak_type=weak), out_aval)
         wide_bytes = prod(shape) * gdt.itemsize
 
+    def make_p(x):
+        """(buffer the GEMMs read P from, its storage): the input itself for the implicit
+        GEMM, else a pooled buffer the im2col fills. The caller holds the storage until the
+        GEMMs are enqueued; it then returns to the pool, and the in-order queue orders any
+        later reuse after them."""
+        if im2col is None:
+            return x._buf, None
+        pst = Storage(pool, p_bytes)
+        im2col(pst.buf, x._buf)
+        return pst.buf, pst
+
     if epilogue is not None:
         (kg, g, l_, a_is_p, _), = calls           # one GEMM (no groups, no split)
         new_outputs, first_out = epilogue[1], 15 + epilogue[2]
 
         def launch_epilogue(x, w, *extras):
             outs = new_outputs(kg, first_out)
-            pst = Storage(pool, p_bytes)
-            im2col(pst.buf, x._buf)
+            pbuf, pst = make_p(x)  # noqa: F841 (pst: held until enqueued)
             wb = pack(w)._buf if pack is not None else w._buf
             kg.set_arg(0, outs[0]._buf)      # C: unused by the epilogue, any buffer will do
-            kg.set_arg(1, pst.buf if a_is_p else wb)
-            kg.set_arg(2, wb if a_is_p else pst.buf)
+            kg.set_arg(1, pbuf if a_is_p else wb)
+            kg.set_arg(2, wb if a_is_p else pbuf)
             for j, e in enumerate(extras):
                 kg.set_arg(15 + j, e._buf)
             enqueue(queue, kg, g, l_)
@@ -493,14 +575,13 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
         else:
             wst = Storage(pool, wide_bytes)
             out = Array(device, wst.buf, wst, shape, gdt, strides, 0, False, True)
-        pst = Storage(pool, p_bytes)
         tmp = Storage(pool, tmp_bytes) if ksum is not None else None
-        im2col(pst.buf, x._buf)
+        pbuf, pst = make_p(x)  # noqa: F841 (pst: held until enqueued)
         wb = pack(w)._buf if pack is not None else w._buf
         for kg, g, l_, a_is_p, c_tmp in calls:
             kg.set_arg(0, tmp.buf if c_tmp else out._buf)
-            kg.set_arg(1, pst.buf if a_is_p else wb)
-            kg.set_arg(2, wb if a_is_p else pst.buf)
+            kg.set_arg(1, pbuf if a_is_p else wb)
+            kg.set_arg(2, wb if a_is_p else pbuf)
             enqueue(queue, kg, g, l_)
         if ksum is not None:
             ksum.set_arg(0, out._buf)

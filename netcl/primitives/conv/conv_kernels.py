@@ -8,7 +8,9 @@
                    columns: the kernel's non-output dims in the kernel's memory order)
   conv_splitk_sum  adds the partial results of a GEMM split along K
 
-and `_im2col_special_source`: conv_im2col generated for one geometry (the GPU path).
+and, for GPUs, code generated for one geometry: `_im2col_special_source` (conv_im2col with
+literal sizes) and `_p_gather_source` (P's elements read straight from the input inside the
+GEMM, so P is never stored: the implicit GEMM).
 """
 from ...core import dtypes, kernels
 from ...core.shapes import contiguous_strides, prod
@@ -197,6 +199,7 @@ class _ConvGeometry:
         self.pl = pad3([lo for lo, _ in params["padding"]], 0)
         self.ld = pad3(params["lhs_dilation"], 1)
         self.rd = pad3(params["rhs_dilation"], 1)
+        self.precision = params.get("precision")
         ls = lhs.strides
         self.loff = lhs.offset
         self.lsn, self.lsc = ls[lhs_spec[0]], ls[lhs_spec[1]]
@@ -238,6 +241,66 @@ def _term(var, coef):
     return var if coef == 1 else f"{var} * {coef}"
 
 
+def _decompose(dims, var, vec, r):
+    """Statements splitting index `var` (in units of `vec` along the last dim) into the
+    coordinates of `dims` (slowest first), through the temporary `r`."""
+    body = [f"  uint {r} = (uint)({var});"]
+    for i in range(len(dims) - 1, -1, -1):
+        name, size = dims[i][0], dims[i][1]
+        n = size // vec if i == len(dims) - 1 else size
+        scale = f" * {vec}" if i == len(dims) - 1 and vec > 1 else ""
+        if i == 0:
+            body.append(f"  const int {name} = (int){r}{scale};")
+        else:
+            body.append(f"  const int {name} = (int)({r} % {n}u){scale}; {r} /= {n}u;")
+    return body
+
+
+def _p_address(geo, dims, var, vec, outer=None):
+    """(statements, test, address) locating the `vec` consecutive elements of P that start at
+    vector index `var` (a C expression; element index `var * vec`) in lhs: the statements
+    decompose the index into P's `dims` (slowest first, P dense, as `_p_dims` gives them) and
+    compute the input positions; `test` is true where they fall inside the input (else the
+    zero padding is read), `address` is the lhs index of the first element. Literal sizes:
+    the divisions compile to multiply-shifts. With `outer` = (j, expr), `var` indexes only
+    dims[j:] and `expr` dims[:j] (P as a matrix: row `expr`, column `var`)."""
+    if outer is None:
+        body = _decompose(dims, var, vec, "r")
+    else:
+        j, row = outer
+        body = _decompose(dims[:j], row, 1, "ro") + _decompose(dims[j:], var, vec, "r")
+    tests, addr = [], [str(geo.loff)] if geo.loff else []
+    for s in range(geo.nsp):
+        terms = " + ".join(_term(d[0], d[3 + s]) for d in dims if d[3 + s]) or "0"
+        if geo.pl[s]:
+            terms += f" {'-' if geo.pl[s] > 0 else '+'} {abs(geo.pl[s])}"
+        body.append(f"  const int p{s} = {terms};")
+        tests.append(f"(uint)p{s} < {geo.I[s]}u")
+        if geo.ls[s]:
+            addr.append(_term(f"p{s}", geo.ls[s]))
+    addr += [_term(d[0], d[2]) for d in dims if d[2]]
+    return body, " && ".join(tests) if tests else "1", " + ".join(addr) if addr else "0"
+
+
+def _p_vector_load(in_dtype, geo, dims, vec):
+    """(vector type, load expression of `vec` P elements from lhs index `a`) where P's
+    fastest dim moves along the input's channel or batch dim (no window position changes
+    along it: one bounds test); None where it does not."""
+    P = kernels.storage_ctype(_gemm_dtype(in_dtype))
+    if vec == 1 or not dims or any(dims[-1][3:6]) or dims[-1][1] % vec:
+        return None
+    T = f"{P}{vec}"
+    run = dims[-1][2]   # lhs stride along the vector
+    ld = lambda i: f"(({P}){kernels.load(in_dtype, 'lhs', i)})"  # noqa: E731
+    aligned = (in_dtype == _gemm_dtype(in_dtype) and run == 1 and
+               all(c % vec == 0 for c in [geo.loff] + [d[2] for d in dims[:-1]] +
+                   [geo.ls[s] for s in range(geo.nsp)]))
+    if aligned:    # every address of a vector is a multiple of vec: one vector load
+        return T, f"*(__global const {T}*)(lhs + a)"
+    return T, f"({T})(" + ", ".join(
+        ld("a" + (f" + {t * run}" if t else "")) for t in range(vec)) + ")"
+
+
 def _im2col_special_source(in_dtype, geo, dims, vec_max=4):
     """(source, vec, items) of a `conv_im2col` with the geometry baked in, or None where it
     does not apply (lhs dilation: the generic kernel's divisibility tests).
@@ -258,43 +321,9 @@ def _im2col_special_source(in_dtype, geo, dims, vec_max=4):
     items = total // vec
     if items > _INDEX_LIMIT:
         return None
-    # decompose gid (unsigned: cheaper division by constants), fastest dim first
-    body = ["  uint r = (uint)gid;"]
-    for i in range(len(dims) - 1, -1, -1):
-        name, size = dims[i][0], dims[i][1]
-        n = size // vec if i == len(dims) - 1 else size
-        scale = f" * {vec}" if i == len(dims) - 1 and vec > 1 else ""
-        if i == 0:
-            body.append(f"  const int {name} = (int)r{scale};")
-        else:
-            body.append(f"  const int {name} = (int)(r % {n}u){scale}; r /= {n}u;")
-    # input positions per spatial dim; outside [0, I) the zero padding is read
-    tests, addr = [], [str(geo.loff)] if geo.loff else []
-    for s in range(geo.nsp):
-        terms = " + ".join(_term(d[0], d[3 + s]) for d in dims if d[3 + s]) or "0"
-        if geo.pl[s]:
-            terms += f" {'-' if geo.pl[s] > 0 else '+'} {abs(geo.pl[s])}"
-        body.append(f"  const int p{s} = {terms};")
-        tests.append(f"(uint)p{s} < {geo.I[s]}u")
-        if geo.ls[s]:
-            addr.append(_term(f"p{s}", geo.ls[s]))
-    addr += [_term(d[0], d[2]) for d in dims if d[2]]
-    addr = " + ".join(addr) if addr else "0"
-    run = dims[-1][2] if dims else 0   # lhs stride along the vector
-    ld = lambda i: f"(({P}){kernels.load(in_dtype, 'lhs', i)})"  # noqa: E731
-    if vec == 1:
-        T, load = P, ld("a")
-    else:
-        T = f"{P}{vec}"
-        aligned = (in_dtype == _gemm_dtype(in_dtype) and run == 1 and
-                   all(c % vec == 0 for c in [geo.loff] + [d[2] for d in dims[:-1]] +
-                       [geo.ls[s] for s in range(geo.nsp)]))
-        if aligned:    # every address of a vector is a multiple of vec: one vector load
-            load = f"*(__global const {T}*)(lhs + a)"
-        else:
-            load = f"({T})(" + ", ".join(
-                ld("a" + (f" + {t * run}" if t else "")) for t in range(vec)) + ")"
-    test = " && ".join(tests) if tests else "1"
+    body, test, addr = _p_address(geo, dims, "gid", vec)
+    T, load = _p_vector_load(in_dtype, geo, dims, vec) or \
+        (P, f"(({P}){kernels.load(in_dtype, 'lhs', 'a')})")
     src = f"""/* conv_im2col for one geometry: {items} work-items, each storing {vec} consecutive
    element(s) of P; P dims (slowest first): {', '.join(f'{d[0]}={d[1]}' for d in dims)} */
 __kernel void conv_im2col(__global {T}* restrict P,
@@ -311,3 +340,47 @@ __kernel void conv_im2col(__global {T}* restrict P,
 }}
 """
     return src, vec, items
+
+
+def _p_gather_source(in_dtype, geo, dims, name, vec, ld):
+    """C functions reading P's elements straight from lhs, for a GEMM that multiplies P
+    without materialising it (gemm.py's ``gather_a``/``gather_b``; the implicit GEMM). P is
+    addressed as a matrix of `ld` columns (its storage, dense): ``T name(lhs, row, col)`` is
+    its element (0 in the padding) and ``T<vec> name_v(lhs, row, col)`` the `vec` elements
+    from col on (col a multiple of vec). Row and column are decomposed apart, so the GEMM's
+    compiler hoists the part fixed along the K loop. None where the geometry has lhs
+    dilation (divisibility tests: the im2col runs). Only for dtypes the GEMM runs in."""
+    if any(v != 1 for v in geo.ld) or in_dtype != _gemm_dtype(in_dtype):
+        return None
+    j, inner = len(dims), 1
+    while j > 0 and inner < ld:
+        j -= 1
+        inner *= dims[j][1]
+    if inner != ld:
+        return None
+    T = kernels.storage_ctype(in_dtype)
+    sig = f"(__global const {T}* restrict lhs, const int row, const int col)"
+    body, test, addr = _p_address(geo, dims, "col", 1, (j, "row"))
+    scalar = f"""{T} {name}{sig} {{
+{chr(10).join(body)}
+  return ({test}) ? lhs[{addr}] : ({T})0;
+}}
+"""
+    if vec == 1:
+        return scalar + f"#define {name}_v {name}\n"
+    TV = f"{T}{vec}"
+    vload = _p_vector_load(in_dtype, geo, dims, vec)
+    if vload is None or j == len(dims):   # elements one by one
+        parts = ", ".join(f"{name}(lhs, row, col + {t})" for t in range(vec))
+        return scalar + f"""{TV} {name}_v{sig} {{
+  return ({TV})({parts});
+}}
+"""
+    vbody, vtest, vaddr = _p_address(geo, dims, f"col / {vec}", vec, (j, "row"))
+    return scalar + f"""{TV} {name}_v{sig} {{
+{chr(10).join(vbody)}
+  if (!({vtest})) return ({TV})0;
+  const int a = {vaddr};
+  return {vload[1]};
+}}
+"""
