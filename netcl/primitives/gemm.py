@@ -406,6 +406,16 @@ def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool,
     ext = "M" if is_a else "N"                # bound of the big dimension
     base = "m0" if is_a else "n0"
     decls, loads, stores = [], [], []
+    if gather:
+        fn = f"netcl_gather_{ptr.lower()}"
+        tile_flag = f"NETCL_GATHER_{ptr}_TILE_{'COL' if contig_is_k else 'ROW'}"
+        moving = f"{ptr}_bi" if contig_is_k else f"{ptr}_bo"
+        decls.append(f"#if {tile_flag}\n    const int {ptr}_tok = {ptr}_VEC && "
+                     f"({moving} % {BK} == 0);\n#endif")
+        part = "col" if contig_is_k else "row"
+        # the moving part of this K tile's start, once per tile
+        loads.append(f"#if {tile_flag}\n        const int4 {ptr}_u = "
+                     f"{fn}_part_{part}({moving} + k0);\n#endif")
     for i in range(per):
         r = f"{name}r{i}"
         v = i * NT
@@ -427,8 +437,12 @@ def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool,
             fn = f"netcl_gather_{ptr.lower()}"
             if contig_is_k:      # storage row: the M (N) index, column: k
                 at = f"{ptr}_bo + {r}_b, {ptr}_bi + k0 + {kk}"
+                fixed = f"{fn}_part_row({ptr}_bo + {r}_b) + {fn}_part_col({kk})"
             else:
                 at = f"{ptr}_bo + k0 + {kk}, {ptr}_bi + {r}_b"
+                fixed = f"{fn}_part_col({ptr}_bi + {r}_b) + {fn}_part_row({kk})"
+            # the tile-uniform form (see gemm_source): this work-item's part, fixed
+            decls.append(f"#if {tile_flag}\n    const int4 {r}_fk = {fixed};\n#endif")
             fast = f"{r} = {fn}_v({ptr}, {at});"
             elem = lambda e: f"{fn}({ptr}, {at} + {e})"  # noqa: E731
         else:
@@ -452,6 +466,11 @@ def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool,
                 whole = f"{r}_b + {LV} <= {ext} && k0 + {kk} < K"
             slow = f"if ({name.upper()}_VEC && {whole}) {{ {fast} }} else {{ {slow} }}"
         body = f"if (FAST) {{ {fast} }} else {{ {slow} }}"
+        if gather:
+            inb = f"{r}_b < {ext}" if contig_is_k else f"{r}_b + {LV} <= {ext}"
+            body = (f"\n#if {tile_flag}\n        if ({ptr}_tok && kfull && {inb}) {{ "
+                    f"{r} = {fn}_at_v({ptr}, {r}_fk + {ptr}_u); }} else\n#endif\n"
+                    f"        {body}")
         if guard_tail:
             body = f"if ({r}_v < {nvec}) {{ {body} }}"
         loads.append("        " + body)

@@ -61,7 +61,8 @@ def _implicit_gather(device, in_dtype, geo, plan):
         # element by element (3 input channels: a first layer) the gathers cost more than
         # the im2col saves (H100, W5's conv1 kernel gradient: 0.099 ms against 0.084)
         return None
-    return lambda vec, name: _p_gather_source(in_dtype, geo, plan.p_dims, name, vec, ld)
+    return lambda vec, name, bk: _p_gather_source(in_dtype, geo, plan.p_dims, name, vec, ld,
+                                                  bk)
 
 
 # the most P elements one work-item of the specialised im2col stores (1, 2, 4 or 8)
@@ -416,13 +417,19 @@ def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gat
     if tf32:
         from .. import gemm_mma
         cfg = gemm_mma.choose_mma_config(M, N)
-        gsrc = gather(cfg.vec, "netcl_gather_a" if a_is_p else "netcl_gather_b") \
+        gsrc = gather(cfg.vec, "netcl_gather_a" if a_is_p else "netcl_gather_b", cfg.bk) \
             if gather is not None else None
         src = gemm_mma.mma_source(cfg, ta, tb, epilogue, gsrc if a_is_p else None,
                                   None if a_is_p else gsrc)
-        k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
-        k._netcl_source = src
-        return k, cfg
+        try:
+            k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
+            k._netcl_source = src
+            return k, cfg
+        except kernels.KernelBuildError as e:    # a driver without the PTX: float32 tiles
+            import warnings
+            warnings.warn(f"conv_general_dilated: the tensor-core GEMM failed to build on "
+                          f"{device.name}; using float32 tiles ({str(e)[:300]})")
+            _MMA_DEVICES[device.cl_device.int_ptr] = False
     cfg = (split and _split_config(device, tname, M, N)) or \
         gemm.choose_config(device.cl_device, tname, M, N, K)
     gather_a = gather_b = None
@@ -432,9 +439,9 @@ def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gat
             cfg = next((c for c in reversed(gemm.GPU_TIERS[tname]) if gemm._fits(
                 c, tname, cl_dev.max_work_group_size, cl_dev.local_mem_size)), gemm.FALLBACK)
         if a_is_p:
-            gather_a = gather(cfg.vec, "netcl_gather_a")
+            gather_a = gather(cfg.vec, "netcl_gather_a", cfg.bk)
         else:
-            gather_b = gather(cfg.vec, "netcl_gather_b")
+            gather_b = gather(cfg.vec, "netcl_gather_b", cfg.bk)
     src = gemm.gemm_source(cfg, tname, ta, tb, epilogue, gather_a, gather_b)
     k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
     k._netcl_source = src     # for jit's lower().kernels

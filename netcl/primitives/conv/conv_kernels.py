@@ -342,14 +342,36 @@ __kernel void conv_im2col(__global {T}* restrict P,
     return src, vec, items
 
 
-def _p_gather_source(in_dtype, geo, dims, name, vec, ld):
+def _tile_uniform(sizes, bk):
+    """Whether index i0 + t, with i0 a multiple of `bk` and 0 <= t < bk, splits into dims of
+    `sizes` (innermost first) as the coordinates of i0 plus those of t, with no carry: the
+    dims below some dim d have a product Q dividing bk, and Q * size(d) is a multiple of bk."""
+    q = 1
+    for size in sizes:
+        if bk % q == 0 and (q * size) % bk == 0:
+            return True
+        if bk % (q * size):
+            return False
+        q *= size
+    return False
+
+
+def _p_gather_source(in_dtype, geo, dims, name, vec, ld, bk=0):
     """C functions reading P's elements straight from lhs, for a GEMM that multiplies P
     without materialising it (gemm.py's ``gather_a``/``gather_b``; the implicit GEMM). P is
-    addressed as a matrix of `ld` columns (its storage, dense): ``T name(lhs, row, col)`` is
-    its element (0 in the padding) and ``T<vec> name_v(lhs, row, col)`` the `vec` elements
-    from col on (col a multiple of vec). Row and column are decomposed apart, so the GEMM's
-    compiler hoists the part fixed along the K loop. None where the geometry has lhs
-    dilation (divisibility tests: the im2col runs). Only for dtypes the GEMM runs in."""
+    addressed as a matrix of `ld` columns (its storage, dense):
+
+    * ``T name(lhs, row, col)``: its element (0 in the padding); ``T<vec> name_v(lhs, row,
+      col)``: the `vec` elements from col on (col a multiple of vec);
+    * for the GEMM's inner loop: ``int4 name_part_row(row)`` and ``name_part_col(col)`` are
+      what a row and a column add to the lhs address and the input positions; the element
+      at (row, col) is ``name_at_v(lhs, part_row(row) + part_col(col))``. The GEMM computes
+      the part fixed along its K loop once, and where ``NAME_TILE_ROW`` (``_COL``) is 1 the
+      moving part of a K tile of `bk` as its start's part (once per tile) plus each
+      work-item's offset's part (once): then a gather is an add, the bounds tests and a load.
+
+    None where the geometry has lhs dilation (divisibility tests: the im2col runs). Only for
+    dtypes the GEMM runs in."""
     if any(v != 1 for v in geo.ld) or in_dtype != _gemm_dtype(in_dtype):
         return None
     j, inner = len(dims), 1
@@ -361,26 +383,55 @@ def _p_gather_source(in_dtype, geo, dims, name, vec, ld):
     T = kernels.storage_ctype(in_dtype)
     sig = f"(__global const {T}* restrict lhs, const int row, const int col)"
     body, test, addr = _p_address(geo, dims, "col", 1, (j, "row"))
-    scalar = f"""{T} {name}{sig} {{
+    src = f"""{T} {name}{sig} {{
 {chr(10).join(body)}
   return ({test}) ? lhs[{addr}] : ({T})0;
 }}
 """
-    if vec == 1:
-        return scalar + f"#define {name}_v {name}\n"
-    TV = f"{T}{vec}"
-    vload = _p_vector_load(in_dtype, geo, dims, vec)
-    if vload is None or j == len(dims):   # elements one by one
+    TV = f"{T}{vec}" if vec > 1 else T
+    vload = _p_vector_load(in_dtype, geo, dims, vec) if vec > 1 else (T, "lhs[a]")
+    if vec > 1 and (vload is None or j == len(dims)):   # elements one by one
         parts = ", ".join(f"{name}(lhs, row, col + {t})" for t in range(vec))
-        return scalar + f"""{TV} {name}_v{sig} {{
+        return src + f"""{TV} {name}_v{sig} {{
   return ({TV})({parts});
 }}
+#define {name.upper()}_TILE_ROW 0
+#define {name.upper()}_TILE_COL 0
 """
-    vbody, vtest, vaddr = _p_address(geo, dims, f"col / {vec}", vec, (j, "row"))
-    return scalar + f"""{TV} {name}_v{sig} {{
+    if vec > 1:
+        vbody, vtest, vaddr = _p_address(geo, dims, f"col / {vec}", vec, (j, "row"))
+        src += f"""{TV} {name}_v{sig} {{
 {chr(10).join(vbody)}
   if (!({vtest})) return ({TV})0;
   const int a = {vaddr};
   return {vload[1]};
 }}
 """
+    else:
+        src += f"#define {name}_v {name}\n"
+    # the split form: (address, position 0, 1, 2) contributions of a row and of a column
+    for part, pdims in (("row", dims[:j]), ("col", dims[j:])):
+        lines = _decompose(pdims, part, 1, "r") if pdims else []
+        terms = [" + ".join(_term(d[0], d[k]) for d in pdims if d[k]) or "0"
+                 for k in range(2, 6)]
+        src += f"""int4 {name}_part_{part}(const int {part}) {{
+{chr(10).join(lines)}
+  return (int4)({", ".join(terms)});
+}}
+"""
+    ps = [f"q.s{s + 1}" + (f" - {geo.pl[s]}" if geo.pl[s] > 0 else
+                           f" + {-geo.pl[s]}" if geo.pl[s] < 0 else "") for s in range(geo.nsp)]
+    tests = " && ".join(f"(uint)({p}) < {geo.I[s]}u" for s, p in enumerate(ps)) or "1"
+    addr = " + ".join([str(geo.loff)] * bool(geo.loff) + [
+        f"({p}) * {geo.ls[s]}" for s, p in enumerate(ps) if geo.ls[s]] + ["q.s0"])
+    rows_in = [d[1] for d in reversed(dims[:j])]     # innermost first
+    cols_in = [d[1] for d in reversed(dims[j:])]
+    src += f"""{TV} {name}_at_v(__global const {T}* restrict lhs, const int4 q) {{
+  if (!({tests})) return ({TV})0;
+  const int a = {addr};
+  return {vload[1]};
+}}
+#define {name.upper()}_TILE_ROW {int(bool(bk) and _tile_uniform(rows_in, bk))}
+#define {name.upper()}_TILE_COL {int(bool(bk) and _tile_uniform(cols_in, bk))}
+"""
+    return src
