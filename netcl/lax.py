@@ -13,6 +13,20 @@ from .transforms.control_flow import cond, fori_loop, map, scan, switch, while_l
 from .primitives.random_bits import (bitcast_convert_type, nextafter, shift_left,  # noqa
                                      shift_right_arithmetic, shift_right_logical, threefry2x32)
 
+
+
+class Precision(__import__("enum").Enum):
+    """jax.lax.Precision: a matmul's or convolution's ``precision=``. DEFAULT lets float32
+    convolutions take TF32 tensor cores on NVIDIA GPUs of sm_80 and newer (as PyTorch and
+    XLA do); HIGH and HIGHEST keep float32 products.
+
+    >>> netcl.lax.conv(x, w, (1, 1), "SAME", precision=netcl.lax.Precision.HIGHEST)
+    """
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+
 _OPTIONAL = ["structural", "reductions", "conv"]
 for _m in _OPTIONAL:  # families land one by one; each defines __all__
     _mod = __import__(f"netcl.primitives.{_m}", fromlist=["__all__"])

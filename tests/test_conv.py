@@ -863,3 +863,20 @@ def test_split_k_with_gpu_tiles(impl, monkeypatch):
     w = rng.uniform(-1, 1, rhs_shape).astype(np.float32)
     got = C.conv_general_dilated(jnp.asarray(x), jnp.asarray(w), **kw)
     _check(got, expected_conv(x, w, **kw), np.float32, int(np.prod(rhs_shape)))
+
+
+@pytest.mark.tf32
+def test_tf32_policy():
+    # TF32 only for float32 at the default precision on tensor-core GPUs; lax.Precision names
+    # map to the strings the rule reads
+    from netcl.primitives.conv import conv_gemm
+    from netcl.primitives.conv.dimension_numbers import _canonical_precision
+    dev = netcl.default_device()
+    if dev.is_numpy:
+        pytest.skip("OpenCL devices only")
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    for p in (netcl.lax.Precision.HIGHEST, netcl.lax.Precision.HIGH, "highest", "float32"):
+        assert not conv_gemm._use_tf32(dev, f32, _canonical_precision(p))
+    assert not conv_gemm._use_tf32(dev, f64, None)
+    default = conv_gemm._use_tf32(dev, f32, _canonical_precision(netcl.lax.Precision.DEFAULT))
+    assert default == (dev.kind != "cpu" and conv_gemm_tf32())
