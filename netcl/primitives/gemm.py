@@ -489,6 +489,54 @@ def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool,
     return decls, loads, stores
 
 
+def _k_loop(cfg, aload, bload, astore, bstore, compute) -> list[str]:
+    """The K loop of the tiled kernels (tiled and gemm_mma's): each K tile's global loads
+    (``_tiled_loader``'s ``aload``/``bload``) into registers and stores into the local tiles,
+    then ``compute(buf)``'s statements over local buffer ``buf``. Double-buffered: the next
+    tile's loads are issued before this tile's compute, stored after it, one barrier per
+    tile."""
+    BK = cfg.bk
+
+    def load_block(k0: str) -> list[str]:
+        out = [f"    {{ const int k0 = {k0}; const int kfull = (k0 + {BK} <= K);"]
+        out += [l.replace("FAST", "a_ok && kfull") for l in aload]
+        out += [l.replace("FAST", "b_ok && kfull") for l in bload]
+        out.append("    }")
+        return out
+
+    def store_block(buf: str) -> list[str]:
+        return [l.replace("BUF", buf) for l in astore + bstore]
+
+    src = []
+    if cfg.double_buffer:
+        src.append("    if (nkt > 0) {")
+        src += load_block("0")
+        src += store_block("0")
+        src.append("    }")
+        src.append("    barrier(CLK_LOCAL_MEM_FENCE);")
+        src.append("    for (int kt = 0; kt < nkt; ++kt) {")
+        src.append("        const int cur = kt & 1;")
+        src.append("        const int more = kt + 1 < nkt;")
+        src.append("        if (more) {")
+        src += load_block(f"(kt + 1) * {BK}")
+        src.append("        }")
+        src += compute("cur")
+        src.append("        if (more) {")
+        src += store_block("cur ^ 1")
+        src.append("        }")
+        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
+        src.append("    }")
+    else:
+        src.append("    for (int kt = 0; kt < nkt; ++kt) {")
+        src += load_block(f"kt * {BK}")
+        src += store_block("0")
+        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
+        src += compute("0")
+        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
+        src.append("    }")
+    return src
+
+
 def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None,
                   gather_a: str | None = None, gather_b: str | None = None) -> str:
     BM, BN, BK = cfg.bm, cfg.bn, cfg.bk
@@ -533,16 +581,6 @@ def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | N
         src.append("    " + " ".join(f"T c{i}_{j} = (T)0;" for j in range(TN)))
     src.append(f"    const int nkt = (K + {BK - 1}) / {BK};")
 
-    def load_block(k0: str) -> list[str]:
-        out = [f"    {{ const int k0 = {k0}; const int kfull = (k0 + {BK} <= K);"]
-        out += [l.replace("FAST", "a_ok && kfull") for l in aload]
-        out += [l.replace("FAST", "b_ok && kfull") for l in bload]
-        out.append("    }")
-        return out
-
-    def store_block(buf: str) -> list[str]:
-        return [l.replace("BUF", buf) for l in astore + bstore]
-
     def compute(buf: str) -> list[str]:
         out = [f"        __local const {TRV}* pla = As4 + ({buf}) * {BK * PA // RV} + ty;",
                f"        __local const {TRV}* plb = Bs4 + ({buf}) * {BK * PB // RV} + tx;",
@@ -561,32 +599,7 @@ def _tiled_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | N
         out.append("        }")
         return out
 
-    if cfg.double_buffer:
-        src.append("    if (nkt > 0) {")
-        src += load_block("0")
-        src += store_block("0")
-        src.append("    }")
-        src.append("    barrier(CLK_LOCAL_MEM_FENCE);")
-        src.append("    for (int kt = 0; kt < nkt; ++kt) {")
-        src.append("        const int cur = kt & 1;")
-        src.append("        const int more = kt + 1 < nkt;")
-        src.append("        if (more) {")
-        src += load_block(f"(kt + 1) * {BK}")
-        src.append("        }")
-        src += compute("cur")
-        src.append("        if (more) {")
-        src += store_block("cur ^ 1")
-        src.append("        }")
-        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
-        src.append("    }")
-    else:
-        src.append("    for (int kt = 0; kt < nkt; ++kt) {")
-        src += load_block(f"kt * {BK}")
-        src += store_block("0")
-        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
-        src += compute("0")
-        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
-        src.append("    }")
+    src += _k_loop(cfg, aload, bload, astore, bstore, compute)
 
     # store C
     if RV > 1:

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .gemm import (_epi_fn, _header, _prologue, _signature, _store_call, _tiled_loader,
-                   GemmEpilogue, launch_dims)  # noqa: F401 (launch_dims serves both kinds)
+from .gemm import (_epi_fn, _header, _k_loop, _prologue, _signature, _store_call,
+                   _tiled_loader, GemmEpilogue, launch_dims)  # noqa: F401 (launch_dims: both)
 
 
 @dataclass(frozen=True)
@@ -132,16 +132,6 @@ def mma_source(cfg: MmaConfig, ta: bool, tb: bool, epilogue=None, gather_a: str 
             src.append(f"    float c{i}_{j}_0 = 0, c{i}_{j}_1 = 0, c{i}_{j}_2 = 0, c{i}_{j}_3 = 0;")
     src.append(f"    const int nkt = (K + {BK - 1}) / {BK};")
 
-    def load_block(k0: str) -> list[str]:
-        out = [f"    {{ const int k0 = {k0}; const int kfull = (k0 + {BK} <= K);"]
-        out += [l.replace("FAST", "a_ok && kfull") for l in aload]
-        out += [l.replace("FAST", "b_ok && kfull") for l in bload]
-        out.append("    }")
-        return out
-
-    def store_block(buf: str) -> list[str]:
-        return [l.replace("BUF", buf) for l in astore + bstore]
-
     def compute(buf: str) -> list[str]:
         # fragment layouts of mma.m16n8k8 .tf32 (PTX ISA): a0 (gid, tig), a1 (gid+8, tig),
         # a2 (gid, tig+4), a3 (gid+8, tig+4); b0 (k tig, n gid), b1 (k tig+4, n gid)
@@ -166,32 +156,7 @@ def mma_source(cfg: MmaConfig, ta: bool, tb: bool, epilogue=None, gather_a: str 
         out.append("        }")
         return out
 
-    if cfg.double_buffer:
-        src.append("    if (nkt > 0) {")
-        src += load_block("0")
-        src += store_block("0")
-        src.append("    }")
-        src.append("    barrier(CLK_LOCAL_MEM_FENCE);")
-        src.append("    for (int kt = 0; kt < nkt; ++kt) {")
-        src.append("        const int cur = kt & 1;")
-        src.append("        const int more = kt + 1 < nkt;")
-        src.append("        if (more) {")
-        src += load_block(f"(kt + 1) * {BK}")
-        src.append("        }")
-        src += compute("cur")
-        src.append("        if (more) {")
-        src += store_block("cur ^ 1")
-        src.append("        }")
-        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
-        src.append("    }")
-    else:
-        src.append("    for (int kt = 0; kt < nkt; ++kt) {")
-        src += load_block(f"kt * {BK}")
-        src += store_block("0")
-        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
-        src += compute("0")
-        src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
-        src.append("    }")
+    src += _k_loop(cfg, aload, bload, astore, bstore, compute)
 
     # store C: accumulator c{i}_{j}_{h}: row gid (+8 for h >= 2), columns 2*tig (+1 for odd h)
     src.append(f"    const int c_ok = ((ldc % 2) == 0) && ((boc % 2) == 0) && "
