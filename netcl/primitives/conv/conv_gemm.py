@@ -48,7 +48,7 @@ def _forced_implicit():
 
 
 def _implicit_gather(device, in_dtype, geo, plan):
-    """For the implicit GEMM: ``gather(vec, name)``, the C functions that read P's elements
+    """For the implicit GEMM: ``gather(vec, name, bk)``, the C functions that read P's elements
     from the input (conv_kernels._p_gather_source), or None where P is stored by an im2col.
 
     Why: on an H100, W5's im2cols wrote 0.76 of its 3.4 device-ms per step, P being 9 to
