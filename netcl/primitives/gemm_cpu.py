@@ -1,0 +1,143 @@
+"""The CPU kind of gemm.py's kernel (PoCL and other CPU drivers): a work-item owns an
+``mr x (nv*vw)`` block of C in ``vw``-wide vector registers (an explicit micro-kernel, since
+PoCL's implicit vectoriser does not reach loops with inner loops); the B panel of depth
+``kc`` is packed into local memory once per work-group, A streamed from global memory (see
+gemm.py's docstring). Same signature and epilogues as the tiled GPU kernel."""
+from __future__ import annotations
+
+from .gemm import GemmConfig, GemmEpilogue, _comp, _epi_fn, _header, _prologue, _signature, _store_call, _vt
+
+
+def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None) -> str:
+    MR, NR, VW, KC = cfg.tm, cfg.tn, cfg.vec, cfg.bk
+    NV = NR // VW
+    BN = cfg.bn
+    TV = _vt(T, VW)
+    src = [_header(T), _epi_fn(T, epilogue)]
+    if cfg.m_fastest:
+        src.append(f"__attribute__((reqd_work_group_size({cfg.wg_m}, {cfg.wg_n}, 1)))")
+    else:
+        src.append(f"__attribute__((reqd_work_group_size({cfg.wg_n}, {cfg.wg_m}, 1)))")
+    src.append(_signature(epilogue) + " {")
+    # packed B panel: sliver s (NR columns) holds KC rows of NR contiguous values
+    src.append(f"    __local {TV} Bp4[{KC * BN // VW}];")
+    src.append("    __local T* bp = (__local T*)Bp4;")
+    if ta:
+        # A^T rows are contiguous in m: pack A[m0:m0+BM, k0:k0+kc] into ap[s][k][MR]
+        src.append(f"    __local T ap[{KC * cfg.bm}];")
+    src.append(_prologue(cfg))
+    if cfg.m_fastest:
+        src.append("    const int ty = get_local_id(0);\n    const int tx = get_local_id(1);")
+        src.append(f"    const int tid = tx * {cfg.wg_m} + ty;")
+    else:
+        src.append("    const int tx = get_local_id(0);\n    const int ty = get_local_id(1);")
+        src.append(f"    const int tid = ty * {cfg.wg_n} + tx;")
+    src.append(f"    const int r0 = m0 + ty * {MR};")
+    src.append(f"    const int c0 = n0 + tx * {NR};")
+    # clamped row pointers of A (rows beyond M read row M-1; their results are not stored)
+    for i in range(MR):
+        src.append(f"    const int ar{i} = (r0 + {i} < M) ? r0 + {i} : M - 1;")
+    for i in range(MR):
+        src.append("    " + " ".join(f"{TV} c{i}_{v} = ({TV})(0);" for v in range(NV)))
+    src.append(f"    for (int k0 = 0; k0 < K; k0 += {KC}) {{")
+    src.append(f"        const int kc = (K - k0 < {KC}) ? K - k0 : {KC};")
+    src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
+    # ---- pack B[k0:k0+kc, n0:n0+BN] into bp[s][k][NR].  All work-items of a
+    # group run on one CPU thread, so one work-item packing with plain loops
+    # (which LLVM vectorises; PoCL's vload/min are out-of-line calls) is as
+    # parallel as sharing the work, and much cheaper.
+    src.append("        if (tid == 0) {")
+    src.append(f"          const int nfull = n0 + {BN} <= N;")
+    if not tb:
+        src.append("          for (int k = 0; k < kc; ++k) {")
+        src.append("            __global const T* p = B + (k0 + k) * ldb + n0;")
+        src.append(f"            __local T* d = bp + k * {NR};")
+        src.append("            if (nfull) {")
+        src.append("#pragma unroll 1")
+        src.append(f"              for (int s = 0; s < {BN // NR}; ++s)")
+        src.append(f"                for (int w = 0; w < {NR}; ++w) d[s * {KC * NR} + w] = p[s * {NR} + w];")
+        src.append("            } else {")
+        src.append("#pragma unroll 1")
+        src.append(f"              for (int s = 0; s < {BN // NR}; ++s)")
+        src.append(f"                for (int w = 0; w < {NR}; ++w)")
+        src.append(f"                  d[s * {KC * NR} + w] = (n0 + s * {NR} + w < N) ? p[s * {NR} + w] : (T)0;")
+        src.append("            }")
+        src.append("          }")
+    else:
+        # memory holds B^T (N x K): column n of B is contiguous in k
+        src.append("#pragma unroll 1")
+        src.append(f"          for (int s = 0; s < {BN // NR}; ++s) {{")
+        src.append(f"            __local T* d = bp + s * {KC * NR};")
+        src.append(f"            for (int w = 0; w < {NR}; ++w) {{")
+        src.append(f"              const int n = n0 + s * {NR} + w;")
+        src.append("              if (n < N) {")
+        src.append("                __global const T* p = B + n * ldb + k0;")
+        src.append(f"                for (int k = 0; k < kc; ++k) d[k * {NR} + w] = p[k];")
+        src.append("              } else {")
+        src.append(f"                for (int k = 0; k < kc; ++k) d[k * {NR} + w] = (T)0;")
+        src.append("              }")
+        src.append("            }")
+        src.append("          }")
+    if ta:
+        BMc = cfg.bm
+        src.append(f"          const int mfull = m0 + {BMc} <= M;")
+        src.append("          for (int k = 0; k < kc; ++k) {")
+        src.append("            __global const T* p = A + (k0 + k) * lda + m0;")
+        src.append(f"            __local T* d = ap + k * {MR};")
+        src.append("            if (mfull) {")
+        src.append("#pragma unroll 1")
+        src.append(f"              for (int s = 0; s < {BMc // MR}; ++s)")
+        src.append(f"                for (int w = 0; w < {MR}; ++w) d[s * {KC * MR} + w] = p[s * {MR} + w];")
+        src.append("            } else {")
+        src.append("#pragma unroll 1")
+        src.append(f"              for (int s = 0; s < {BMc // MR}; ++s)")
+        src.append(f"                for (int w = 0; w < {MR}; ++w)")
+        src.append(f"                  d[s * {KC * MR} + w] = (m0 + s * {MR} + w < M) ? p[s * {MR} + w] : (T)0;")
+        src.append("            }")
+        src.append("          }")
+    src.append("        }")
+    src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
+    # ---- micro-kernel
+    src.append(f"        __local const {TV}* bq = Bp4 + tx * {KC * NV};")
+    if not ta:
+        for i in range(MR):
+            src.append(f"        __global const T* pa{i} = A + ar{i} * lda + k0;")
+    else:
+        src.append(f"        __local const T* aq = ap + ty * {KC * MR};")
+    src.append("        for (int k = 0; k < kc; ++k) {")
+    for v in range(NV):
+        src.append(f"            const {TV} b{v} = bq[k * {NV} + {v}];")
+    for i in range(MR):
+        a = f"pa{i}[k]" if not ta else f"aq[k * {MR} + {i}]"
+        src.append(f"            {{ const {TV} a = ({TV})({a});")
+        src.append("              " + " ".join(f"c{i}_{v} += a * b{v};" for v in range(NV)) + " }")
+    src.append("        }")
+    src.append("    }")
+    # ---- store: spill the accumulators to a private tile, then plain loops
+    # (one copy of the epilogue keeps PoCL's compile time down)
+    vector_epi = isinstance(epilogue, GemmEpilogue) and epilogue.vector_body and \
+        epilogue.vector_width == VW
+    if vector_epi:
+        # whole tiles: the epilogue runs on the accumulator vectors themselves
+        src.append(f"    if (r0 + {MR} <= M && c0 + {NR} <= N) {{")
+        for i in range(MR):
+            for v in range(NV):
+                src.append(f"        netcl_gemm_store_v(C, (r0 + {i}) * ldc + c0 + {v * VW}, "
+                           f"c{i}_{v}, r0 + {i}, c0 + {v * VW}, bidx, {epilogue.args});")
+        src.append("        return;")
+        src.append("    }")
+    src.append(f"    T acc_out[{MR * NR}];")
+    for i in range(MR):
+        for v in range(NV):
+            src.append("    " + " ".join(f"acc_out[{i * NR + v * VW + e}] = c{i}_{v}{_comp(VW, e)};"
+                                         for e in range(VW)))
+    src.append(f"    const int ncols = (N - c0 < {NR}) ? N - c0 : {NR};")
+    src.append(f"    const int nrows = (M - r0 < {MR}) ? M - r0 : {MR};")
+    src.append("#pragma unroll 1")
+    src.append("    for (int i = 0; i < nrows; ++i) {")
+    src.append("        for (int j = 0; j < ncols; ++j)")
+    src.append("            " + _store_call(epilogue, "(r0 + i) * ldc + c0 + j",
+                                             f"acc_out[i * {NR} + j]", "r0 + i", "c0 + j"))
+    src.append("    }")
+    src.append("}")
+    return "\n".join(src) + "\n"
