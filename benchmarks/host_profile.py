@@ -1,11 +1,16 @@
-"""Where the host's time goes while it enqueues a jitted train step (cProfile over many
-steps, device synchronised only at the end), by function, costliest first.
+"""Where the host's time goes while it enqueues a jitted train step, by function, costliest
+first (cProfile; builtins such as PyOpenCL's enqueue and set_arg show as their own rows).
 
     python benchmarks/host_profile.py W5 [rows]     # or W4
+
+The device is synchronised after every step, as benchmarks/run.py does, so the figures are
+those of the benchmark: `enqueue` is the host's time to return from the step, `wait` the
+time the device still needed after that.
 """
 import cProfile
 import os
 import pstats
+import statistics
 import sys
 import time
 
@@ -21,26 +26,32 @@ import workloads  # noqa: E402
 def main():
     wid = sys.argv[1] if len(sys.argv) > 1 else "W4"
     rows = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    run = workloads._netcl_train_step("mlp" if wid == "W4" else "cnn", 256,
+    kind = "gpu" if netcl.default_device().kind == "gpu" else "cpu"
+    bs = workloads.shapes(kind)[wid]
+    run = workloads._netcl_train_step("mlp" if wid == "W4" else "cnn", bs,
                                       np.random.default_rng(0))
-    dev = netcl.default_device()
+    sync = netcl.default_device().synchronize
     for _ in range(5):
         run()
-    dev.synchronize()
-    n = 100 if wid == "W4" else 30
-    t = time.perf_counter()
+    sync()
+    n = 100 if wid == "W4" and kind == "gpu" else 30
+    enq, wait = [], []
     for _ in range(n):
+        t0 = time.perf_counter()
         run()
-    host = (time.perf_counter() - t) / n
-    dev.synchronize()
-    print(f"{wid}: host {host * 1e3:.3f} ms/step to enqueue, "
-          f"{(time.perf_counter() - t) / n * 1e3:.3f} ms/step with the device")
+        t1 = time.perf_counter()
+        sync()
+        enq.append(t1 - t0)
+        wait.append(time.perf_counter() - t1)
+    med = statistics.median
+    print(f"{wid} batch {bs}: enqueue {med(enq) * 1e3:.3f} ms, wait {med(wait) * 1e3:.3f} ms, "
+          f"step {med([a + b for a, b in zip(enq, wait)]) * 1e3:.3f} ms (medians)")
     prof = cProfile.Profile()
-    prof.enable()
     for _ in range(n):
+        prof.enable()
         run()
-    prof.disable()
-    dev.synchronize()
+        prof.disable()
+        sync()
     pstats.Stats(prof).sort_stats("tottime").print_stats(rows)
 
 

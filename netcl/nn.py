@@ -11,6 +11,7 @@ from .core import dtypes
 from .primitives import elementwise as ew
 from .primitives.views import full_like
 from .transforms.ad import stop_gradient
+from .transforms.custom import custom_jvp
 from .numpy._util import asarray_arg, promote_to_float
 
 __all__ = ["relu", "relu6", "gelu", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "elu",
@@ -23,9 +24,22 @@ def _float(x, where):
 
 
 def relu(x):
-    """max(x, 0); its derivative at 0 is 0, as in JAX."""
-    x = asarray_arg(x, "relu")
+    """max(x, 0); its derivative at 0 is 0, as in JAX.
+
+    >>> netcl.grad(lambda x: netcl.nn.relu(x).sum())(jnp.array([-1.0, 0.0, 2.0]))  # [0, 0, 1]
+    """
+    return _relu(asarray_arg(x, "relu"))
+
+
+@custom_jvp
+def _relu(x):
     return ew.max_(x, full_like(x, 0))
+
+
+# The tangent is masked by the *output* (out > 0 exactly where x > 0): a train step then
+# keeps only the activation for its backward pass, not the pre-activation as well (jit's
+# fused forward stores one array per layer instead of two).
+_relu.defjvps(lambda t, out, x: ew.select(ew.gt(out, full_like(out, 0)), t, full_like(t, 0)))
 
 
 def relu6(x):

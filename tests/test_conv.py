@@ -700,6 +700,22 @@ def test_select_and_scatter_gather_match_reference(p, select, special):
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
+@pytest.mark.parametrize("shape,win,dtype", [
+    ((3, 8, 6, 5), (1, 2, 2, 1), np.float32),   # windows tile the operand: no fill pass
+    ((2, 9, 9, 3), (1, 3, 3, 1), np.float64),
+    ((2, 7, 6, 3), (1, 2, 2, 1), np.float32),   # a remainder row: zero fill, then scatter
+    ((5, 3), (1, 1), np.float32)])
+def test_select_and_scatter_disjoint_windows(shape, win, dtype):
+    rng = np.random.default_rng(3)
+    x = rng.integers(-3, 3, shape).astype(dtype)  # many ties: the first element must win
+    args = (win, win, "VALID", (1,) * len(shape), (1,) * len(shape))
+    src = rng.uniform(1, 2, C.reduce_window_max(_np_dev(x), *args).shape).astype(dtype)
+    for select in ("ge", "le"):
+        got = C.select_and_scatter_add(jnp.asarray(src), jnp.asarray(x), select, *args)
+        want = C.select_and_scatter_add(_np_dev(src), _np_dev(x), select, *args)._buf
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_select_semantics():
     # ties: the first element of the window wins; NaN wins; all -inf selects the first
     x = np.array([[1.0, 3.0, 3.0, 0.0], [np.nan, 2.0, -np.inf, -np.inf]])

@@ -276,3 +276,61 @@ def test_random_conv_epilogues_match_eager(hw, cin, cout, stride, padding, extra
         assert_close(netcl.jit(f)(*args), want, rtol=1e-5, atol=1e-5)
     finally:
         conv_pkg._impl_override = None
+
+
+# ---- the max-pooling gradient's epilogue (conv/scatter_epilogue.py) ------------------------
+
+def _relu_pool(hw, win):
+    from netcl import lax
+
+    def f(x, t):   # relu, max-pooling, then a loss whose gradient flows back through both
+        y = lax.reduce_window(jnp.maximum(x, 0.0), -np.inf, lax.max, (1, win, win, 1),
+                              (1, win, win, 1), "VALID")
+        return jnp.sum(y * t)
+    return netcl.grad(f)
+
+
+@pytest.mark.parametrize("hw,win,fused", [((8, 6), 2, True), ((9, 9), 3, True),
+                                          ((7, 6), 2, False)])   # a remainder: no epilogue
+def test_pooling_gradient_takes_the_relu_mask(hw, win, fused):
+    rng = np.random.default_rng(4)
+    x = rng.integers(-2, 3, (3, *hw, 5)).astype(np.float32)   # ties and zeros: masks matter
+    t = rng.standard_normal((3, hw[0] // win, hw[1] // win, 5)).astype(np.float32)
+    g = _relu_pool(hw, win)
+    low = netcl.jit(g).lower(jnp.asarray(x), jnp.asarray(t))
+    scatter = [e for e in epilogue_eqns(low) if e.prim.product.name == "select_and_scatter_add"]
+    assert len(scatter) == 1, low.as_text()
+    names = [k.name for k in low.kernels]
+    if ON_OPENCL:
+        assert ("window_select_scatter_epilogue" in low.kernels[-1].source) == fused, names
+    want = np.asarray(g(jnp.asarray(x), jnp.asarray(t)))
+    assert_close(netcl.jit(g)(jnp.asarray(x), jnp.asarray(t)), want, rtol=0, atol=0)
+    # by hand: the window's first maximum gets t where the relu passed it (x > 0)
+    ref = np.zeros_like(x)
+    r = np.maximum(x, 0)
+    for n, i, j, c in np.ndindex(t.shape):
+        win_vals = r[n, i * win:(i + 1) * win, j * win:(j + 1) * win, c].reshape(-1)
+        k = int(np.argmax(win_vals))
+        p, q = i * win + k // win, j * win + k % win
+        ref[n, p, q, c] = t[n, i, j, c] * (1.0 if x[n, p, q, c] > 0 else
+                                           0.5 if x[n, p, q, c] == 0 else 0.0)
+    assert_close(want, ref, rtol=1e-6, atol=1e-6)
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(1, 3), h=st.integers(1, 4), w=st.integers(1, 4), c=st.integers(1, 9),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 99))
+def test_random_pooling_epilogues_match_eager(n, h, w, c, dtype, seed):
+    from netcl import lax
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.integers(-3, 3, (n, 2 * h, 2 * w, c)).astype(dtype))
+    s = jnp.asarray(rng.standard_normal((n, h, w, c)).astype(dtype))
+    e = jnp.asarray(rng.standard_normal((n, 2 * h, 2 * w, c)).astype(dtype))
+
+    def f(s, x, e):
+        g = lax.select_and_scatter_add(s, x, "ge", (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        return jnp.tanh(g * e + 0.5), g - x * 2.0
+    low = netcl.jit(f).lower(s, x, e)
+    assert len(low.kernels) == 1, low.as_text()
+    for got, want in zip(netcl.jit(f)(s, x, e), f(s, x, e)):
+        assert_close(got, np.asarray(want), rtol=1e-6, atol=1e-6)

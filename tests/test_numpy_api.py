@@ -48,6 +48,21 @@ def test_nn_matches_numpy(name, seed, shape, scale):
     assert_close(f(jnp.asarray(x)), want.astype(np.float32), rtol=2e-5, atol=2e-5)
 
 
+def test_relu_derivatives_match_jax():
+    """0 at x == 0 (JAX's custom rule), through grad, jvp, jit and vmap; also for float64."""
+    x = np.array([-2.0, -0.0, 0.0, 1e-30, 3.0, np.nan])
+    want = np.array([0, 0, 0, 1, 1, 0])
+    for dt in (np.float32, np.float64):
+        d = jnp.asarray(x.astype(dt))
+        g = netcl.grad(lambda v: jnp.sum(netcl.nn.relu(v) * 2.0))
+        np.testing.assert_array_equal(np.asarray(g(d)), 2 * want.astype(dt))
+        np.testing.assert_array_equal(np.asarray(netcl.jit(g)(d)), 2 * want.astype(dt))
+        _, t = netcl.jvp(netcl.nn.relu, (d,), (jnp.ones_like(d),))
+        np.testing.assert_array_equal(np.asarray(t), want.astype(dt))
+        per = netcl.vmap(netcl.grad(netcl.nn.relu))(d)
+        np.testing.assert_array_equal(np.asarray(per), want.astype(dt))
+
+
 def test_nn_extremes_and_one_hot():
     big = jnp.array([-1e4, 0.0, 1e4])
     assert np.all(np.isfinite(np.asarray(netcl.nn.softplus(big))))

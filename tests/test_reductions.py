@@ -326,7 +326,9 @@ def test_layouts_that_need_a_copy_or_give_views():
 def test_gpu_kernel_family(gpu_kernels):
     """The work-group kernels (local-memory trees, tiled scans) the GPUs run, here on PoCL."""
     rng = np.random.default_rng(3)
-    for shape, axis in PATH_SHAPES + [((7, 9), 1), ((6, 300), 0)]:
+    # long columns: partials transposed (cols_partT), folded by the rows kernel
+    for shape, axis in PATH_SHAPES + [((7, 9), 1), ((6, 300), 0), ((5000, 3), 0),
+                                      ((2, 3000, 5), 1)]:
         x = rng.standard_normal(shape).astype(np.float32)
         d = jnp.asarray(x)
         check_sum_like(jnp.sum(d, axis=axis), x.sum(axis), x, axis)

@@ -1,5 +1,5 @@
-"""Matmul and convolution epilogue fusion: a dot_general or conv_general_dilated whose result
-only feeds an elementwise group runs that group inside its GEMM kernel's store
+"""Epilogue fusion: a dot_general, conv_general_dilated or select_and_scatter_add whose result
+only feeds an elementwise group runs that group inside its own kernel's store
 (`EpiloguePrimitive`).
 
 A dense or convolution layer's bias and activation, the relu mask of its gradient, or a
@@ -8,12 +8,14 @@ product never makes a round trip through memory. The GEMM's tiles and accumulati
 are the eager ones, and the epilogue is compiled without contraction like every elementwise
 kernel, so results match eager execution. Where the product cannot take an epilogue (see
 `dot_epilogue.make_epilogue_launcher`, `conv_gemm.make_conv_epilogue_launcher`) the
-primitive runs the product and the group as two kernels.
+primitive runs the product and the group as two kernels. A max-pooling gradient
+(select_and_scatter_add) takes the relu mask of the layer below where its windows tile the
+operand (conv/scatter_epilogue.py).
 """
 from ..core.ir import IR, Eqn
 from ..core.tracing import Primitive
 from ..primitives import conv, dot_epilogue, linalg
-from ..primitives.conv import conv_gemm
+from ..primitives.conv import conv_gemm, scatter_epilogue
 from .fusion import FusedPrimitive, dce
 
 
@@ -22,19 +24,22 @@ def _dot_launcher(device, lhs, rhs, params, aval, extras, acc_index, body, out_v
                                                extras, acc_index, body, out_vars, out_avals)
 
 
-# product primitive -> its epilogue launcher builder
-_LAUNCHERS = {linalg.dot_general_p: _dot_launcher,
-              conv.conv_general_dilated_p: conv_gemm.make_conv_epilogue_launcher}
+# product primitive -> (its epilogue launcher builder, the kernel's name)
+_LAUNCHERS = {
+    linalg.dot_general_p: (_dot_launcher, "netcl_gemm"),
+    conv.conv_general_dilated_p: (conv_gemm.make_conv_epilogue_launcher, "netcl_gemm"),
+    conv.select_and_scatter_add_p: (scatter_epilogue.make_scatter_epilogue_launcher,
+                                    "window_select_scatter_epilogue")}
 
 
 class EpiloguePrimitive(Primitive):
-    """A product (dot_general or conv_general_dilated of lhs, rhs) followed by a fused
-    elementwise group reading its result."""
+    """A product (dot_general or conv_general_dilated of lhs, rhs; or select_and_scatter_add
+    of source, operand) followed by a fused elementwise group reading its result."""
 
     def __init__(self, product, product_params, product_aval, group, acc_index):
         super().__init__(f"{product.name}+{group.name}", multiple_results=True,
                          fusion="opaque")
-        self.kernel_name = "netcl_gemm"
+        self.kernel_name = _LAUNCHERS[product][1]
         self.product = product
         self.product_params = product_params
         self.product_aval = product_aval
@@ -50,7 +55,7 @@ class EpiloguePrimitive(Primitive):
 
     def _make_launcher(self, device, args, params, out_avals):
         lhs, rhs, extras = args[0], args[1], list(args[2:])
-        launch = _LAUNCHERS[self.product](
+        launch = _LAUNCHERS[self.product][0](
             device, lhs, rhs, self.product_params, self.product_aval, extras, self.acc_index,
             self.group.body, self.group.out_names, self.group.out_avals)
         if launch is not None:
@@ -67,7 +72,7 @@ class EpiloguePrimitive(Primitive):
         return self.group.reference(*self._group_inputs(acc, list(extras)))
 
     def source_for(self, device, args):
-        """The OpenCL C of the GEMM with this epilogue, for inputs laid out like `args`
+        """The OpenCL C of the kernel with this epilogue, for inputs laid out like `args`
         ('' where it runs as two kernels)."""
         launch = self._make_launcher(device, args, {}, self.group.out_avals)
         return getattr(launch, "source", "")
@@ -97,8 +102,8 @@ def _as_group(e):
 
 
 def fuse_epilogues(ir):
-    """Give each dot_general or conv_general_dilated whose result has exactly one reader, an
-    elementwise group of the same shape, that group as its epilogue."""
+    """Give each product (`_LAUNCHERS`) whose result has exactly one reader, an elementwise
+    group of the same shape, that group as its epilogue."""
     producer = {}
     readers = {}
     for i, e in enumerate(ir.eqns):

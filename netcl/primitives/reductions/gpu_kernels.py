@@ -2,7 +2,8 @@
 
 Rows kernel (B == 1): one work-group of L items per (row, chunk); items stride through the
 chunk (coalesced), then a local-memory tree. Cols kernel (B > 1 or short rows): one work-item
-per (a, chunk, b) looping over k (coalesced across b). Float sums use Kahan compensation inside
+per (a, chunk, b) looping over k (coalesced across b); split in many short chunks, its
+partials go out transposed (cols_partT) and a rows kernel folds them. Float sums use Kahan compensation inside
 each work-item, a tree across items.
 
 Scans: one work-group per (row, chunk), tiles of L*V elements staged in local memory, each
@@ -15,8 +16,10 @@ from .kernel_common import _CHUNK_BOUNDS, _combine, _init_expr, _partial_dtype
 _V = 8  # elements per work-item per tile in the rows scan
 
 
-def _reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=True):
-    """Source of one reduction kernel: kind 'rows' or 'cols'.
+def _reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=True,
+                   transposed=False):
+    """Source of one reduction kernel: kind 'rows' or 'cols'. A transposed cols kernel
+    writes its partials as (A, B, G), each output's G partials contiguous for a rows fold.
 
     Arguments: [out (out_dt) if out_val], [oidx (int) if arg op], in (in_dt), [iidx if in_idx],
     off, K, (B for cols), G, chunk, shift, [rev if arg op], then the local buffer(s) (rows)
@@ -68,7 +71,7 @@ def _reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=
         loop = "  for (int k = start; k < end; ++k, p += B) {"
         pos = "p"
         ipos = "p - off"
-        out_index = "t"
+        out_index = "(a * B + b) * G + g" if transposed else "t"
     lines.append(f"  {acc} s = {init};")
     if kahan:
         lines.append(f"  {acc} c = ({acc})0;")

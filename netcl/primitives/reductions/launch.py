@@ -11,7 +11,8 @@ One program per (operation, dtype, family), sizes as arguments; the family is 'c
 devices (PoCL and other CPU runtimes run each work-item's own loop scalar, so cpu_kernels.py
 spells the vector work out) and 'gpu' elsewhere (gpu_kernels.py). Both split K into G chunks
 when there are too few rows to fill the device (a full sum of 2^26 elements on a GPU): pass 1
-writes partials (A, G, B) in the accumulator type, pass 2 folds them; scans run
+writes partials (A, G, B) in the accumulator type ((A, B, G) for GPU columns), pass 2 folds
+them; scans run
 reduce-then-scan (chunk totals, their scan, each chunk with its carry-in).
 """
 import numpy as np
@@ -47,6 +48,9 @@ def _reduce_source(op, dtype, style):
             parts.append(gen(kind, f"{kind}_final", op, dtype, dtype, dtype))
             parts.append(gen(kind, f"{kind}_part", op, dtype, pd, dtype))
             parts.append(gen(kind, f"{kind}_fold", op, pd, dtype, dtype))
+    if style == "gpu":
+        parts.append(gen("cols", "cols_partT", op, dtype, dtype if arg else pd, dtype,
+                         transposed=True))
     return "".join(parts)
 
 
@@ -101,9 +105,12 @@ def _use_rows(device, K, B):
     return K > 32
 
 
-def _split(device, A, K, B, rows, op="sum"):
+def _split(device, A, K, B, rows, op="sum", max_parts=256):
     """(G, chunk): how many chunks each reduced row is split into for pass 1, so that a few
-    long rows still give every compute unit work."""
+    long rows still give every compute unit work. max_parts caps G for GPU column passes
+    whose partials a cols pass folds (one work-item per output over G partials: 64 bias
+    gradients over 262144 rows with 4224 partials took 0.13 ms to fold); None where a rows
+    pass folds them (`_two_passes`)."""
     cu = device.capabilities.compute_units
     if K <= 1:
         return 1, max(K, 1)
@@ -134,9 +141,7 @@ def _split(device, A, K, B, rows, op="sum"):
         # less device time than that.
         if A * B >= target or (K <= 1024 and K <= 64 * A * B):
             return 1, K
-        # at most 256 partials per output: the fold pass sums them in one work-item each
-        # (64 bias gradients over 262144 rows: 4224 partials took 0.13 ms to fold)
-        G = min(-(-K // 32), -(-target // (A * B)), 256)
+        G = min(-(-K // 32), -(-target // (A * B)), max_parts or K)
         chunk = -(-K // max(G, 1))
     G = -(-K // chunk)
     return (G, chunk) if G > 1 else (1, K)
@@ -275,7 +280,8 @@ def _Pass(k, gsize, lsize, nbuf):
 
 def _make_pass(device, op, dtype, variant, A, K, B, G, chunk, off, rows, arg=False, shift=0,
                rev=0):
-    """A reduction pass over (A, K, B) split in G chunks. variant: final | part | fold."""
+    """A reduction pass over (A, K, B) split in G chunks. variant: final | part | partT
+    (transposed partials, GPU cols) | fold."""
     kind = "rows" if rows else "cols"
     name = f"{kind}_{variant}"
     style = _style(device)
@@ -306,6 +312,22 @@ def _make_pass(device, op, dtype, variant, A, K, B, G, chunk, off, rows, arg=Fal
     return _Pass(k, (kernels.round_up(n, L),), (L,), nbuf)
 
 
+def _two_passes(device, op, dtype, A, K, B, G, chunk, base, rows, arg=False, rev=0):
+    """Pass 1 (partials of G chunks) and pass 2 (their fold) of a split reduction. GPU
+    column reductions write the partials transposed, (A, B, G), so a rows pass folds them:
+    a work-group per output reading its partials contiguously. (With a cols fold a
+    64-column bias gradient over 262144 rows ran at 1 TB/s: its G, capped so the fold
+    stays short, left 124 work-items per compute unit.)"""
+    if not rows and _style(device) == "gpu":
+        p1 = _make_pass(device, op, dtype, "partT", A, K, B, G, chunk, base, False, arg=arg,
+                        rev=rev)
+        return p1, _make_pass(device, op, dtype, "fold", A * B, G, 1, 1, G, 0,
+                              _use_rows(device, G, 1), arg=arg)
+    p1 = _make_pass(device, op, dtype, "part", A, K, B, G, chunk, base, rows, arg=arg, rev=rev)
+    return p1, _make_pass(device, op, dtype, "fold", A, G, B, 1, G, 0,
+                          _use_rows(device, G, B), arg=arg)
+
+
 def _check_size(name, x):
     if x.size > _INDEX_LIMIT:
         raise ValueError(f"{name}: arrays of {x.size} elements exceed the 2^31 index limit")
@@ -333,7 +355,7 @@ def _reduce_launcher(op):
         pre, base, A, K, B, phys_kept, flipped = _prepare(x, reduced)
         new, view = _out_maker(device, x.shape, reduced, phys_kept, flipped, out_aval)
         rows = _use_rows(device, K, B)
-        G, chunk = _split(device, A, K, B, rows, op)
+        G, chunk = _split(device, A, K, B, rows, op, max_parts=None)
         if G == 1:
             p1 = _make_pass(device, op, dtype, "final", A, K, B, 1, K, base, rows)
 
@@ -345,9 +367,7 @@ def _reduce_launcher(op):
                 return out if view is None else view(out)
             return launch
         pd = _partial_dtype(op, dtype)
-        p1 = _make_pass(device, op, dtype, "part", A, K, B, G, chunk, base, rows)
-        rows2 = _use_rows(device, G, B)
-        p2 = _make_pass(device, op, dtype, "fold", A, G, B, 1, G, 0, rows2)
+        p1, p2 = _two_passes(device, op, dtype, A, K, B, G, chunk, base, rows)
         tmp_bytes = A * G * B * pd.itemsize
         from ...core.pool import Storage
 
@@ -379,7 +399,7 @@ def _arg_launcher(op):
         new, view = _out_maker(device, x.shape, reduced, phys_kept, flipped, out_aval,
                                dtypes.int32)
         rows = _use_rows(device, K, B)
-        G, chunk = _split(device, A, K, B, rows, op)
+        G, chunk = _split(device, A, K, B, rows, op, max_parts=None)
         cast = out_aval.dtype != dtypes.int32
 
         def finish(out):
@@ -401,10 +421,8 @@ def _arg_launcher(op):
                 p1(queue, out._buf, x._buf)
                 return finish(out)
             return launch
-        p1 = _make_pass(device, op, dtype, "part", A, K, B, G, chunk, base, rows, arg=True,
-                        rev=rev)
-        rows2 = _use_rows(device, G, B)
-        p2 = _make_pass(device, op, dtype, "fold", A, G, B, 1, G, 0, rows2, arg=True)
+        p1, p2 = _two_passes(device, op, dtype, A, K, B, G, chunk, base, rows, arg=True,
+                             rev=rev)
         m = A * G * B
         from ...core.pool import Storage
 
