@@ -340,6 +340,31 @@ class PyTreeDef:
                              f"leaves for {self!r}; expected {self.num_leaves}, got {len(leaves)}")
         return leaves[0] if self._node is None else _build(self._node, iter(leaves))
 
+    def builder(self):
+        """A function ``leaves -> pytree`` for a list of exactly ``num_leaves`` leaves
+        (unchecked): the node walk of ``unflatten`` compiled once into one Python
+        expression, for callers that rebuild the same structure many times (jit's
+        outputs)."""
+        consts, counter = [], [0]
+
+        def expr(node):
+            if node is None:
+                counter[0] += 1
+                return f"L[{counter[0] - 1}]"
+            h, aux, children = node
+            parts = [expr(c) for c in children]
+            if h is _TUPLE:
+                return "(" + "".join(p + ", " for p in parts) + ")"
+            if h is _LIST:
+                return "[" + ", ".join(parts) + "]"
+            consts.append((h, aux))
+            k = len(consts) - 1
+            if h is _DICT:
+                return f"dict(zip(C[{k}][1], ({''.join(p + ', ' for p in parts)})))"
+            return f"C[{k}][0].unflatten(C[{k}][1], [{', '.join(parts)}])"
+        body = expr(self._node)
+        return eval(f"lambda L: {body}", {"C": consts})
+
     def flatten_up_to(self, xs):
         """Subtrees of ``xs`` at this treedef's leaves (``xs`` must have this structure as prefix)."""
         return _flatten_up_to(self, xs, "flatten_up_to")

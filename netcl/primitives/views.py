@@ -20,9 +20,21 @@ __all__ = ["broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims",
 
 
 def _view_launcher(view_fn):
-    """make_launcher for view primitives: compute the view from the input array."""
+    """make_launcher for view primitives. A launcher serves one input layout, so the view's
+    shape, strides and offset are computed once here and each call only wraps the input's
+    buffer (a reshape that must copy computes per call)."""
     def make_launcher(device, args, params, out):
-        return lambda x: view_fn(x, out, **params)
+        (x,) = args
+        y = view_fn(x, out, **params)
+        if device.is_numpy or y._storage is not x._storage or y._buf is not x._buf:
+            return lambda x: view_fn(x, out, **params)
+        shape, dtype, strides, offset = y.shape, y.dtype, y.strides, y.offset
+        weak, contig, lid = y.weak_type, y._contig, y._layout_id()
+
+        def view(x):
+            return Array(x.device, x._buf, x._storage, shape, dtype, strides, offset, weak,
+                         contig, lid)
+        return view
     return make_launcher
 
 

@@ -67,6 +67,9 @@ class Executable:
         # then (jit's own calls always are: dense, offset 0, shapes and dtypes from the key).
         self._launchers = None
         self._arg_layouts = None
+        self.build_outputs = (out_tree.builder() if out_tree is not None else None)
+        self._plan = None   # [(launcher, input slots, output slot(s), multi, freed slots)]
+        self._env0 = None   # the environment before a call: constants in their slots
 
     def __call__(self, flat_args):
         """Run on arrays (any layout: a call with other layouts than the first takes the
@@ -81,9 +84,24 @@ class Executable:
 
     def run_dense(self, flat_args):
         """Run on arrays laid out as jit passes them (dense, offset 0)."""
-        if self._launchers is None:
-            return self._run(flat_args, record=True)
-        return self._execute(flat_args, self._launchers)
+        plan = self._plan
+        if plan is None:
+            if self._launchers is None:
+                return self._run(flat_args, record=True)
+            return self._execute(flat_args, self._launchers)
+        # the recorded steps (the hot path of every jitted call after the first)
+        env = self._env0.copy()
+        env[:len(flat_args)] = flat_args
+        for launch, ins, out, multi, free in plan:
+            res = launch(*[env[i] for i in ins])
+            if multi:
+                for s, r in zip(out, res):
+                    env[s] = r
+            else:
+                env[out] = res
+            for s in free:
+                env[s] = None
+        return [env[s] for s in self.out_slots]
 
     def _run(self, flat_args, record):
         """Run through the eager interpreter's launcher lookup (recording the launchers)."""
@@ -99,6 +117,13 @@ class Executable:
         self._arg_layouts = tuple(a._layout_id() if isinstance(a, Array) else None
                                   for a in flat_args)
         self._launchers = recorded
+        if all(launch is not None for launch in recorded):
+            self._plan = [(launch, ins, outs_ if multi else outs_[0], multi, free)
+                          for launch, (_, _, ins, outs_, multi, free) in zip(recorded,
+                                                                              self.steps)]
+            self._env0 = [None] * self.n_slots
+            for slot, c in self.const_slots:
+                self._env0[slot] = c
         return outs
 
     def _execute(self, flat_args, launchers, lookup=None):
@@ -273,8 +298,7 @@ class Jitted:
                     flat[i] = d._view(d.shape, d.strides, d.offset)
             d._storage = None
             d.deleted = True
-        outs = exe.run_dense(flat)
-        return tree_unflatten(exe.out_tree, outs)
+        return exe.build_outputs(exe.run_dense(flat))
 
     def _donate(self, args):
         if not self.donate_argnums:
