@@ -214,7 +214,16 @@ def _window_source(dtype, classes, epilogue=None):
     gather_addr = "".join(f"    {{ const int q = NDIV(s, WA_INM({d}), WA_INS({d})); "
                           f"addr += (s - q * WA_IN({d})) * WA_SS({d}); s = q; }}\n"
                           for d in range(R - 1, -1, -1))
-    def scatter_all(name, params, element):
+    # the start of every select kernel: s = dense flat index of what window i selects
+    select_head = f"""  const int i = get_global_id(0);
+  if (i >= m[WM_TOTAL]) return;
+{prologue}  int rem = i;
+{decompose("y", "WA_OUT")}  {T} best = {init};
+  int s = -1, sn = -1, fv = INT_MAX;
+{window_code(select_body, flat=True)}
+{finish_select}"""
+
+    def tiled_scatter_kernel(name, params, element):
         """Windows that tile the operand exactly: each writes all its elements (element(f):
         the code storing dense flat index f, where `acc` is src[y] if f is the one selected
         and 0 if not), so no zero-fill pass is needed."""
@@ -222,13 +231,7 @@ def _window_source(dtype, classes, epilogue=None):
         store = lambda a, f: f"{{ const {T} acc = {f} == s ? sv : ({T})0; {element(f)} }}"  # noqa: E731
         return f"""__kernel void {name}({params}__global const {S}* src, __global const {S}* x,
     __constant int* m, const int op) {{
-  const int i = get_global_id(0);
-  if (i >= m[WM_TOTAL]) return;
-{prologue}  int rem = i;
-{decompose("y", "WA_OUT")}  {T} best = {init};
-  int s = -1, sn = -1, fv = INT_MAX;
-{window_code(select_body, flat=True)}
-{finish_select}  const {T} sv = {ld("src", sa)};
+{select_head}  const {T} sv = {ld("src", sa)};
   {{
 {window_code(store, flat=True)}
   }}
@@ -237,9 +240,10 @@ def _window_source(dtype, classes, epilogue=None):
 
     if epilogue is not None:
         params, element = epilogue
-        return _NDIV + defs + scatter_all("window_select_scatter_epilogue", params, element)
-    scatter_all = scatter_all("window_select_scatter_all", f"__global {S}* out, ",
-                              lambda f: kernels.store(dtype, "out", f, "acc"))
+        return _NDIV + defs + tiled_scatter_kernel("window_select_scatter_epilogue", params,
+                                                   element)
+    scatter_all = tiled_scatter_kernel("window_select_scatter_all", f"__global {S}* out, ",
+                                       lambda f: kernels.store(dtype, "out", f, "acc"))
     return f"""{_NDIV}{defs}
 __kernel void window_reduce(__global {S}* out, __global const {S}* x, __constant int* m,
                             const int op) {{
@@ -255,25 +259,13 @@ __kernel void window_reduce(__global {S}* out, __global const {S}* x, __constant
 /* for each window: the dense flat index of the selected operand element, -1 if none */
 __kernel void window_select(__global int* sel, __global const {S}* x, __constant int* m,
                             const int op) {{
-  const int i = get_global_id(0);
-  if (i >= m[WM_TOTAL]) return;
-{prologue}  int rem = i;
-{decompose("y", "WA_OUT")}  {T} best = {init};
-  int s = -1, sn = -1, fv = INT_MAX;
-{window_code(select_body, flat=True)}
-{finish_select}  sel[i] = s;
+{select_head}  sel[i] = s;
 }}
 
 /* non-overlapping windows: out (zero-filled) [selected element of y] = src[y] */
 __kernel void window_select_scatter(__global {S}* out, __global const {S}* src,
                                     __global const {S}* x, __constant int* m, const int op) {{
-  const int i = get_global_id(0);
-  if (i >= m[WM_TOTAL]) return;
-{prologue}  int rem = i;
-{decompose("y", "WA_OUT")}  {T} best = {init};
-  int s = -1, sn = -1, fv = INT_MAX;
-{window_code(select_body, flat=True)}
-{finish_select}  if (s >= 0) {{
+{select_head}  if (s >= 0) {{
     const int sa = soff{"".join(f" + y{d} * WA_SS({d})" for d in range(R))};
     {kernels.store(dtype, "out", "s", ld("src", "sa"))}
   }}
