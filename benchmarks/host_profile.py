@@ -14,7 +14,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -26,14 +25,8 @@ import workloads  # noqa: E402
 def main():
     wid = sys.argv[1] if len(sys.argv) > 1 else "W4"
     rows = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    kind = "gpu" if netcl.default_device().kind == "gpu" else "cpu"
-    bs = workloads.shapes(kind)[wid]
-    run = workloads._netcl_train_step("mlp" if wid == "W4" else "cnn", bs,
-                                      np.random.default_rng(0))
+    run, bs, kind = workloads.warm_train_step(wid)
     sync = netcl.default_device().synchronize
-    for _ in range(5):
-        run()
-    sync()
     n = 100 if wid == "W4" and kind == "gpu" else 30
     enq, wait = [], []
     for _ in range(n):

@@ -43,21 +43,14 @@ cl.CommandQueue = _profiling_queue
 cl.enqueue_nd_range_kernel = _recording_enqueue
 
 import netcl  # noqa: E402
-import numpy as np  # noqa: E402
 
 import workloads  # noqa: E402
 
 
 def main():
     wid = sys.argv[1] if len(sys.argv) > 1 else "W5"
-    kind = "gpu" if netcl.default_device().kind == "gpu" else "cpu"
-    bs = workloads.shapes(kind)[wid]
-    run = workloads._netcl_train_step("mlp" if wid == "W4" else "cnn", bs,
-                                      np.random.default_rng(0))
+    run, bs, _ = workloads.warm_train_step(wid)
     sync = netcl.default_device().synchronize
-    for _ in range(5):
-        run()
-    sync()
     steps = []
     for _ in range(30):
         _events.clear()

@@ -77,6 +77,20 @@ def netcl_cases(kind, which):
     return cases
 
 
+def warm_train_step(wid, warmup=5):
+    """(run, batch, kind): W4 or W5's jitted step at the default device's shape, run
+    `warmup` times and synchronised (the set-up of the step profilers)."""
+    import netcl
+    dev = netcl.default_device()
+    kind = "gpu" if dev.kind == "gpu" else "cpu"
+    bs = shapes(kind)[wid]
+    run = _netcl_train_step("mlp" if wid == "W4" else "cnn", bs, np.random.default_rng(0))
+    for _ in range(warmup):
+        run()
+    dev.synchronize()
+    return run, bs, kind
+
+
 def _netcl_train_step(model, bs, rng):
     """W4 (MLP, adam) or W5 (CNN, sgd momentum 0.9): a jitted train step, as a closure."""
     import netcl
