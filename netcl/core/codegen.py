@@ -157,7 +157,8 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
         for j, (d, kind) in enumerate(inputs):
             if kind == "c":
                 load = (f"vload_half{w}(0, in{j} + off{j} + i0)" if d == dtypes.float16
-                        else f"vload{w}(0, in{j} + off{j} + i0)")
+                        else kernels.vload(kernels.storage_ctype(d), w, f"in{j} + off{j} + i0",
+                                           cpu=True))
             elif kind == "s":
                 load = f"({vtype(d, w)})({kernels.load(d, f'in{j}', f'off{j}')})"
             else:  # 'r' / 'q': gather the block element by element (any period)
@@ -169,7 +170,8 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
         lines += ["    " + op.render(w) for op in body]
         for j, (d, var) in enumerate(outputs):
             lines.append(f"    vstore_half{w}({var}, 0, out{j} + i0);" if d == dtypes.float16
-                         else f"    vstore{w}({var}, 0, out{j} + i0);")
+                         else "    " + kernels.vstore(kernels.storage_ctype(d), w, f"out{j} + i0",
+                                                      var, cpu=True))
         lines += ["  } else {", f"    for ({INDEX_CTYPE} i = i0; i < n; ++i) {{"]
         lines += _scalar_element(inputs, body, outputs, strided, "      ")
         lines += ["    }", "  }"]

@@ -30,6 +30,7 @@ def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, 
     form."""
     from ..core import codegen
     w = _vector_width(device)
+    cpu = device.kind == "cpu"
     body = codegen.as_ops(body)
     if kd != dtypes.float32 or \
             any(x.dtype != dtypes.float32 for x in extras) or \
@@ -48,14 +49,14 @@ def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, 
             sc = _merge(x.shape, x.strides, cols)[1] or 0
         base = f"{x.offset} + row * {sr} + col * {sc}"
         if sc == 1:
-            load = f"vload{w}(0, e{j} + {base})"
+            load = kernels.vload("float", w, f"e{j} + {base}", cpu)
         elif sc == 0:
             load = f"({vt})(e{j}[{base}])"
         else:
             load = f"({vt})(" + ", ".join(f"e{j}[{base} + {e * sc}]" for e in range(w)) + ")"
         lines.append(f"const {vt} x{pos} = {load};")
     lines += [op.render(w) for op in body]
-    lines += [f"vstore{w}({var}, 0, o{j} + ci);" for j, var in enumerate(out_vars)]
+    lines += [kernels.vstore("float", w, f"o{j} + ci", var, cpu) for j, var in enumerate(out_vars)]
     return "\n".join("    " + ln for ln in lines), w
 
 

@@ -137,7 +137,8 @@ class RowFusedPrimitive(Primitive):
                     body += emit(src, nm, "      ", w)
                     body.append(f"      {vacc} = {_combine(op, vacc, nm[src])};")
                     if stash and e is last_red:
-                        body.append(f"      vstore{w}({nm[src]}, 0, out{stash[1]} + row * K + k);")
+                        body.append("      " + kernels.vstore(
+                            "float", w, f"out{stash[1]} + row * K + k", nm[src], cpu))
                     body.append("    }")
                     for lane in range(w):
                         body.append(f"    {acc} = {_combine(op, acc, f'{vacc}.s{lane}')};")
@@ -175,16 +176,17 @@ class RowFusedPrimitive(Primitive):
                     body.append(f"    for (; k + {w} <= K; k += {w}) {{")
                     nm = dict(names)
                     if stash:
-                        body.append(f"      const float{w} st = vload{w}(0, out{stash[1]} + "
-                                    "row * K + k);")
+                        st = kernels.vload("float", w, f"out{stash[1]} + row * K + k", cpu)
+                        body.append(f"      const float{w} st = {st};")
                         nm[stash[0]] = "st"
                     for j, v in full_outs:
                         if stash and alias.get(v.id, v.id) == stash[0] and j == stash[1]:
                             continue  # stored during the reduction loop
                         body += emit(v.id, nm, "      ", w)
-                        half = "_half" if v.aval.dtype == np.float16 else ""
-                        body.append(f"      vstore{half}{w}({nm[alias.get(v.id, v.id)]}, 0, "
-                                    f"out{j} + row * K + k);")
+                        value, ptr = nm[alias.get(v.id, v.id)], f"out{j} + row * K + k"
+                        body.append("      " + (
+                            f"vstore_half{w}({value}, 0, {ptr});" if v.aval.dtype == np.float16
+                            else kernels.vstore("float", w, ptr, value, cpu)))
                     body.append("    }")
                 body.append("    for (; k < K; ++k) {")
             else:
@@ -270,8 +272,9 @@ class RowFusedPrimitive(Primitive):
                 load = kernels.load(dt, f"in{j}",
                                     self._index(j, kind, "row * K + k", v, meta_pos))
             elif kind == "c":
-                half = "_half" if dt == np.float16 else ""
-                load = f"vload{half}{width}(0, in{j} + off{j} + row * K + k)"
+                ptr = f"in{j} + off{j} + row * K + k"
+                load = (f"vload_half{width}(0, {ptr})" if dt == np.float16
+                        else kernels.vload("float", width, ptr, cpu=True))
             else:  # 's': one value for the whole array
                 load = f"({vtype(dt, width)})({kernels.load(dt, f'in{j}', f'off{j}')})"
             lines.append(f"{ind}const {vtype(dt, width)} f{j} = {load};")

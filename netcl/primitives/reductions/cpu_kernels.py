@@ -38,17 +38,16 @@ def _mask_conv(dtype):
 def _load8(dtype, ptr, index):
     if dtype == dtypes.float16:
         return f"vload_half8(0, {ptr} + ({index}))"
-    if dtype == dtypes.bool_:
-        return f"convert_int8(vload8(0, {ptr} + ({index})))"
-    return f"vload8(0, {ptr} + ({index}))"
+    load = kernels.vload(kernels.storage_ctype(dtype), _W, f"{ptr} + ({index})", cpu=True)
+    return f"convert_int8({load})" if dtype == dtypes.bool_ else load
 
 
 def _store8(dtype, ptr, index, value):
     if dtype == dtypes.float16:
         return f"vstore_half8({value}, 0, {ptr} + ({index}));"
     if dtype == dtypes.bool_:
-        return f"vstore8(convert_uchar8(-(({value}) != 0)), 0, {ptr} + ({index}));"
-    return f"vstore8({value}, 0, {ptr} + ({index}));"
+        value = f"convert_uchar8(-(({value}) != 0))"
+    return kernels.vstore(kernels.storage_ctype(dtype), _W, f"{ptr} + ({index})", value, cpu=True)
 
 
 def _lane_fold(op, dtype, v):
@@ -152,7 +151,7 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
                         f"{indent}  bi = {im} ? i : bi;",
                         f"{indent}}}"]
             if in_idx:
-                L += arg_loop("vload8(0, iidx + (a * K + k))", _better8(op, acc_dt))
+                L += arg_loop(_load8(dtypes.int32, "iidx", "a * K + k"), _better8(op, acc_dt))
             else:
                 L += ["  if (!rev) {"]
                 L += arg_loop("(int8)(k) + lane", _take8(op, acc_dt, True), "    ")
@@ -207,7 +206,7 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
         mt = "long8" if acc_dt == dtypes.float64 else "int8"
         im = "convert_int8(m)" if acc_dt == dtypes.float64 else "m"
         if in_idx:
-            L += ["      const int8 i = vload8(0, iidx + (p - off));",
+            L += [f"      const int8 i = {_load8(dtypes.int32, 'iidx', 'p - off')};",
                   f"      const {mt} m = {_better8(op, acc_dt)};"]
         else:
             L += ["      const int8 i = (int8)(rev ? K - 1 - k : k);",
@@ -218,7 +217,7 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
               "    }"]
         if out_val:
             L.append("    " + _store8(out_dt, "out", "obase", "bv"))
-        L += ["    vstore8(bi, 0, oidx + obase);",
+        L += ["    " + _store8(dtypes.int32, "oidx", "obase", "bi"),
               "  } else {",
               "    for (int j = 0; j < B - b0; ++j) {"]
     else:
