@@ -35,7 +35,8 @@ Two kernel families:
   with inner loops).  The B panel of depth ``kc`` is packed into local memory
   (contiguous per work-item sliver, zero-filled at the edges) once per
   work-group; A is streamed from global memory with clamped row indices
-  (packed like B when ``trans_a``, whose rows are then contiguous in m).
+  (copied into local memory row by row when ``trans_a``, whose rows are then
+  contiguous in m).
 
 C must not overlap A or B (the pointers are ``restrict``).
 

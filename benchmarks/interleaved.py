@@ -1,0 +1,60 @@
+"""W4 or W5 train steps of netcl and JAX timed in turn, in one process (sync after each step).
+
+    python benchmarks/interleaved.py W4 [steps]
+
+On a shared machine the same command's figure moves by a third from run to run (the 2-core
+CPU here: W4 from 48 to 78 steps/s); steps taken in turn see the same load, so their ratio
+is what to read. Prints min, first quartile and median per library.
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import netcl  # noqa: E402
+
+import workloads  # noqa: E402
+
+
+def main():
+    wid = sys.argv[1] if len(sys.argv) > 1 else "W4"
+    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    model = {"W4": "mlp", "W5": "cnn"}[wid]
+    dev = netcl.default_device()
+    kind = "gpu" if dev.kind == "gpu" else "cpu"
+    bs = workloads.shapes(kind)[wid]
+    runs = {"netcl": (workloads._netcl_train_step(model, bs, np.random.default_rng(0)),
+                      dev.synchronize)}
+    try:
+        import jax
+        jdev = jax.devices("gpu")[0] if kind == "gpu" and jax.default_backend() == "gpu" \
+            else jax.devices("cpu")[0]
+        runs["jax"] = workloads._jax_train_step(model, bs, np.random.default_rng(0), jdev)
+    except ImportError:
+        print("(jax not available)")
+    for run, sync in runs.values():
+        for _ in range(5):
+            run()
+        sync()
+    times = {name: [] for name in runs}
+    order = list(runs)
+    for i in range(steps):
+        for name in (order if i % 2 else order[::-1]):
+            run, sync = runs[name]
+            t = time.perf_counter()
+            run()
+            sync()
+            times[name].append(time.perf_counter() - t)
+    print(f"{wid} batch {bs} on {dev.name}, {steps} steps each, in turn")
+    for name, ts in times.items():
+        ts.sort()
+        med = ts[len(ts) // 2]
+        print(f"  {name:6} min {ts[0] * 1e3:8.3f}  q1 {ts[len(ts) // 4] * 1e3:8.3f}  "
+              f"median {med * 1e3:8.3f} ms  -> {1 / med:8.1f} steps/s")
+
+
+if __name__ == "__main__":
+    main()
