@@ -2,7 +2,7 @@
 the group in the GEMM kernel's store. Same results as eager, fewer kernels, safe fallbacks."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import netcl
@@ -334,3 +334,57 @@ def test_random_pooling_epilogues_match_eager(n, h, w, c, dtype, seed):
     assert len(low.kernels) == 1, low.as_text()
     for got, want in zip(netcl.jit(f)(s, x, e), f(s, x, e)):
         assert_close(got, np.asarray(want), rtol=1e-6, atol=1e-6)
+
+
+@pytest.fixture
+def sum_epilogue_on_cpu(monkeypatch):
+    from netcl.primitives.reductions import sum_epilogue
+    monkeypatch.setattr(sum_epilogue, "ON_CPU", True)
+    return sum_epilogue
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])   # it sets a flag only
+@given(lead=st.sampled_from([(1,), (5,), (130,), (3, 7)]), cols=st.integers(1, 40),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 99))
+def test_column_sum_takes_its_update(sum_epilogue_on_cpu, lead, cols, dtype, seed):
+    """A bias gradient (sum over the leading axes) and an optimizer update of it: one kernel,
+    eager's results."""
+    rng = np.random.default_rng(seed)
+    g = jnp.asarray(rng.standard_normal((*lead, cols)).astype(dtype))
+    m, b = (jnp.asarray(rng.standard_normal(cols).astype(dtype)) for _ in range(2))
+    lr = jnp.asarray(np.asarray(0.01, dtype))
+
+    def f(g, m, b, lr):
+        m2 = 0.9 * m + 0.1 * jnp.sum(g, axis=tuple(range(len(lead))))
+        return b - lr * m2, m2
+    low = netcl.jit(f).lower(g, m, b, lr)
+    assert len(low.kernels) == 1, low.as_text()
+    if np.prod(lead) > 1:               # a sum over one row is a reshape, fused anyway
+        assert low.kernels[0].name == "column_sum_epilogue", low.as_text()
+    if ON_OPENCL and np.prod(lead) > 1:
+        assert "column_sum_epilogue" in low.kernels[0].source
+    gn = np.asarray(g).reshape(-1, cols).astype(np.float64)
+    m2 = 0.9 * np.asarray(m) + 0.1 * gn.sum(0)
+    for got, eager, want in zip(netcl.jit(f)(g, m, b, lr), f(g, m, b, lr),
+                                (np.asarray(b) - 0.01 * m2, m2)):
+        assert got.dtype == dtype
+        assert_close(got, np.asarray(eager), rtol=1e-5, atol=1e-5)
+        assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_column_sums_that_cannot_take_an_update(sum_epilogue_on_cpu, monkeypatch):
+    """Over the last axis (a row reduction), too many rows, a strided operand: the sum and the
+    update run apart, with the same results."""
+    rng = np.random.default_rng(3)
+    g = jnp.asarray(rng.standard_normal((12, 6)).astype(np.float32))
+    m = jnp.asarray(rng.standard_normal(6).astype(np.float32))
+    monkeypatch.setattr(sum_epilogue_on_cpu, "MAX_ROWS", 8)
+    cases = [(lambda g, m: jnp.sum(g, axis=0) * 2.0 + m, g, m),                 # 12 rows > 8
+             (lambda g, m: jnp.sum(g.T, axis=1) + m[:6], g, m),                  # row sums
+             (lambda g, m: jnp.sum(g[::2], axis=0) - m, g, m)]                   # strided
+    for f, *args in cases:
+        got = netcl.jit(f)(*args)
+        assert not any("column_sum_epilogue" in k.source
+                       for k in netcl.jit(f).lower(*args).kernels)
+        assert_close(got, np.asarray(f(*args)), rtol=1e-6, atol=1e-6)

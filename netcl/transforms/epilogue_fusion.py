@@ -1,6 +1,6 @@
-"""Epilogue fusion: a dot_general, conv_general_dilated or select_and_scatter_add whose result
-only feeds an elementwise group runs that group inside its own kernel's store
-(`EpiloguePrimitive`).
+"""Epilogue fusion: a dot_general, conv_general_dilated, select_and_scatter_add or column sum
+(reduce_sum over leading axes) whose result only feeds an elementwise group runs that group
+inside its own kernel's store (`EpiloguePrimitive`).
 
 A dense or convolution layer's bias and activation, the relu mask of its gradient, or a
 whole optimizer update fed by a weight gradient then cost no launch of their own, and the
@@ -10,12 +10,14 @@ kernel, so results match eager execution. Where the product cannot take an epilo
 `dot_epilogue.make_epilogue_launcher`, `conv_gemm.make_conv_epilogue_launcher`) the
 primitive runs the product and the group as two kernels. A max-pooling gradient
 (select_and_scatter_add) takes the relu mask of the layer below where its windows tile the
-operand (conv/scatter_epilogue.py).
+operand (conv/scatter_epilogue.py). A bias gradient (the column sum of a layer's output
+gradient) takes its optimizer update (reductions/sum_epilogue.py).
 """
 from ..core.ir import IR, Eqn
 from ..core.tracing import Primitive
 from ..primitives import conv, dot_epilogue, linalg
 from ..primitives.conv import conv_gemm, scatter_epilogue
+from ..primitives.reductions import reduce_sum_p, sum_epilogue
 from .fusion import FusedPrimitive, dce
 
 
@@ -24,22 +26,27 @@ def _dot_launcher(device, lhs, rhs, params, aval, extras, acc_index, body, out_v
                                                extras, acc_index, body, out_vars, out_avals)
 
 
-# product primitive -> (its epilogue launcher builder, the kernel's name)
+# product primitive -> (its epilogue launcher builder, the kernel's name, operand count);
+# a builder takes (device, *operands, params, aval, extras, acc_index, body, out_vars,
+# out_avals) and returns a launcher (operands..., extras...) -> outputs, or None
 _LAUNCHERS = {
-    linalg.dot_general_p: (_dot_launcher, "netcl_gemm"),
-    conv.conv_general_dilated_p: (conv_gemm.make_conv_epilogue_launcher, "netcl_gemm"),
+    linalg.dot_general_p: (_dot_launcher, "netcl_gemm", 2),
+    conv.conv_general_dilated_p: (conv_gemm.make_conv_epilogue_launcher, "netcl_gemm", 2),
     conv.select_and_scatter_add_p: (scatter_epilogue.make_scatter_epilogue_launcher,
-                                    "window_select_scatter_epilogue")}
+                                    "window_select_scatter_epilogue", 2),
+    reduce_sum_p: (sum_epilogue.make_sum_epilogue_launcher, "column_sum_epilogue", 1)}
 
 
 class EpiloguePrimitive(Primitive):
-    """A product (dot_general or conv_general_dilated of lhs, rhs; or select_and_scatter_add
-    of source, operand) followed by a fused elementwise group reading its result."""
+    """A product (dot_general or conv_general_dilated of lhs, rhs; select_and_scatter_add
+    of source, operand; reduce_sum of x) followed by a fused elementwise group reading its
+    result."""
 
     def __init__(self, product, product_params, product_aval, group, acc_index):
         super().__init__(f"{product.name}+{group.name}", multiple_results=True,
                          fusion="opaque")
         self.kernel_name = _LAUNCHERS[product][1]
+        self.n_operands = _LAUNCHERS[product][2]
         self.product = product
         self.product_params = product_params
         self.product_aval = product_aval
@@ -54,22 +61,23 @@ class EpiloguePrimitive(Primitive):
         return extras[:self.acc_index] + [acc] + extras[self.acc_index:]
 
     def _make_launcher(self, device, args, params, out_avals):
-        lhs, rhs, extras = args[0], args[1], list(args[2:])
+        n = self.n_operands
         launch = _LAUNCHERS[self.product][0](
-            device, lhs, rhs, self.product_params, self.product_aval, extras, self.acc_index,
-            self.group.body, self.group.out_names, self.group.out_avals)
+            device, *args[:n], self.product_params, self.product_aval, list(args[n:]),
+            self.acc_index, self.group.body, self.group.out_names, self.group.out_avals)
         if launch is not None:
             return launch
         product, group, pparams = self.product, self.group, self.product_params
 
-        def two_kernels(lhs, rhs, *extras):
-            acc = product.bind(lhs, rhs, **pparams)
-            return group.bind(*self._group_inputs(acc, list(extras)))
+        def two_kernels(*args):
+            acc = product.bind(*args[:n], **pparams)
+            return group.bind(*self._group_inputs(acc, list(args[n:])))
         return two_kernels
 
-    def _reference(self, lhs, rhs, *extras):
-        acc = self.product.reference(lhs, rhs, **self.product_params)
-        return self.group.reference(*self._group_inputs(acc, list(extras)))
+    def _reference(self, *args):
+        n = self.n_operands
+        acc = self.product.reference(*args[:n], **self.product_params)
+        return self.group.reference(*self._group_inputs(acc, list(args[n:])))
 
     def source_for(self, device, args):
         """The OpenCL C of the kernel with this epilogue, for inputs laid out like `args`
@@ -85,8 +93,11 @@ def _epilogue_ok(product, group):
         return False
     if product.prim is linalg.dot_general_p and product.params["dimension_numbers"][1][0]:
         return False                                    # batched products
-    lhs, rhs, out = product.inputs[0].aval, product.inputs[1].aval, product.outputs[0].aval
-    return (lhs.dtype == rhs.dtype == out.dtype and out.dtype.kind == "f"
+    if product.prim is reduce_sum_p and \
+            product.params["axes"] != tuple(range(len(product.params["axes"]))):
+        return False                                    # sums over other than leading axes
+    out = product.outputs[0].aval
+    return (all(v.aval.dtype == out.dtype for v in product.inputs) and out.dtype.kind == "f"
             and out.dtype.itemsize >= 4 and all(a.shape == out.shape for a in group.out_avals))
 
 
