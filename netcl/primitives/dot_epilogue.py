@@ -127,6 +127,41 @@ def epilogue_outputs(device, out_avals):
     return new_outputs
 
 
+def flat_element(kd, acc_index, extras, body, out_vars, out_avals, index):
+    """C statements finishing the element at flat `index` of an epilogue kernel whose extras
+    (e0, e1, ...) are dense arrays of the result's shape or 0-d, and whose outputs (o0, ...)
+    are dense: x{acc_index} is `acc`, the rest are the extras (scatter_epilogue.py and
+    reductions/sum_epilogue.py)."""
+    from ..core import codegen
+    positions = [p for p in range(len(extras) + 1) if p != acc_index]
+    lines = [f"const {kernels.compute_ctype(kd)} x{acc_index} = acc;"]
+    for j, (pos, x) in enumerate(zip(positions, extras)):
+        at = str(x.offset) if x.ndim == 0 else f"{index} + {x.offset}"
+        lines.append(f"const {kernels.compute_ctype(x.dtype)} x{pos} = "
+                     f"{kernels.load(x.dtype, f'e{j}', at)};")
+    lines += [op.render(1) for op in codegen.as_ops(body)]
+    lines += [kernels.store(a.dtype, f"o{j}", index, v)
+              for j, (a, v) in enumerate(zip(out_avals, out_vars))]
+    return lines
+
+
+def flat_epilogue_launcher(device, k, n_operands, n_extras, out_avals, gsize, lsize):
+    """The launcher ``(*operands, *extras) -> outputs`` of an epilogue kernel whose arguments
+    are the extras, the outputs, then the operands (see `flat_element`)."""
+    queue, enqueue, set_arg = device.queue, cl.enqueue_nd_range_kernel, k.set_arg
+    new_outputs = epilogue_outputs(device, out_avals)
+    first = n_extras + len(out_avals)
+    slots = [first + j for j in range(n_operands)] + list(range(n_extras))
+
+    def launch(*args):
+        outs = new_outputs(k, n_extras)
+        for slot, a in zip(slots, args):
+            set_arg(slot, a._buf)
+        enqueue(queue, k, gsize, lsize)
+        return tuple(outs)
+    return launch
+
+
 def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_index, body,
                            out_vars, out_avals):
     """A launcher ``(lhs, rhs, *extras) -> outputs`` for a dot_general whose (M, N) result

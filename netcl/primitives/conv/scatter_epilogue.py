@@ -5,9 +5,8 @@ result (the relu mask of the layer below) runs per element in the same kernel, r
 other inputs at the same flat index. The scattered gradient then never goes to memory.
 """
 import numpy as np
-import pyopencl as cl
 
-from ...core import codegen, kernels
+from ...core import kernels
 from ...core.shapes import prod
 from .. import dot_epilogue
 from .kernel_metadata import _const_buffer
@@ -34,19 +33,10 @@ def make_scatter_epilogue_launcher(device, source, operand, params, aval, extras
              for j, x in enumerate(extras)]
     decls += [f"__global {kernels.storage_ctype(a.dtype)}* o{j}, "
               for j, a in enumerate(out_avals)]
-    positions = [p for p in range(n_in + 1) if p != acc_index]
-    ops = codegen.as_ops(body)
 
     def element(f):
-        lines = [f"const {kernels.compute_ctype(kd)} x{acc_index} = acc;"]
-        for j, (pos, x) in enumerate(zip(positions, extras)):
-            index = str(x.offset) if x.ndim == 0 else f"{f} + {x.offset}"
-            lines.append(f"const {kernels.compute_ctype(x.dtype)} x{pos} = "
-                         f"{kernels.load(x.dtype, f'e{j}', index)};")
-        lines += [op.render(1) for op in ops]
-        lines += [kernels.store(a.dtype, f"o{j}", f, v)
-                  for j, (a, v) in enumerate(zip(out_avals, out_vars))]
-        return " ".join(lines)
+        return " ".join(dot_epilogue.flat_element(kd, acc_index, extras, body, out_vars,
+                                                  out_avals, f))
 
     src = "#pragma OPENCL FP_CONTRACT OFF\n" + _window_source(
         kd, _window_classes(shape, source.shape, wp), ("".join(decls), element))
@@ -60,16 +50,6 @@ def make_scatter_epilogue_launcher(device, source, operand, params, aval, extras
     k.set_arg(first + 3, np.int32(1 if params["select"] == "ge" else 2))
     k._netcl_meta = meta
     gsize, lsize = kernels.grid_1d(device, scal["total"])
-    queue, enqueue, set_arg = device.queue, cl.enqueue_nd_range_kernel, k.set_arg
-    new_outputs = dot_epilogue.epilogue_outputs(device, out_avals)
-
-    def launch(s, x, *xs):
-        outs = new_outputs(k, n_in)
-        set_arg(first, s._buf)
-        set_arg(first + 1, x._buf)
-        for j, e in enumerate(xs):
-            set_arg(j, e._buf)
-        enqueue(queue, k, gsize, lsize)
-        return tuple(outs)
+    launch = dot_epilogue.flat_epilogue_launcher(device, k, 2, n_in, out_avals, gsize, lsize)
     launch.source = src
     return launch

@@ -12,7 +12,6 @@ bias gradient and adam update (128 x 1024) in 215 us, against 25 us for the 8-wi
 reduction kernels and the update kernel; a CPU version would need 8 columns per work-item.
 """
 import numpy as np
-import pyopencl as cl
 
 from ...core import codegen, dtypes, kernels
 from ...core.shapes import prod
@@ -39,26 +38,21 @@ def make_sum_epilogue_launcher(device, x, params, aval, extras, acc_index, body,
             any(e.ndim and (e.shape != aval.shape or not e._contig) for e in extras):
         return None
     ct = kernels.compute_ctype(kd)
-    decls = [f"__global const {kernels.storage_ctype(e.dtype)}* e{j}" for j, e in enumerate(extras)]
-    decls += [f"__global {kernels.storage_ctype(a.dtype)}* o{j}" for j, a in enumerate(out_avals)]
+    decls = [f"__global const {kernels.storage_ctype(e.dtype)}* e{j}"
+             for j, e in enumerate(extras)]
+    decls += [f"__global {kernels.storage_ctype(a.dtype)}* o{j}"
+              for j, a in enumerate(out_avals)]
     decls += [f"__global const {kernels.storage_ctype(kd)}* x", "const int off",
               "const int R", "const int C"]
-    positions = [p for p in range(len(extras) + 1) if p != acc_index]
     lines = ["  const int c = get_global_id(0);", "  if (c >= C) return;",
              f"  {ct} acc = 0;",
              "  for (int r0 = 0; r0 < R; r0 += 64) {",
              f"    {ct} part = 0;",
              "    const int r1 = min(R, r0 + 64);",
              "    for (int r = r0; r < r1; ++r) part += x[off + r * C + c];",
-             "    acc += part;", "  }",
-             f"  const {ct} x{acc_index} = acc;"]
-    for j, (pos, e) in enumerate(zip(positions, extras)):
-        index = str(e.offset) if e.ndim == 0 else f"c + {e.offset}"
-        lines.append(f"  const {kernels.compute_ctype(e.dtype)} x{pos} = "
-                     f"{kernels.load(e.dtype, f'e{j}', index)};")
-    lines += ["  " + op.render(1) for op in codegen.as_ops(body)]
-    lines += ["  " + kernels.store(a.dtype, f"o{j}", "c", v)
-              for j, (a, v) in enumerate(zip(out_avals, out_vars))]
+             "    acc += part;", "  }"]
+    lines += ["  " + ln for ln in dot_epilogue.flat_element(kd, acc_index, extras, body,
+                                                            out_vars, out_avals, "c")]
     code = "\n".join(lines)
     src = ("#pragma OPENCL FP_CONTRACT OFF\n" + codegen.helpers_for(code) +
            f"__kernel void column_sum_epilogue({', '.join(decls)}) {{\n{code}\n}}\n")
@@ -68,15 +62,6 @@ def make_sum_epilogue_launcher(device, x, params, aval, extras, acc_index, body,
     for j, v in enumerate((x.offset, rows, cols)):
         k.set_arg(first + 1 + j, np.int32(v))
     gsize, lsize = kernels.grid_1d(device, cols)
-    queue, enqueue, set_arg = device.queue, cl.enqueue_nd_range_kernel, k.set_arg
-    new_outputs = dot_epilogue.epilogue_outputs(device, out_avals)
-
-    def launch(x, *xs):
-        outs = new_outputs(k, n_in)
-        set_arg(first, x._buf)
-        for j, e in enumerate(xs):
-            set_arg(j, e._buf)
-        enqueue(queue, k, gsize, lsize)
-        return tuple(outs)
+    launch = dot_epilogue.flat_epilogue_launcher(device, k, 1, n_in, out_avals, gsize, lsize)
     launch.source = src
     return launch
