@@ -156,9 +156,7 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
                   f"  if (i0 + {w} <= n) {{"]
         for j, (d, kind) in enumerate(inputs):
             if kind == "c":
-                load = (f"vload_half{w}(0, in{j} + off{j} + i0)" if d == dtypes.float16
-                        else kernels.vload(kernels.storage_ctype(d), w, f"in{j} + off{j} + i0",
-                                           cpu=True))
+                load = kernels.vload(d, w, f"in{j} + off{j} + i0", cpu=True)
             elif kind == "s":
                 load = f"({vtype(d, w)})({kernels.load(d, f'in{j}', f'off{j}')})"
             else:  # 'r' / 'q': gather the block element by element (any period)
@@ -169,9 +167,7 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
             lines.append(f"    const {vtype(d, w)} x{j} = {load};")
         lines += ["    " + op.render(w) for op in body]
         for j, (d, var) in enumerate(outputs):
-            lines.append(f"    vstore_half{w}({var}, 0, out{j} + i0);" if d == dtypes.float16
-                         else "    " + kernels.vstore(kernels.storage_ctype(d), w, f"out{j} + i0",
-                                                      var, cpu=True))
+            lines.append("    " + kernels.vstore(d, w, f"out{j} + i0", var, cpu=True))
         lines += ["  } else {", f"    for ({INDEX_CTYPE} i = i0; i < n; ++i) {{"]
         lines += _scalar_element(inputs, body, outputs, strided, "      ")
         lines += ["    }", "  }"]

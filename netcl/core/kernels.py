@@ -51,18 +51,23 @@ def _vector_io_preamble():
 PREAMBLE_VECTOR_IO = _vector_io_preamble()
 
 
-def vload(ctype, width, ptr, cpu):
-    """C expression of the `width` consecutive `ctype` values at `ptr` (no alignment needed):
-    netcl_vload8 on CPU devices (see PREAMBLE_VECTOR_IO), vloadN elsewhere."""
+def vload(dtype, width, ptr, cpu):
+    """C expression of the `width` consecutive `dtype` values stored at `ptr`, any alignment:
+    vload_halfN for float16 (storage only), netcl_vload8 on CPU devices (see
+    PREAMBLE_VECTOR_IO), vloadN elsewhere. Bools stay uchar vectors."""
+    if dtype == dtypes.float16:
+        return f"vload_half{width}(0, {ptr})"
     if cpu and width == 8:
-        return f"netcl_vload8({ctype}, {ptr})"
+        return f"netcl_vload8({storage_ctype(dtype)}, {ptr})"
     return f"vload{width}(0, {ptr})"
 
 
-def vstore(ctype, width, ptr, value, cpu):
-    """C statement storing vector `value` at `ptr` (the counterpart of `vload`)."""
+def vstore(dtype, width, ptr, value, cpu):
+    """C statement storing vector `value` as `dtype` at `ptr` (the counterpart of `vload`)."""
+    if dtype == dtypes.float16:
+        return f"vstore_half{width}({value}, 0, {ptr});"
     if cpu and width == 8:
-        return f"netcl_vstore8({ctype}, {value}, {ptr});"
+        return f"netcl_vstore8({storage_ctype(dtype)}, {value}, {ptr});"
     return f"vstore{width}({value}, 0, {ptr});"
 
 

@@ -49,14 +49,15 @@ def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, 
             sc = _merge(x.shape, x.strides, cols)[1] or 0
         base = f"{x.offset} + row * {sr} + col * {sc}"
         if sc == 1:
-            load = kernels.vload("float", w, f"e{j} + {base}", cpu)
+            load = kernels.vload(x.dtype, w, f"e{j} + {base}", cpu)
         elif sc == 0:
             load = f"({vt})(e{j}[{base}])"
         else:
             load = f"({vt})(" + ", ".join(f"e{j}[{base} + {e * sc}]" for e in range(w)) + ")"
         lines.append(f"const {vt} x{pos} = {load};")
     lines += [op.render(w) for op in body]
-    lines += [kernels.vstore("float", w, f"o{j} + ci", var, cpu) for j, var in enumerate(out_vars)]
+    lines += [kernels.vstore(a.dtype, w, f"o{j} + ci", var, cpu)
+              for j, (a, var) in enumerate(zip(out_avals, out_vars))]
     return "\n".join("    " + ln for ln in lines), w
 
 

@@ -138,7 +138,7 @@ class RowFusedPrimitive(Primitive):
                     body.append(f"      {vacc} = {_combine(op, vacc, nm[src])};")
                     if stash and e is last_red:
                         body.append("      " + kernels.vstore(
-                            "float", w, f"out{stash[1]} + row * K + k", nm[src], cpu))
+                            np.dtype(np.float32), w, f"out{stash[1]} + row * K + k", nm[src], cpu))
                     body.append("    }")
                     for lane in range(w):
                         body.append(f"    {acc} = {_combine(op, acc, f'{vacc}.s{lane}')};")
@@ -176,17 +176,17 @@ class RowFusedPrimitive(Primitive):
                     body.append(f"    for (; k + {w} <= K; k += {w}) {{")
                     nm = dict(names)
                     if stash:
-                        st = kernels.vload("float", w, f"out{stash[1]} + row * K + k", cpu)
+                        st = kernels.vload(np.dtype(np.float32), w,
+                                           f"out{stash[1]} + row * K + k", cpu)
                         body.append(f"      const float{w} st = {st};")
                         nm[stash[0]] = "st"
                     for j, v in full_outs:
                         if stash and alias.get(v.id, v.id) == stash[0] and j == stash[1]:
                             continue  # stored during the reduction loop
                         body += emit(v.id, nm, "      ", w)
-                        value, ptr = nm[alias.get(v.id, v.id)], f"out{j} + row * K + k"
-                        body.append("      " + (
-                            f"vstore_half{w}({value}, 0, {ptr});" if v.aval.dtype == np.float16
-                            else kernels.vstore("float", w, ptr, value, cpu)))
+                        body.append("      " + kernels.vstore(
+                            v.aval.dtype, w, f"out{j} + row * K + k", nm[alias.get(v.id, v.id)],
+                            cpu))
                     body.append("    }")
                 body.append("    for (; k < K; ++k) {")
             else:
@@ -272,9 +272,7 @@ class RowFusedPrimitive(Primitive):
                 load = kernels.load(dt, f"in{j}",
                                     self._index(j, kind, "row * K + k", v, meta_pos))
             elif kind == "c":
-                ptr = f"in{j} + off{j} + row * K + k"
-                load = (f"vload_half{width}(0, {ptr})" if dt == np.float16
-                        else kernels.vload("float", width, ptr, cpu=True))
+                load = kernels.vload(dt, width, f"in{j} + off{j} + row * K + k", cpu=True)
             else:  # 's': one value for the whole array
                 load = f"({vtype(dt, width)})({kernels.load(dt, f'in{j}', f'off{j}')})"
             lines.append(f"{ind}const {vtype(dt, width)} f{j} = {load};")

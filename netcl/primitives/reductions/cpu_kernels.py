@@ -36,18 +36,14 @@ def _mask_conv(dtype):
 
 
 def _load8(dtype, ptr, index):
-    if dtype == dtypes.float16:
-        return f"vload_half8(0, {ptr} + ({index}))"
-    load = kernels.vload(kernels.storage_ctype(dtype), _W, f"{ptr} + ({index})", cpu=True)
+    load = kernels.vload(dtype, _W, f"{ptr} + ({index})", cpu=True)
     return f"convert_int8({load})" if dtype == dtypes.bool_ else load
 
 
 def _store8(dtype, ptr, index, value):
-    if dtype == dtypes.float16:
-        return f"vstore_half8({value}, 0, {ptr} + ({index}));"
     if dtype == dtypes.bool_:
         value = f"convert_uchar8(-(({value}) != 0))"
-    return kernels.vstore(kernels.storage_ctype(dtype), _W, f"{ptr} + ({index})", value, cpu=True)
+    return kernels.vstore(dtype, _W, f"{ptr} + ({index})", value, cpu=True)
 
 
 def _lane_fold(op, dtype, v):
