@@ -146,10 +146,11 @@ ALL_CONFIGS = [
     (CPU_BIG_F, "float"), (G.CPU_SMALL["float"], "float"),
     (CPU_BIG_D, "double"), (G.CPU_SMALL["double"], "double"),
     (GPU_BIG_F, "float"), (G.GPU_SMALL["float"], "float"),
-    (GPU_BIG_D, "double"),
+    (GPU_BIG_D, "double"), (G.CPU_NARROW["float"][0], "float"),
 ]
 # NN only (same generator, other constants): keeps the cold PoCL run short.
 NN_ONLY = [(G.GPU_SMALL["double"], "double"), (G.FALLBACK, "float"),
+           (G.CPU_NARROW["double"][0], "double"), (G.CPU_NARROW["float"][1], "float"),
            *[(c, "float") for c in G.CPU_TIERS["float"][1:-1]], (G.GPU_TIERS["float"][1], "float"),
            (G.GPU_TIERS["float"][2], "float"), (G.GPU_TIERS["float"][3], "float")]
 
@@ -172,6 +173,7 @@ def _awkward(cfg):
 CASES = [(p, t) for p in ALL_CONFIGS for t in [(False, False), (True, True)]]
 CASES += [(p, (False, False)) for p in NN_ONLY]
 CASES += [(p, t) for p in [(CPU_BIG_F, "float"), (GPU_BIG_F, "float")] for t in [(False, True), (True, False)]]
+CASES += [((G.CPU_NARROW["float"][0], "float"), (True, False))]  # a classifier's weight gradient
 
 
 def _case_id(c):
@@ -273,7 +275,8 @@ def _fake(kind, max_wg, local):
 def test_choose_config_respects_limits(dev_args):
     dev = _fake(*dev_args)
     for dt in ("float", "double"):
-        for shape in [(1, 1, 1), (64, 64, 64), (1024, 1024, 1024), (8192, 8192, 8192), (3, 5000, 7)]:
+        for shape in [(1, 1, 1), (64, 64, 64), (1024, 1024, 1024), (8192, 8192, 8192), (3, 5000, 7),
+                      (128, 10, 1024), (1024, 16, 128)]:
             cfg = G.choose_config(dev, dt, *shape)
             assert isinstance(cfg, GemmConfig)
             hash(cfg)

@@ -211,6 +211,15 @@ GPU_TINY = {
     "float": GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=2, tn=2, bk=16, vec=2, rvec=2, pad=2,
                         double_buffer=True),
 }
+# CPUs, products with at most 16 columns (a classifier's 10 outputs): one 16-column sliver
+# per group, so no work-item computes only padding (PoCL, 2 znver3 cores, 10 launches:
+# 128x10x1024 NN 200 -> 59 us, 1024x10x128 TN 234 -> 56 us against the 16x32 tier).
+CPU_NARROW = {
+    "float": [GemmConfig(kind="cpu", wg_m=8, wg_n=1, tm=6, tn=16, bk=256, vec=8),
+              GemmConfig(kind="cpu", wg_m=4, wg_n=1, tm=6, tn=16, bk=256, vec=8)],
+    "double": [GemmConfig(kind="cpu", wg_m=8, wg_n=2, tm=6, tn=8, bk=256, vec=4),
+               GemmConfig(kind="cpu", wg_m=4, wg_n=2, tm=6, tn=8, bk=256, vec=4)],
+}
 # Last resort for devices too small for every tier (64 threads would do).
 FALLBACK = GemmConfig(kind="tiled", wg_m=4, wg_n=4, tm=1, tn=1, bk=4, vec=1, rvec=1, pad=1, double_buffer=False)
 
@@ -248,6 +257,13 @@ def choose_config(device, dtype: str, M: int, N: int, K: int) -> GemmConfig:
     if not _is_cpu(device) and min(M, N) <= 16 and tiny is not None and \
             _fits(tiny, dtype, max_wg, local_mem):
         return tiny
+    if _is_cpu(device) and N <= CPU_NARROW[dtype][0].bn:
+        narrow = [c for c in CPU_NARROW[dtype] if _fits(c, dtype, max_wg, local_mem)]
+        for cfg in narrow:
+            if -(-max(M, 1) // cfg.bm) >= 0.75 * min_blocks:
+                return cfg
+        if narrow:
+            return narrow[-1]
     if _is_cpu(device) and K <= 256 and len(fitting) > 2:
         # short contractions (weight gradients over a batch of 128): the second tier's
         # smaller blocks pack less per flop (1024x1024x128 TN: 66 rows 4.30 CPU-ms, 132 rows
