@@ -300,5 +300,78 @@ def test_choose_config_real_device_and_source():
         G.gemm_source(cfg, "half", False, False)
 
 
+# --------------------------------------------------------------------------- packed operands
+
+def check_packed(cfg, dtype, M, N, K, offs=(0, 0), pads=(0, 0), epi=None, epi_ref=None, seed=0):
+    """gemm_cpu.pack_source then packed_source (A^T B), NaN-poisoned like check_gemm."""
+    from netcl.primitives import gemm_cpu as GC
+    ctx, queue, dev = _ctx()
+    if dtype == "double" and not _STATE["fp64"]:
+        pytest.skip("no fp64")
+    npdt = np.float32 if dtype == "float" else np.float64
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((M, K)).astype(npdt)
+    b = rng.standard_normal((K, N)).astype(npdt)
+    lda, ldb = M + pads[0], N + pads[1]
+    fa = _pack(a.T[None], K, M, lda, offs[0], 0, npdt, rng)
+    fb = _pack(b[None], K, N, ldb, offs[1], 0, npdt, rng)
+    fc = np.full(M * N + 3, np.nan, npdt)
+    mf = cl.mem_flags
+    A = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=fa)
+    B = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=fb)
+    C = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=fc)
+    es = np.dtype(npdt).itemsize
+    PA = cl.Buffer(ctx, mf.READ_WRITE, max(-(-M // cfg.tm) * cfg.tm * K * es, 1))
+    PB = cl.Buffer(ctx, mf.READ_WRITE, max(-(-N // cfg.tn) * cfg.tn * K * es, 1))
+    i32 = np.int32
+    key = ("packed", cfg, dtype, epi)
+    if key not in _KERNELS:
+        _KERNELS[key] = (
+            cl.Kernel(cl.Program(ctx, GC.pack_source(dtype, cfg.tm, cfg.tn)).build(), GC.PACK_KERNEL_NAME),
+            cl.Kernel(cl.Program(ctx, GC.packed_source(cfg, dtype, epi)).build(), G.GEMM_KERNEL_NAME))
+        _STATS["builds"] += 2
+    kp, kg = _KERNELS[key]
+    kp.set_args(PA, A, i32(lda), i32(M), i32(offs[0]), PB, B, i32(ldb), i32(N), i32(offs[1]), i32(K))
+    kg.set_args(C, PA, PB, i32(M), i32(N), i32(K), i32(0), i32(0), i32(N),
+                i32(0), i32(0), i32(0), i32(0), i32(0), i32(0))
+    cl.enqueue_nd_range_kernel(queue, kp, (-(-K // 16) * 16 or 16, 2), (16, 1))
+    gsize, lsize = G.launch_dims(cfg, 1, M, N)
+    cl.enqueue_nd_range_kernel(queue, kg, gsize, lsize)
+    cl.enqueue_copy(queue, fc, C)
+    queue.finish()
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    if epi_ref is not None:
+        ref = epi_ref(ref)
+    got = fc[:M * N].reshape(M, N)
+    ctxt = f"packed cfg={cfg} {dtype} M={M} N={N} K={K} offs={offs} pads={pads} epi={epi}"
+    assert not np.isnan(got).any(), "unwritten outputs: " + ctxt
+    assert np.isnan(fc[M * N:]).all(), "wrote outside C: " + ctxt
+    rtol = 1e-4 if dtype == "float" else 1e-11
+    bound = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert (np.abs(got - ref) <= rtol * (bound + np.abs(ref) + 1.0)).all(), ctxt
+
+
+PACKED_CONFIGS = [(G.CPU_TIERS["float"][1], "float"), (G.CPU_TIERS["double"][0], "double")]
+
+
+@pytest.mark.parametrize("cfg_dt", PACKED_CONFIGS, ids=_cid)
+def test_packed_operands_fixed_shapes(cfg_dt):
+    cfg, dt = cfg_dt
+    bm, bn, bk = cfg.bm, cfg.bn, cfg.bk
+    for M, N, K in [(bm + 1, bn + 1, 1), (2 * bm - 1, 3 * bn + 5, bk + 3), (1, 1, 7),
+                    (cfg.tm - 1, cfg.tn + 1, 2 * bk)]:
+        check_packed(cfg, dt, M, N, K)
+    check_packed(cfg, dt, 70, 40, 33, offs=(3, 5), pads=(2, 7))
+    check_packed(cfg, dt, 70, 40, 33, epi="max(acc, (T)0)", epi_ref=lambda r: np.maximum(r, 0))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(M=st.integers(1, 150), N=st.integers(1, 150), K=st.integers(1, 300),
+       offs=st.tuples(st.integers(0, 5), st.integers(0, 5)),
+       pads=st.tuples(st.integers(0, 3), st.integers(0, 3)))
+def test_packed_operands_hypothesis(M, N, K, offs, pads):
+    check_packed(G.CPU_TIERS["float"][1], "float", M, N, K, offs, pads, seed=M * 31 + N + K)
+
+
 def test_zz_stats():
     print("\nGEMM builds:", _STATS)

@@ -493,3 +493,25 @@ def test_matmul_vmap_and_grad_of_vmap():
     check_grads = _check_grads()
     check_grads(lambda a, b: vmap(jnp.matmul, in_axes=(0, None))(a, b),
                 (jnp.asarray(xs), jnp.asarray(w)), order=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_weight_gradient_products_read_packed_operands(monkeypatch, dtype):
+    """On CPUs an A^T B product over more than one block each way packs its operands once
+    (linalg._packer, gemm_cpu.packed_source); eager, offset views and a jitted epilogue."""
+    dev = netcl.default_device()
+    if dev.is_numpy or dev.kind != "cpu":
+        pytest.skip("operand packing is a CPU-device path")
+    from netcl.primitives import linalg
+    calls = []
+    packer = linalg._packer
+    monkeypatch.setattr(linalg, "_packer", lambda *a: calls.append(a[3:]) or packer(*a))
+    rng = np.random.default_rng(5)
+    K, M, N = 131, 145, 151                        # M*N*K above linalg.PACK_MIN_FMAS
+    x, y, c = rand(rng, (K + 1, M), dtype), rand(rng, (K, N), dtype), rand(rng, (N,), dtype)
+    want = x[1:].T.astype(np.float64) @ y
+    xd, yd = netcl.device_put(x), netcl.device_put(y)
+    _check(jnp.matmul(xd[1:].T, yd), want, dtype, K)          # A read from an offset
+    got = netcl.jit(lambda a, b, c: jnp.maximum(a[1:].T @ b + c, 0))(xd, yd, netcl.device_put(c))
+    _check(got, np.maximum(want + c, 0), dtype, K)
+    assert len(calls) == 2, "both products should have packed their operands"

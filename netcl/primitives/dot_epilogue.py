@@ -10,7 +10,7 @@ from ..core import dtypes, kernels
 from ..core.array import Array
 from ..core.shapes import contiguous_strides, prod
 from . import gemm
-from .linalg import _Prep, _free_dims, _gemm_setup, _merge, _preparer, _split_count
+from .linalg import _Prep, _free_dims, _gemm_setup, _merge, _preparer, _set_operands, _split_count
 
 _CPU_DENSE_EXTRAS = 2
 
@@ -192,7 +192,7 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
     found = _gemm_setup(device, lhs, rhs, pa, pb, kd, 1, M, N, K, epilogue)
     if found is None:
         return None
-    k, gsize, lsize = found
+    k, gsize, lsize, pack = found
     queue = device.queue
     new_outputs = epilogue_outputs(device, out_avals)
     first_out = 15 + len(extras)
@@ -204,8 +204,7 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
             a, b = prep(a, b)
         outs = new_outputs(k, first_out)
         set_arg(0, outs[0]._buf)      # C: unused by the epilogue, any buffer will do
-        set_arg(1, a._buf)
-        set_arg(2, b._buf)
+        keep = _set_operands(set_arg, pack, a, b)  # noqa: F841  (packed buffers outlive the enqueue)
         for j, x in enumerate(xs):
             set_arg(15 + j, x._buf)
         enqueue(queue, k, gsize, lsize)
