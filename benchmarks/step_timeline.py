@@ -6,8 +6,9 @@ to the device, started and ended, from OpenCL profiling events.
 
 `flush_every` N > 0 calls clFlush after every N-th launch (a driver may hold commands on
 the host until a flush or a full batch; this shows whether that leaves the device idle).
-Printed: the median step time, then one line per kernel of a step (times in µs from the
-first kernel's queued time) and the idle time inside the step (gaps between kernels).
+Printed: the median step time, then one line per kernel of the last step (times in µs from
+the first kernel's queued time), the idle time inside that step (gaps between kernels), and
+each kernel's median and minimum run time over all steps.
 """
 import os
 import statistics
@@ -51,13 +52,14 @@ def main():
     wid = sys.argv[1] if len(sys.argv) > 1 else "W5"
     run, bs, _ = workloads.warm_train_step(wid)
     sync = netcl.default_device().synchronize
-    steps = []
+    steps, runs = [], []
     for _ in range(30):
         _events.clear()
         t = time.perf_counter()
         run()
         sync()
         steps.append(time.perf_counter() - t)
+        runs.append([(name, (ev.profile.end - ev.profile.start) / 1e3) for name, ev in _events])
     print(f"{wid} batch {bs}, flush every {_flush_every or 'never'}: step "
           f"{statistics.median(steps) * 1e3:.3f} ms (median of 30)")
     t0 = _events[0][1].profile.queued
@@ -71,6 +73,13 @@ def main():
               f"end {e:8.1f}  ({e - b:6.1f} run, {gap:6.1f} idle before)")
         end_prev = e
     print(f"  idle between kernels: {idle:.1f} µs; first start {(_events[0][1].profile.start - t0) / 1e3:.1f} µs after queued")
+    # one step's times move with the machine's load: the median and minimum over all steps
+    print("  run time per kernel over the 30 steps (µs): median / min")
+    for i, (name, _) in enumerate(runs[-1]):
+        ts = [r[i][1] for r in runs if len(r) == len(runs[-1])]
+        print(f"  {i:3d} {name[:34]:34s} {statistics.median(ts):8.1f} {min(ts):8.1f}")
+    total = [sum(t for _, t in r) for r in runs]
+    print(f"  sum of kernel run times: median {statistics.median(total):.1f}, min {min(total):.1f} µs")
 
 
 if __name__ == "__main__":
