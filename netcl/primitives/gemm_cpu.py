@@ -53,10 +53,10 @@ def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None
         src.append("            __global const T* p = B + (k0 + k) * ldb + n0;")
         # B is often a weight matrix last written a whole optimizer update ago, out of cache:
         # its rows are 4 KB apart and 256 B long, too short for the hardware prefetcher, and
-        # the copy stalls the group. Prefetching 8 rows ahead (Clang's builtin; PoCL's
-        # prefetch() is a no-op): W4's forward products in a train step, min of 30 steps,
-        # 1431-1443 -> 1365-1383 us and 1847-1884 -> 1758-1760 us.
-        src.append("#ifdef __clang__")
+        # the copy stalls the group. Prefetching 8 rows ahead (Clang's builtin, on CPU
+        # targets only; PoCL's prefetch() is a no-op): W4's forward products in a train
+        # step, min of 30 steps, 1431-1443 -> 1365-1383 us and 1847-1884 -> 1758-1760 us.
+        src.append("#if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))")
         src.append(f"            for (int w = 0; w < {BN}; w += {64 // (4 if T == 'float' else 8)}) "
                    "__builtin_prefetch(p + 8 * ldb + w);")
         src.append("#endif")
