@@ -1,10 +1,12 @@
 """W4 or W5 train steps of netcl and JAX timed in turn, in one process (sync after each step).
 
-    python benchmarks/interleaved.py W4 [steps]
+    python benchmarks/interleaved.py W4 [steps] [block]
 
 On a shared machine the same command's figure moves by a third from run to run (the 2-core
 CPU here: W4 from 48 to 78 steps/s); steps taken in turn see the same load, so their ratio
-is what to read. Prints min, first quartile and median per library.
+is what to read. Prints min, first quartile and median per library. ``block`` > 1 takes
+that many steps of one library before switching (a library's worker threads may still spin
+for a while after its step, which taxes the other's next step).
 """
 import os
 import sys
@@ -22,6 +24,7 @@ import workloads  # noqa: E402
 def main():
     wid = sys.argv[1] if len(sys.argv) > 1 else "W4"
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    block = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     model = {"W4": "mlp", "W5": "cnn"}[wid]
     dev = netcl.default_device()
     kind = "gpu" if dev.kind == "gpu" else "cpu"
@@ -41,14 +44,16 @@ def main():
         sync()
     times = {name: [] for name in runs}
     order = list(runs)
-    for i in range(steps):
+    for i in range(-(-steps // block)):
         for name in (order if i % 2 else order[::-1]):
             run, sync = runs[name]
-            t = time.perf_counter()
-            run()
-            sync()
-            times[name].append(time.perf_counter() - t)
-    print(f"{wid} batch {bs} on {dev.name}, {steps} steps each, in turn")
+            for _ in range(block):
+                t = time.perf_counter()
+                run()
+                sync()
+                times[name].append(time.perf_counter() - t)
+    print(f"{wid} batch {bs} on {dev.name}, {len(times['netcl'])} steps each, in turn"
+          + (f" in blocks of {block}" if block > 1 else ""))
     for name, ts in times.items():
         ts.sort()
         med = ts[len(ts) // 2]
