@@ -37,8 +37,7 @@ def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None
     # clamped row pointers of A (rows beyond M read row M-1; their results are not stored)
     for i in range(MR):
         src.append(f"    const int ar{i} = (r0 + {i} < M) ? r0 + {i} : M - 1;")
-    for i in range(MR):
-        src.append("    " + " ".join(f"{TV} c{i}_{v} = ({TV})(0);" for v in range(NV)))
+    src += _accumulators(MR, NV, TV)
     src.append(f"    for (int k0 = 0; k0 < K; k0 += {KC}) {{")
     src.append(f"        const int kc = (K - k0 < {KC}) ? K - k0 : {KC};")
     src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
@@ -112,16 +111,26 @@ def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None
     else:
         src.append(f"        __local const T* aq = ap + ty * {MR};")
     src.append("        for (int k = 0; k < kc; ++k) {")
-    for v in range(NV):
-        src.append(f"            const {TV} b{v} = bq[k * {NV} + {v}];")
-    for i in range(MR):
-        a = f"pa{i}[k]" if not ta else f"aq[k * {cfg.bm} + {i}]"
-        src.append(f"            {{ const {TV} a = ({TV})({a});")
-        src.append("              " + " ".join(f"c{i}_{v} += a * b{v};" for v in range(NV)) + " }")
+    src += _multiply_add(MR, NV, TV, lambda i: f"pa{i}[k]" if not ta else f"aq[k * {cfg.bm} + {i}]")
     src.append("        }")
     src.append("    }")
     src += _store_tile(cfg, T, epilogue)
     return "\n".join(src) + "\n"
+
+
+def _accumulators(MR: int, NV: int, TV: str) -> list[str]:
+    """Declarations of a work-item's ``MR x NV`` accumulator vectors ``c{i}_{v}``, zeroed."""
+    return ["    " + " ".join(f"{TV} c{i}_{v} = ({TV})(0);" for v in range(NV)) for i in range(MR)]
+
+
+def _multiply_add(MR: int, NV: int, TV: str, a_at) -> list[str]:
+    """The micro-kernel's step ``k``: B's ``NV`` vectors from ``bq``, then each of the ``MR``
+    values ``a_at(i)`` of A broadcast and multiplied into row ``i``'s accumulators."""
+    src = [f"            const {TV} b{v} = bq[k * {NV} + {v}];" for v in range(NV)]
+    for i in range(MR):
+        src.append(f"            {{ const {TV} a = ({TV})({a_at(i)});")
+        src.append("              " + " ".join(f"c{i}_{v} += a * b{v};" for v in range(NV)) + " }")
+    return src
 
 
 def _store_tile(cfg: GemmConfig, T: str, epilogue) -> list[str]:
@@ -216,17 +225,12 @@ def packed_source(cfg: GemmConfig, T: str, epilogue: str | None) -> str:
     src.append(f"    const int sb = min(c0 / {NR}, (N - 1) / {NR});")
     src.append(f"    __global const T* aq = A + (long)sa * K * {MR};")
     src.append(f"    __global const {TV}* bq = (__global const {TV}*)(B + (long)sb * K * {NR});")
-    for i in range(MR):
-        src.append("    " + " ".join(f"{TV} c{i}_{v} = ({TV})(0);" for v in range(NV)))
+    src += _accumulators(MR, NV, TV)
     src.append(f"    for (int k0 = 0; k0 < K; k0 += {KC}) {{")
     src.append(f"        const int k1 = (K - k0 < {KC}) ? K : k0 + {KC};")
     src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
     src.append("        for (int k = k0; k < k1; ++k) {")
-    for v in range(NV):
-        src.append(f"            const {TV} b{v} = bq[k * {NV} + {v}];")
-    for i in range(MR):
-        src.append(f"            {{ const {TV} a = ({TV})(aq[k * {MR} + {i}]);")
-        src.append("              " + " ".join(f"c{i}_{v} += a * b{v};" for v in range(NV)) + " }")
+    src += _multiply_add(MR, NV, TV, lambda i: f"aq[k * {MR} + {i}]")
     src.append("        }")
     src.append("    }")
     src += _store_tile(cfg, T, epilogue)
