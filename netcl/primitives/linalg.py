@@ -306,7 +306,8 @@ def _preparer(pa, pb):
 
 # Weight gradients (A^T B) on CPUs from this many multiply-adds on read their operands
 # packed once (gemm_cpu.pack_source) instead of re-packing them in every group: PoCL,
-# 2 cores, 1024x1024x128 2.01 -> 1.81 ms, 784x1024x128 1.51 -> 1.39 (pack launch included).
+# 2 cores, min of batches: 1024x1024x128 2.01 -> 1.75 ms, 784x1024x128 1.51 -> 1.34 (pack
+# launch included; jitted, 2.19 -> 1.78 and 1.66 -> 1.35).
 # Below it the extra launch costs more than the packing it saves.
 PACK_MIN_FMAS = 1 << 20
 
