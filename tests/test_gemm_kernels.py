@@ -157,7 +157,7 @@ NN_ONLY = [(G.GPU_SMALL["double"], "double"), (G.FALLBACK, "float"),
 
 def _cid(p):
     cfg, dt = p
-    return f"{cfg.kind}{cfg.bm}x{cfg.bn}k{cfg.bk}-{dt}"
+    return f"{cfg.kind}{cfg.bm}x{cfg.bn}k{cfg.bk}{'m' if cfg.m_fastest else ''}-{dt}"
 
 
 def _awkward(cfg):
@@ -351,7 +351,9 @@ def check_packed(cfg, dtype, M, N, K, offs=(0, 0), pads=(0, 0), epi=None, epi_re
     assert (np.abs(got - ref) <= rtol * (bound + np.abs(ref) + 1.0)).all(), ctxt
 
 
-PACKED_CONFIGS = [(G.CPU_TIERS["float"][1], "float"), (G.CPU_TIERS["double"][0], "double")]
+PACKED_CONFIGS = [(G.CPU_TIERS["float"][1], "float"), (G.CPU_TIERS["double"][0], "double"),
+                  (GemmConfig(kind="cpu", wg_m=8, wg_n=4, tm=6, tn=16, bk=64, vec=8, m_fastest=True),
+                   "float")]
 
 
 @pytest.mark.parametrize("cfg_dt", PACKED_CONFIGS, ids=_cid)

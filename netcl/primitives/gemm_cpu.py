@@ -14,10 +14,7 @@ def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None
     BN = cfg.bn
     TV = _vt(T, VW)
     src = [_header(T), _epi_fn(T, epilogue)]
-    if cfg.m_fastest:
-        src.append(f"__attribute__((reqd_work_group_size({cfg.wg_m}, {cfg.wg_n}, 1)))")
-    else:
-        src.append(f"__attribute__((reqd_work_group_size({cfg.wg_n}, {cfg.wg_m}, 1)))")
+    src.append(_group_size(cfg))
     src.append(_signature(epilogue) + " {")
     # packed B panel: sliver s (NR columns) holds KC rows of NR contiguous values
     src.append(f"    __local {TV} Bp4[{KC * BN // VW}];")
@@ -26,12 +23,9 @@ def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None
         # A^T rows are contiguous in m: pack A[m0:m0+BM, k0:k0+kc] into ap[s][k][MR]
         src.append(f"    __local T ap[{KC * cfg.bm}];")
     src.append(_prologue(cfg))
-    if cfg.m_fastest:
-        src.append("    const int ty = get_local_id(0);\n    const int tx = get_local_id(1);")
-        src.append(f"    const int tid = tx * {cfg.wg_m} + ty;")
-    else:
-        src.append("    const int tx = get_local_id(0);\n    const int ty = get_local_id(1);")
-        src.append(f"    const int tid = ty * {cfg.wg_n} + tx;")
+    src.append(_work_item(cfg))
+    src.append(f"    const int tid = tx * {cfg.wg_m} + ty;" if cfg.m_fastest else
+               f"    const int tid = ty * {cfg.wg_n} + tx;")
     src.append(f"    const int r0 = m0 + ty * {MR};")
     src.append(f"    const int c0 = n0 + tx * {NR};")
     # clamped row pointers of A (rows beyond M read row M-1; their results are not stored)
@@ -118,6 +112,18 @@ def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None
     return "\n".join(src) + "\n"
 
 
+def _group_size(cfg: GemmConfig) -> str:
+    """The kernel's required work-group size, in gemm.launch_dims's order of dimensions."""
+    d0, d1 = (cfg.wg_m, cfg.wg_n) if cfg.m_fastest else (cfg.wg_n, cfg.wg_m)
+    return f"__attribute__((reqd_work_group_size({d0}, {d1}, 1)))"
+
+
+def _work_item(cfg: GemmConfig) -> str:
+    """``tx`` (the work-item's column sliver) and ``ty`` (its row sliver) in its group."""
+    x, y = (1, 0) if cfg.m_fastest else (0, 1)
+    return f"    const int tx = get_local_id({x});\n    const int ty = get_local_id({y});"
+
+
 def _accumulators(MR: int, NV: int, TV: str) -> list[str]:
     """Declarations of a work-item's ``MR x NV`` accumulator vectors ``c{i}_{v}``, zeroed."""
     return ["    " + " ".join(f"{TV} c{i}_{v} = ({TV})(0);" for v in range(NV)) for i in range(MR)]
@@ -182,9 +188,7 @@ def pack_source(T: str, wa: int, wb: int) -> str:
     ``off_b``, ``ldb``) into ``pb[s][k][wb]``: slivers of ``wa`` (``wb``) columns, the last
     zero-padded. Launched over (K rounded up to 16, 2) in groups of (16, 1). (A work-item
     per sliver, writing one contiguous block, took 84 us against 72 for 1024x128 twice.)"""
-    head = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if T == "double" else ""
-    return head + f"""typedef {T} T;
-void netcl_pack_row(__global T* restrict out, __global const T* restrict x, const int k,
+    return _header(T) + f"""void netcl_pack_row(__global T* restrict out, __global const T* restrict x, const int k,
                     const int K, const int n, const int w) {{
     const int full = n / w;
     __global T* d = out + k * w;
@@ -214,10 +218,10 @@ def packed_source(cfg: GemmConfig, T: str, epilogue: str | None) -> str:
     NV = NR // VW
     TV = _vt(T, VW)
     src = [_header(T), _epi_fn(T, epilogue)]
-    src.append(f"__attribute__((reqd_work_group_size({cfg.wg_n}, {cfg.wg_m}, 1)))")
+    src.append(_group_size(cfg))
     src.append(_signature(epilogue) + " {")
     src.append(_prologue(cfg))
-    src.append("    const int tx = get_local_id(0);\n    const int ty = get_local_id(1);")
+    src.append(_work_item(cfg))
     src.append(f"    const int r0 = m0 + ty * {MR};")
     src.append(f"    const int c0 = n0 + tx * {NR};")
     # slivers past the last one hold nothing: read the last (results not stored)
