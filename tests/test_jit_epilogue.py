@@ -89,6 +89,30 @@ def test_two_kernel_fallback_matches(monkeypatch):
     assert_close(got, np.asarray(dense_relu(x, w, b)), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.skipif(not ON_OPENCL, reason="buffers exist on OpenCL devices only")
+def test_two_kernel_fallback_writes_the_group_in_place(monkeypatch):
+    """The fallback's group takes the product's buffer (it is the product's only reader) for
+    its output, and every call still matches eager execution."""
+    from netcl.core import pool
+    monkeypatch.setattr(dot_epilogue, "make_epilogue_launcher", lambda *a, **k: None)
+    handed = []
+    hand_over = pool.Storage.hand_over
+    monkeypatch.setattr(pool.Storage, "hand_over",
+                        lambda self: (handed.append(self.buf), hand_over(self))[1])
+    rng = np.random.default_rng(3)
+    x = jnp.asarray(rng.standard_normal((9, 7)).astype(np.float32))
+    w = jnp.asarray(rng.standard_normal((7, 6)).astype(np.float32))
+    b = jnp.asarray(rng.standard_normal(6).astype(np.float32))
+    f = netcl.jit(dense_relu)
+    want = np.asarray(dense_relu(x, w, b))
+    for call in range(3):
+        got = f(x, w, b)
+        assert_close(got, want, rtol=1e-6, atol=1e-7)
+        if call:
+            assert got._buf is handed[-1]
+    assert len(handed) == 2
+
+
 EXTRAS = ["row", "col", "dense", "dense_t", "scalar", "literal"]
 
 

@@ -99,7 +99,18 @@ class Storage:
         else:
             self.buf, self.size = pool.allocate_class(size_class)
 
+    def hand_over(self):
+        """Put the buffer back in the pool now, while Arrays still view it: the caller's
+        next kernel is its last reader and may take it as its output (in-place, valid for
+        elementwise kernels, which read and write each element at the same index; the
+        in-order queue runs any later writer after that kernel)."""
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool.release(self.buf, self.size)
+
     def __del__(self):
+        if self.pool is None:   # handed over already
+            return
         try:
             self.pool.release(self.buf, self.size)
         except Exception:  # interpreter shutdown: the driver frees everything anyway

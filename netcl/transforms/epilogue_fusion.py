@@ -68,11 +68,35 @@ class EpiloguePrimitive(Primitive):
             self.acc_index, self.group.body, self.group.out_names, self.group.out_avals)
         if launch is not None:
             return launch
+        # Two kernels: the product's and the group's launchers, looked up once (this launcher
+        # serves one layout of its arguments, so the product's result always has the same
+        # layout) instead of dispatching both through bind on every call: 30-50 us of host
+        # time per call (W4's weight and bias updates on PoCL) down to the launches.
         product, group, pparams = self.product, self.group, self.product_params
+        from ..core.eval import eval_interpreter
+        launch_product = eval_interpreter.launcher(product, args[:n], pparams)
+        launch_group = None
+
+        if launch_product is None:     # arguments it would not cache a launcher for
+            def two_kernels(*args):
+                acc = product.bind(*args[:n], **pparams)
+                return group.bind(*self._group_inputs(acc, list(args[n:])))
+            return two_kernels
 
         def two_kernels(*args):
-            acc = product.bind(*args[:n], **pparams)
-            return group.bind(*self._group_inputs(acc, list(args[n:])))
+            nonlocal launch_group
+            acc = launch_product(*args[:n])
+            inputs = self._group_inputs(acc, list(args[n:]))
+            if launch_group is None:
+                launch_group = eval_interpreter.launcher(group, inputs, {}) or \
+                    (lambda *xs: group.bind(*xs))
+            elif acc._storage is not None and acc._contig and acc.offset == 0:
+                # The product is the group's (elementwise, same shape) input and read by
+                # nothing else: its buffer can be the group's first output, in place. The
+                # output's lines are then in cache when the kernel writes them (adam over
+                # 1M floats after its weight gradient: 0.74 -> 0.66 ms on PoCL).
+                acc._storage.hand_over()
+            return launch_group(*inputs)
         return two_kernels
 
     def _reference(self, *args):
