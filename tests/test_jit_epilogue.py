@@ -360,20 +360,12 @@ def test_random_pooling_epilogues_match_eager(n, h, w, c, dtype, seed):
         assert_close(got, np.asarray(want), rtol=1e-6, atol=1e-6)
 
 
-@pytest.fixture
-def sum_epilogue_on_cpu(monkeypatch):
-    from netcl.primitives.reductions import sum_epilogue
-    monkeypatch.setattr(sum_epilogue, "ON_CPU", True)
-    return sum_epilogue
-
-
-@settings(max_examples=12, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])   # it sets a flag only
+@settings(max_examples=12, deadline=None)
 @given(lead=st.sampled_from([(1,), (5,), (130,), (3, 7)]), cols=st.integers(1, 40),
        dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 99))
-def test_column_sum_takes_its_update(sum_epilogue_on_cpu, lead, cols, dtype, seed):
+def test_column_sum_takes_its_update(lead, cols, dtype, seed):
     """A bias gradient (sum over the leading axes) and an optimizer update of it: one kernel,
-    eager's results."""
+    eager's results (on CPUs, 8 columns per work-item and the last C % 8 one by one)."""
     rng = np.random.default_rng(seed)
     g = jnp.asarray(rng.standard_normal((*lead, cols)).astype(dtype))
     m, b = (jnp.asarray(rng.standard_normal(cols).astype(dtype)) for _ in range(2))
@@ -397,13 +389,14 @@ def test_column_sum_takes_its_update(sum_epilogue_on_cpu, lead, cols, dtype, see
         assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_column_sums_that_cannot_take_an_update(sum_epilogue_on_cpu, monkeypatch):
+def test_column_sums_that_cannot_take_an_update(monkeypatch):
     """Over the last axis (a row reduction), too many rows, a strided operand: the sum and the
     update run apart, with the same results."""
     rng = np.random.default_rng(3)
     g = jnp.asarray(rng.standard_normal((12, 6)).astype(np.float32))
     m = jnp.asarray(rng.standard_normal(6).astype(np.float32))
-    monkeypatch.setattr(sum_epilogue_on_cpu, "MAX_ROWS", 8)
+    from netcl.primitives.reductions import sum_epilogue
+    monkeypatch.setattr(sum_epilogue, "MAX_ROWS", 8)
     cases = [(lambda g, m: jnp.sum(g, axis=0) * 2.0 + m, g, m),                 # 12 rows > 8
              (lambda g, m: jnp.sum(g.T, axis=1) + m[:6], g, m),                  # row sums
              (lambda g, m: jnp.sum(g[::2], axis=0) - m, g, m)]                   # strided
