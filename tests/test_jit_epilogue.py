@@ -2,7 +2,7 @@
 the group in the GEMM kernel's store. Same results as eager, fewer kernels, safe fallbacks."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import netcl
