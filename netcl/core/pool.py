@@ -103,10 +103,14 @@ class Storage:
         """Put the buffer back in the pool now, while Arrays still view it: the caller's
         next kernel is its last reader and may take it as its output (in-place, valid for
         elementwise kernels, which read and write each element at the same index; the
-        in-order queue runs any later writer after that kernel)."""
-        pool, self.pool = self.pool, None
-        if pool is not None:
-            pool.release(self.buf, self.size)
+        in-order queue runs any later writer after that kernel). Not done (False) where the
+        pool would give the buffer back to the driver instead: the kernel still reads it."""
+        pool = self.pool
+        if pool is None or pool.bytes_cached + self.size > pool.max_cached_bytes:
+            return False
+        self.pool = None
+        pool.release(self.buf, self.size)
+        return True
 
     def __del__(self):
         if self.pool is None:   # handed over already

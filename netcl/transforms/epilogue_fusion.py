@@ -14,6 +14,8 @@ operand (conv/scatter_epilogue.py). A bias gradient (the column sum of a layer's
 gradient) takes its optimizer update on GPUs (reductions/sum_epilogue.py); it adds each
 column in its own order (blocks of 64 rows), so its results match eager ones within rounding.
 """
+import sys
+
 from ..core.ir import IR, Eqn
 from ..core.tracing import Primitive
 from ..primitives import conv, dot_epilogue, linalg
@@ -90,11 +92,14 @@ class EpiloguePrimitive(Primitive):
             if launch_group is None:
                 launch_group = eval_interpreter.launcher(group, inputs, {}) or \
                     (lambda *xs: group.bind(*xs))
-            elif acc._storage is not None and acc._contig and acc.offset == 0:
-                # The product is the group's (elementwise, same shape) input and read by
-                # nothing else: its buffer can be the group's first output, in place. The
-                # output's lines are then in cache when the kernel writes them (adam over
-                # 1M floats after its weight gradient: 0.74 -> 0.66 ms on PoCL).
+            elif acc._contig and acc.offset == 0 and acc._storage is not None and \
+                    sys.getrefcount(acc) == 3 and sys.getrefcount(acc._storage) == 2:
+                # The product is the group's (elementwise, same shape) input and nothing else
+                # holds it or its buffer (here: `acc`, `inputs`, getrefcount's argument; a
+                # view of another array, such as a sum over one row, shares the Storage): the
+                # buffer can be the group's first output, in place. The output's lines are
+                # then in cache when the kernel writes them (adam over 1M floats after its
+                # weight gradient: 0.74 -> 0.66 ms on PoCL).
                 acc._storage.hand_over()
             return launch_group(*inputs)
         return two_kernels
