@@ -16,6 +16,7 @@ column in its own order (blocks of 64 rows), so its results match eager ones wit
 """
 import sys
 
+from ..core.eval import eval_interpreter
 from ..core.ir import IR, Eqn
 from ..core.tracing import Primitive
 from ..primitives import conv, dot_epilogue, linalg
@@ -75,15 +76,10 @@ class EpiloguePrimitive(Primitive):
         # layout) instead of dispatching both through bind on every call: 30-50 us of host
         # time per call (W4's weight and bias updates on PoCL) down to the launches.
         product, group, pparams = self.product, self.group, self.product_params
-        from ..core.eval import eval_interpreter
-        launch_product = eval_interpreter.launcher(product, args[:n], pparams)
+        # (None for arguments the interpreter would not cache a launcher for: bind them)
+        launch_product = eval_interpreter.launcher(product, args[:n], pparams) or \
+            (lambda *xs: product.bind(*xs, **pparams))
         launch_group = None
-
-        if launch_product is None:     # arguments it would not cache a launcher for
-            def two_kernels(*args):
-                acc = product.bind(*args[:n], **pparams)
-                return group.bind(*self._group_inputs(acc, list(args[n:])))
-            return two_kernels
 
         def two_kernels(*args):
             nonlocal launch_group

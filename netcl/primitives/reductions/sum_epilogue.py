@@ -1,8 +1,8 @@
 """The epilogue of a column sum (jit's epilogue fusion, transforms/epilogue_fusion.py): a
 reduce_sum over the leading axes of a dense array, (R, C) -> (C,), whose result only feeds an
-elementwise group runs that group in the same kernel, one work-item per column. A dense
-layer's bias gradient and its optimizer update are then one launch instead of a reduction (one
-or two passes) and an update kernel.
+elementwise group runs that group in the same kernel, one work-item per column (per 32 on
+CPUs). A dense layer's bias gradient and its optimizer update are then one launch instead of
+a reduction (one or two passes) and an update kernel.
 
 Each work-item adds its column in blocks of 64 rows (two-level summation). Sums of more than
 `MAX_ROWS` rows keep the reduction kernels, whose passes split the rows across work-groups.
