@@ -91,8 +91,10 @@ def warm_train_step(wid, warmup=5):
     return run, bs, kind
 
 
-def _netcl_train_step(model, bs, rng):
-    """W4 (MLP, adam) or W5 (CNN, sgd momentum 0.9): a jitted train step, as a closure."""
+def _netcl_train_step(model, bs, rng, donate=False):
+    """W4 (MLP, adam) or W5 (CNN, sgd momentum 0.9): a jitted train step, as a closure.
+    donate: the step donates the parameters and optimizer state (jit's donate_argnums), so
+    their updates are written in place."""
     import netcl
     import netcl.numpy as jnp
     from netcl import optim, random, stax
@@ -112,12 +114,12 @@ def _netcl_train_step(model, bs, rng):
     x = jnp.asarray(rng.standard_normal(in_shape, dtype=np.float32))
     y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, bs)])
 
-    @netcl.jit
     def step(params, st, x, y):
         loss, g = netcl.value_and_grad(
             lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(params)
         upd, st = opt.update(g, st, params)
         return optim.apply_updates(params, upd), st, loss
+    step = netcl.jit(step, donate_argnums=(0, 1) if donate else ())
 
     def run():
         state[0], state[1], _ = step(state[0], state[1], x, y)
@@ -184,7 +186,7 @@ def jax_cases(kind, which):
     return cases
 
 
-def _jax_train_step(model, bs, rng, dev):
+def _jax_train_step(model, bs, rng, dev, donate=False):
     import jax
     import jax.numpy as jnp
     from jax import lax
@@ -221,7 +223,6 @@ def _jax_train_step(model, bs, rng, dev):
     params = jax.device_put(params, dev)
     tm = jax.tree_util.tree_map
 
-    @jax.jit
     def step(p, m, v, t, x, y):
         g = jax.grad(lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, -1)))(p)
         if model == "mlp":  # adam
@@ -234,6 +235,7 @@ def _jax_train_step(model, bs, rng, dev):
             m = tm(lambda m, g: 0.9 * m + g, m, g)
             p = tm(lambda p, m: p - 0.01 * m, p, m)
         return p, m, v, t
+    step = jax.jit(step, donate_argnums=(0, 1, 2) if donate else ())
     st = [params, tm(jnp.zeros_like, params), tm(jnp.zeros_like, params), jnp.zeros((), jnp.int32)]
 
     def run():

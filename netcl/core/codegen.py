@@ -301,20 +301,20 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
 
 def _multi_launcher(device, k, shape, out_avals, n, in_pos, units):
     from .array import layout_id
-    from .pool import Storage
+    from .pool import bucket_size, output_storage
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
     gsize, lsize = kernels.grid_1d(device, units)
-    outs_meta = [(a.dtype, a.weak_type, n * a.dtype.itemsize,
+    outs_meta = [(a.dtype, a.weak_type, n * a.dtype.itemsize, bucket_size(n * a.dtype.itemsize),
                   layout_id(device, shape, a.dtype, a.weak_type, strides, 0)) for a in out_avals]
-    m = len(out_avals)
     set_arg = k.set_arg
     enqueue = cl.enqueue_nd_range_kernel
 
-    def launch(*xs):
+    def reusing(offers, *xs):
+        """launch, each output taking one of `offers` where one fits (pool.output_storage)."""
         outs = []
-        for j, (dt, weak, nbytes, lid) in enumerate(outs_meta):
-            st = Storage(pool, nbytes)
+        for j, (dt, weak, nbytes, size_class, lid) in enumerate(outs_meta):
+            st = output_storage(pool, nbytes, size_class, offers)
             outs.append(Array(device, st.buf, st, shape, dt, strides, 0, weak, True, lid))
             set_arg(j, st.buf)
         if n:
@@ -322,6 +322,10 @@ def _multi_launcher(device, k, shape, out_avals, n, in_pos, units):
                 set_arg(p, x._buf)
             enqueue(queue, k, gsize, lsize)
         return tuple(outs)
+
+    def launch(*xs):
+        return reusing((), *xs)
+    launch.reusing = reusing
     return launch
 
 
@@ -333,7 +337,7 @@ def _launcher(device, k, shape, dtype, weak, n, in_pos, units):
     enqueue = cl.enqueue_nd_range_kernel
     set_arg = k.set_arg
     from .array import layout_id
-    from .pool import Storage, bucket_size
+    from .pool import Storage, bucket_size, output_storage
     lid = layout_id(device, shape, dtype, weak, strides, 0)
     size_class = bucket_size(nbytes)
 
@@ -341,35 +345,41 @@ def _launcher(device, k, shape, dtype, weak, n, in_pos, units):
         st = Storage(pool, nbytes, size_class)
         return Array(device, st.buf, st, shape, dtype, strides, 0, weak, True, lid)
 
+    def reusing(offers, *xs):
+        """launch, the output taking one of `offers` where one fits (pool.output_storage)."""
+        st = output_storage(pool, nbytes, size_class, offers)
+        out = Array(device, st.buf, st, shape, dtype, strides, 0, weak, True, lid)
+        if n:
+            set_arg(0, out._buf)
+            for p, x in zip(in_pos, xs):
+                set_arg(p, x._buf)
+            enqueue(queue, k, gsize, lsize)
+        return out
+
+    # the plain launchers below are specialised by arity: eager dispatch's hot path
     if n == 0:
-        return lambda *xs: new_out()
-    if len(in_pos) == 1:
+        launch = lambda *xs: new_out()  # noqa: E731
+    elif len(in_pos) == 1:
         p0 = in_pos[0]
 
-        def launch1(x):
+        def launch(x):
             out = new_out()
             set_arg(0, out._buf)
             set_arg(p0, x._buf)
             enqueue(queue, k, gsize, lsize)
             return out
-        return launch1
-    if len(in_pos) == 2:
+    elif len(in_pos) == 2:
         p0, p1 = in_pos
 
-        def launch2(x, y):
+        def launch(x, y):
             out = new_out()
             set_arg(0, out._buf)
             set_arg(p0, x._buf)
             set_arg(p1, y._buf)
             enqueue(queue, k, gsize, lsize)
             return out
-        return launch2
-
-    def launch(*xs):
-        out = new_out()
-        set_arg(0, out._buf)
-        for p, x in zip(in_pos, xs):
-            set_arg(p, x._buf)
-        enqueue(queue, k, gsize, lsize)
-        return out
+    else:
+        def launch(*xs):
+            return reusing((), *xs)
+    launch.reusing = reusing
     return launch

@@ -99,19 +99,6 @@ class Storage:
         else:
             self.buf, self.size = pool.allocate_class(size_class)
 
-    def hand_over(self):
-        """Put the buffer back in the pool now, while Arrays still view it: the caller's
-        next kernel is its last reader and may take it as its output (in-place, valid for
-        elementwise kernels, which read and write each element at the same index; the
-        in-order queue runs any later writer after that kernel). Not done (False) where the
-        pool would give the buffer back to the driver instead: the kernel still reads it."""
-        pool = self.pool
-        if pool is None or pool.bytes_cached + self.size > pool.max_cached_bytes:
-            return False
-        self.pool = None
-        pool.release(self.buf, self.size)
-        return True
-
     def __del__(self):
         if self.pool is None:   # handed over already
             return
@@ -119,3 +106,19 @@ class Storage:
             self.pool.release(self.buf, self.size)
         except Exception:  # interpreter shutdown: the driver frees everything anyway
             pass
+
+
+def output_storage(pool, nbytes, size_class, offers):
+    """A Storage for a kernel's output: one of `offers` of the same size class, taken off
+    the list, else a new one from `pool`.
+
+    `offers` are the Storages of inputs that die at this launch and that the kernel reads
+    only at the index where it writes the output, before writing it (elementwise kernels
+    and epilogues: see jit's in-place steps). The output then overwrites the input in
+    place, and its cache lines are already there: adam's new moments written over the old
+    ones read no line from memory first (W4 on PoCL: 10.5 -> 10.15 ms per step with the
+    parameters and optimizer state donated)."""
+    for i, st in enumerate(offers):
+        if st.size == size_class:
+            return offers.pop(i)
+    return Storage(pool, nbytes, size_class)

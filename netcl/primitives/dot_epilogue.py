@@ -108,20 +108,22 @@ def build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals, row
 
 
 def epilogue_outputs(device, out_avals):
-    """new_outputs(k, first) -> fresh dense arrays for `out_avals`, each bound to kernel
-    argument first + j."""
+    """new_outputs(k, first, offers) -> dense arrays for `out_avals`, each bound to kernel
+    argument first + j, in buffers of `offers` where they fit (pool.output_storage; an
+    epilogue reads its extras where it writes its outputs), else fresh ones."""
     from ..core.array import layout_id
-    from ..core.pool import Storage
+    from ..core.pool import bucket_size, output_storage
     shape = out_avals[0].shape
     strides = contiguous_strides(shape)
     pool = device.pool
     meta = [(a.dtype, a.weak_type, prod(shape) * a.dtype.itemsize,
+             bucket_size(prod(shape) * a.dtype.itemsize),
              layout_id(device, shape, a.dtype, a.weak_type, strides, 0)) for a in out_avals]
 
-    def new_outputs(k, first):
+    def new_outputs(k, first, offers):
         outs = []
-        for j, (dt, weak, nbytes, lid) in enumerate(meta):
-            st = Storage(pool, nbytes)
+        for j, (dt, weak, nbytes, size_class, lid) in enumerate(meta):
+            st = output_storage(pool, nbytes, size_class, offers)
             outs.append(Array(device, st.buf, st, shape, dt, strides, 0, weak, True, lid))
             k.set_arg(first + j, st.buf)
         return outs
@@ -154,12 +156,16 @@ def flat_epilogue_launcher(device, k, n_operands, n_extras, out_avals, gsize, ls
     first = n_extras + len(out_avals)
     slots = [first + j for j in range(n_operands)] + list(range(n_extras))
 
-    def launch(*args):
-        outs = new_outputs(k, n_extras)
+    def reusing(offers, *args):
+        outs = new_outputs(k, n_extras, offers)
         for slot, a in zip(slots, args):
             set_arg(slot, a._buf)
         enqueue(queue, k, gsize, lsize)
         return tuple(outs)
+
+    def launch(*args):
+        return reusing((), *args)
+    launch.reusing = reusing
     return launch
 
 
@@ -199,15 +205,19 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
     enqueue, set_arg = cl.enqueue_nd_range_kernel, k.set_arg
     prep = _preparer(pa, pb)
 
-    def launch(a, b, *xs):
+    def reusing(offers, a, b, *xs):
         if prep is not None:
             a, b = prep(a, b)
-        outs = new_outputs(k, first_out)
+        outs = new_outputs(k, first_out, offers)
         set_arg(0, outs[0]._buf)      # C: unused by the epilogue, any buffer will do
         keep = _set_operands(set_arg, pack, a, b)  # noqa: F841  (packed buffers outlive the enqueue)
         for j, x in enumerate(xs):
             set_arg(15 + j, x._buf)
         enqueue(queue, k, gsize, lsize)
         return tuple(outs)
+
+    def launch(*args):
+        return reusing((), *args)
+    launch.reusing = reusing
     launch.source = k._netcl_source
     return launch

@@ -81,24 +81,30 @@ class EpiloguePrimitive(Primitive):
             (lambda *xs: product.bind(*xs, **pparams))
         launch_group = None
 
-        def two_kernels(*args):
+        def reusing(offers, *args):
             nonlocal launch_group
             acc = launch_product(*args[:n])
             inputs = self._group_inputs(acc, list(args[n:]))
             if launch_group is None:
-                launch_group = eval_interpreter.launcher(group, inputs, {}) or \
-                    (lambda *xs: group.bind(*xs))
-            elif acc._contig and acc.offset == 0 and acc._storage is not None and \
-                    sys.getrefcount(acc) == 3 and sys.getrefcount(acc._storage) == 2:
-                # The product is the group's (elementwise, same shape) input and nothing else
-                # holds it or its buffer (here: `acc`, `inputs`, getrefcount's argument; a
-                # view of another array, such as a sum over one row, shares the Storage): the
-                # buffer can be the group's first output, in place. The output's lines are
-                # then in cache when the kernel writes them (adam over 1M floats after its
-                # weight gradient: 0.74 -> 0.66 ms on PoCL).
-                acc._storage.hand_over()
-            return launch_group(*inputs)
+                plain = eval_interpreter.launcher(group, inputs, {}) or group.bind
+                launch_group = getattr(plain, "reusing", lambda offers, *xs: plain(*xs))
+            if acc._contig and acc.offset == 0 and sys.getrefcount(acc._storage) == 2:
+                # Nothing else holds the product's buffer (a view such as a sum over one
+                # row would share it): the group, elementwise over it, may write it in
+                # place. Its lines are then in cache when the kernel writes them (adam over
+                # 1M floats after its weight gradient: 0.74 -> 0.66 ms on PoCL).
+                offers = [*offers, acc._storage]
+            return launch_group(offers, *inputs)
+
+        def two_kernels(*args):
+            return reusing((), *args)
+        two_kernels.reusing = reusing
         return two_kernels
+
+    def in_place_inputs(self, n_inputs):
+        """Inputs an output may overwrite when they die here: the extras (the epilogue reads
+        each where it writes the outputs; the product's operands are read everywhere)."""
+        return range(self.n_operands, n_inputs)
 
     def _reference(self, *args):
         n = self.n_operands

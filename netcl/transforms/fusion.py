@@ -229,8 +229,17 @@ class FusedPrimitive(Primitive):
         launch = make_body_launcher(self.kernel_name, device, args, self.body, self.out_names,
                                     self.out_avals)
         if len(self.out_avals) == 1:
-            return lambda *xs: (launch(*xs),)
+            one, reusing = launch, launch.reusing
+
+            def launch(*xs):
+                return (one(*xs),)
+            launch.reusing = lambda offers, *xs: (reusing(offers, *xs),)
         return launch
+
+    def in_place_inputs(self, n_inputs):
+        """Inputs an output may overwrite when they die here: all (each element is read
+        where it is written, before; jit checks shapes and layouts)."""
+        return range(n_inputs)
 
     def _reference(self, *xs):
         env = {v.id: x for v, x in zip(self.inputs, xs)}

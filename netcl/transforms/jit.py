@@ -62,6 +62,12 @@ class Executable:
             steps.append((e.prim, e.params, tuple(slot[v.id] for v in e.inputs),
                           tuple(slot[o.id] for o in e.outputs), e.prim.multiple_results, free))
         self.steps = steps
+        # per step, [(input position, argument number or None)]: inputs dying there that an
+        # output may overwrite (arguments only where donated; see _in_place)
+        invar_at = {v.id: i for i, v in enumerate(ir.invars)}
+        self._overwritable = [_overwritable(e, k, last_use, keep, invar_at)
+                              for k, e in enumerate(ir.eqns)]
+        self.donated = frozenset()  # argument numbers donated by the caller (jit sets them)
         self.out_slots = [slot[v.id] for v in ir.outvars]
         # After the first run: the launcher of every step, valid for arguments laid out as
         # then (jit's own calls always are: dense, offset 0, shapes and dtypes from the key).
@@ -118,9 +124,13 @@ class Executable:
                                   for a in flat_args)
         self._launchers = recorded
         if all(launch is not None for launch in recorded):
-            self._plan = [(launch, ins, outs_ if multi else outs_[0], multi, free)
-                          for launch, (_, _, ins, outs_, multi, free) in zip(recorded,
-                                                                              self.steps)]
+            self._plan = []
+            for launch, (_, _, ins, outs_, multi, free), over in zip(recorded, self.steps,
+                                                                      self._overwritable):
+                donors = [j for j, arg in over if arg is None or arg in self.donated]
+                if donors and hasattr(launch, "reusing"):
+                    launch = _in_place(launch.reusing, donors)
+                self._plan.append((launch, ins, outs_ if multi else outs_[0], multi, free))
             self._env0 = [None] * self.n_slots
             for slot, c in self.const_slots:
                 self._env0[slot] = c
@@ -148,6 +158,39 @@ class Executable:
     @property
     def kernels(self):
         return [s[0] for s in self.steps]
+
+
+def _overwritable(e, k, last_use, keep, invar_at):
+    """[(position, argument number or None)] of the inputs of equation `e` (the k-th) that
+    its outputs may overwrite: ones its primitive's `in_place_inputs` names, read nowhere
+    else in `e`, dying at `e` (not outputs of the call or constants), with the shape and
+    element size of an output."""
+    rule = getattr(e.prim, "in_place_inputs", None)
+    if rule is None:
+        return []
+    allowed = set(rule(len(e.inputs)))
+    fits = {(o.aval.shape, o.aval.dtype.itemsize) for o in e.outputs}
+    found, seen = [], set()
+    for j, v in enumerate(e.inputs):
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        at = [i for i, u in enumerate(e.inputs) if u.id == v.id]
+        if all(i in allowed for i in at) and last_use.get(v.id) == k and v.id not in keep \
+                and (v.aval.shape, v.aval.dtype.itemsize) in fits:
+            found.append((j, invar_at.get(v.id)))
+    return found
+
+
+def _in_place(reusing, donors):
+    """A plan step running `reusing` (a launcher's variant whose outputs take offered
+    buffers, see pool.output_storage) with the buffers of its inputs at `donors`: dense
+    arrays whose buffer nothing else shares (a view would hold the same Storage)."""
+    def launch(*xs):
+        return reusing([x._storage for x in [xs[j] for j in donors]
+                        if x._contig and x.offset == 0 and sys.getrefcount(x._storage) == 2],
+                       *xs)
+    return launch
 
 
 class Kernel:
@@ -289,15 +332,22 @@ class Jitted:
         exe = self.cache.get(key)
         if exe is None:
             exe = self._compile(key, args, kwargs, static, flat, tree)
-        for d in self._donate(args):
+        donated = self._donate(args)
+        if donated:
             # The call keeps its own reference (a view); the caller's array is invalidated,
-            # so the buffer returns to the pool after its last use inside this call and
-            # outputs can take it.
-            for i, x in enumerate(flat):
-                if x is d:
-                    flat[i] = d._view(d.shape, d.strides, d.offset)
-            d._storage = None
-            d.deleted = True
+            # so an elementwise step where it dies may write its output over it (adam's
+            # update over the parameters and moments), or else the buffer returns to the
+            # pool after its last use inside this call and later outputs take it.
+            at = []
+            for d in donated:
+                for i, x in enumerate(flat):
+                    if x is d:
+                        flat[i] = d._view(d.shape, d.strides, d.offset)
+                        at.append(i)
+                d._storage = None
+                d.deleted = True
+            if exe._plan is None:        # its steps learn which arguments they may overwrite
+                exe.donated = frozenset(at)
         return exe.build_outputs(exe.run_dense(flat))
 
     def _donate(self, args):

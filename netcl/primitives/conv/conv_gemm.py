@@ -562,8 +562,8 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
         (kg, g, l_, a_is_p, _), = calls           # one GEMM (no groups, no split)
         new_outputs, first_out = epilogue[1], 15 + epilogue[2]
 
-        def launch_epilogue(x, w, *extras):
-            outs = new_outputs(kg, first_out)
+        def reusing(offers, x, w, *extras):
+            outs = new_outputs(kg, first_out, offers)
             pbuf, pst = make_p(x)  # noqa: F841 (pst: held until enqueued)
             wb = pack(w)._buf if pack is not None else w._buf
             kg.set_arg(0, outs[0]._buf)      # C: unused by the epilogue, any buffer will do
@@ -573,6 +573,10 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
                 kg.set_arg(15 + j, e._buf)
             enqueue(queue, kg, g, l_)
             return tuple(outs)
+
+        def launch_epilogue(*args):
+            return reusing((), *args)
+        launch_epilogue.reusing = reusing
         launch_epilogue.source = kg._netcl_source
         return launch_epilogue
 

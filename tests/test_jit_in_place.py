@@ -1,0 +1,144 @@
+"""jit's in-place steps: an elementwise kernel (or a product's epilogue) whose input dies
+there writes its output over that input's buffer, for intermediates and for donated
+arguments (jit(..., donate_argnums=...)); never over an argument the caller still holds, a
+buffer a live view shares, or a product's operand."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import netcl
+import netcl.numpy as jnp
+from netcl.core import pool
+from util import assert_close
+
+ON_OPENCL = not netcl.default_device().is_numpy
+needs_buffers = pytest.mark.skipif(not ON_OPENCL, reason="buffers exist on OpenCL devices only")
+
+
+def adam_like(p, m, g):
+    m = 0.9 * m + 0.1 * g
+    return p - 0.01 * m / (jnp.sqrt(m * m) + 1e-3), m
+
+
+def adam_like_np(p, m, g):
+    m = 0.9 * m + 0.1 * g
+    return p - 0.01 * m / (np.sqrt(m * m) + 1e-3), m
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """The buffers outputs took from offered inputs (pool.output_storage), in order."""
+    got = []
+    output_storage = pool.output_storage
+
+    def spy(p, nbytes, size_class, offers):
+        n = len(offers)
+        st_ = output_storage(p, nbytes, size_class, offers)
+        if len(offers) < n:
+            got.append(st_.buf)
+        return st_
+    monkeypatch.setattr(pool, "output_storage", spy)
+    return got
+
+
+@needs_buffers
+def test_donated_arguments_are_updated_in_place():
+    rng = np.random.default_rng(0)
+    p_h, m_h = rng.standard_normal((2, 300)).astype(np.float32)
+    g = jnp.asarray(rng.standard_normal(300).astype(np.float32))
+    step = netcl.jit(adam_like, donate_argnums=(0, 1))
+    p, m = jnp.asarray(p_h), jnp.asarray(m_h)
+    for call in range(4):
+        bufs = {p._buf, m._buf}
+        p, m = step(p, m, g)
+        p_h, m_h = adam_like_np(p_h, m_h, np.asarray(g))
+        assert_close(p, p_h, rtol=1e-6, atol=1e-6)
+        assert_close(m, m_h, rtol=1e-6, atol=1e-6)
+        if call:  # from the second call on (the first records the launchers)
+            assert {p._buf, m._buf} == bufs
+
+
+@needs_buffers
+def test_arguments_not_donated_are_never_overwritten():
+    rng = np.random.default_rng(1)
+    p_h, m_h, g_h = rng.standard_normal((3, 257)).astype(np.float32)
+    p, m, g = jnp.asarray(p_h), jnp.asarray(m_h), jnp.asarray(g_h)
+    step = netcl.jit(adam_like)
+    for _ in range(3):
+        p2, m2 = step(p, m, g)
+        assert {p2._buf, m2._buf}.isdisjoint({p._buf, m._buf, g._buf})
+    assert np.array_equal(np.asarray(p), p_h) and np.array_equal(np.asarray(m), m_h)
+    want = adam_like_np(p_h, m_h, g_h)
+    assert_close(p2, want[0], rtol=1e-6, atol=1e-6)
+
+
+@needs_buffers
+def test_a_donated_array_that_a_live_view_shares_is_not_overwritten():
+    x_h = np.arange(12, dtype=np.float32)
+    f = netcl.jit(lambda x: x * 2.0 + 1.0, donate_argnums=0)
+    f(jnp.ones(12))                       # records the plan
+    x = jnp.asarray(x_h)
+    view = x.reshape(3, 4)
+    assert view._storage is x._storage
+    out = f(x)
+    assert out._buf is not view._buf
+    assert_close(out, x_h * 2 + 1)
+    assert np.array_equal(np.asarray(view), x_h.reshape(3, 4))
+
+
+@needs_buffers
+def test_an_intermediate_is_overwritten_by_the_step_where_it_dies(taken):
+    x_h = np.linspace(-1, 1, 40, dtype=np.float32)
+    f = netcl.jit(lambda x: jnp.tanh(jnp.cumsum(x) * 2.0) + 1.0)   # cumsum: not fused
+    x = jnp.asarray(x_h)
+    for _ in range(2):
+        assert_close(f(x), np.tanh(np.cumsum(x_h) * 2) + 1, rtol=1e-5, atol=1e-6)
+    assert len(taken) == 1                  # the second call's fused group
+    assert np.array_equal(np.asarray(x), x_h)
+
+
+@pytest.mark.parametrize("donate", [(), (0,), (0, 1)])
+def test_an_operand_that_is_also_an_epilogue_input_is_not_overwritten(donate):
+    rng = np.random.default_rng(2)
+    a_h, b_h = rng.standard_normal((2, 300, 300)).astype(np.float32)
+    f = netcl.jit(lambda a, b: jnp.maximum(a @ b, 0.0) + a * b, donate_argnums=donate)
+    want = np.maximum(a_h @ b_h, 0) + a_h * b_h
+    for _ in range(3):
+        assert_close(f(jnp.asarray(a_h), jnp.asarray(b_h)), want, rtol=1e-4, atol=1e-4)
+
+
+OPS = {"add": (lambda x, y: x + y, np.add), "mul": (lambda x, y: x * y, np.multiply),
+       "max": (jnp.maximum, np.maximum), "sub_exp": (lambda x, y: jnp.exp(x - y),
+                                                   lambda x, y: np.exp(x - y))}
+
+
+@settings(max_examples=12, deadline=None)
+@given(shape=st.sampled_from([(), (1,), (7,), (33, 5), (2, 3, 17)]),
+       ops=st.lists(st.sampled_from(sorted(OPS)), min_size=1, max_size=3),
+       donate=st.sampled_from([(), (0,), (1,), (0, 1)]), seed=st.integers(0, 50))
+def test_random_elementwise_chains_match_numpy_with_and_without_donation(shape, ops, donate,
+                                                                         seed):
+    rng = np.random.default_rng(seed)
+    x_h, y_h = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+
+    def f(x, y):
+        for op in ops:
+            x, y = OPS[op][0](x, y), x
+        return x, y * 0.5
+
+    def f_np(x, y):
+        for op in ops:
+            x, y = OPS[op][1](x, y), x
+        return x, y * 0.5
+    g = netcl.jit(f, donate_argnums=donate)
+    want = f_np(x_h, y_h)
+    for _ in range(2):
+        x, y = jnp.asarray(x_h), jnp.asarray(y_h)
+        got = g(x, y)
+        for a, b in zip(got, want):
+            assert_close(a, b, rtol=1e-5, atol=1e-6)
+        if 0 not in donate:
+            assert np.array_equal(np.asarray(x), x_h)
+        if 1 not in donate:
+            assert np.array_equal(np.asarray(y), y_h)
