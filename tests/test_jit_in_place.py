@@ -142,3 +142,14 @@ def test_random_elementwise_chains_match_numpy_with_and_without_donation(shape, 
             assert np.array_equal(np.asarray(x), x_h)
         if 1 not in donate:
             assert np.array_equal(np.asarray(y), y_h)
+
+
+def test_donated_strided_arrays_are_copied_and_invalidated():
+    f = netcl.jit(lambda x: x + 1.0, donate_argnums=0)
+    base = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for _ in range(2):               # the second call takes jit's cached donation positions
+        x = jnp.asarray(base).T          # strided: the call runs on a dense copy
+        assert_close(f(x), base.T + 1)
+        assert x.deleted
+        with pytest.raises(ValueError, match="donated"):
+            np.asarray(x)

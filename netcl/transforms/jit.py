@@ -68,6 +68,7 @@ class Executable:
         self._overwritable = [_overwritable(e, k, last_use, keep, invar_at)
                               for k, e in enumerate(ir.eqns)]
         self.donated = frozenset()  # argument numbers donated by the caller (jit sets them)
+        self.donated_at = None      # their positions among the call's leaves (jit's cache)
         self.out_slots = [slot[v.id] for v in ir.outvars]
         # After the first run: the launcher of every step, valid for arguments laid out as
         # then (jit's own calls always are: dense, offset 0, shapes and dtypes from the key).
@@ -319,36 +320,45 @@ class Jitted:
             else:
                 raise TypeError(f"jit({name}): argument of type {type(x).__name__} is not an "
                                 "array; mark it static with static_argnums/static_argnames")
-        return arrays, tree
+        return arrays, tree, flat
 
     def __call__(self, *args, **kwargs):
         if current_interpreter() is not eval_interpreter:
             # Inside another transform: trace straight through (grad(jit(f)), vmap(jit(f))).
             return self.fun(*args, **kwargs)
         static, dyn, dyn_kwargs = self._split(args, kwargs)
-        flat, tree = self._flatten(dyn, dyn_kwargs)
+        flat, tree, leaves = self._flatten(dyn, dyn_kwargs)
         device = flat[0].device if flat else default_device()
         key = (tree, tuple((x.shape, x.dtype, x.weak_type) for x in flat), static, device)
         exe = self.cache.get(key)
         if exe is None:
             exe = self._compile(key, args, kwargs, static, flat, tree)
-        donated = self._donate(args)
-        if donated:
-            # The call keeps its own reference (a view); the caller's array is invalidated,
-            # so an elementwise step where it dies may write its output over it (adam's
-            # update over the parameters and moments), or else the buffer returns to the
-            # pool after its last use inside this call and later outputs take it.
-            at = []
-            for d in donated:
-                for i, x in enumerate(flat):
-                    if x is d:
-                        flat[i] = d._view(d.shape, d.strides, d.offset)
-                        at.append(i)
-                d._storage = None
-                d.deleted = True
-            if exe._plan is None:        # its steps learn which arguments they may overwrite
-                exe.donated = frozenset(at)
+        if self.donate_argnums:
+            self._take_donated(exe, args, flat, leaves)
         return exe.build_outputs(exe.run_dense(flat))
+
+    def _take_donated(self, exe, args, flat, leaves):
+        """Invalidate the caller's donated arrays, the call keeping its own handles in `flat`
+        (views over the same buffers). An elementwise step where one dies may then write its
+        output over it (adam's update over the parameters and moments), or else the buffer
+        returns to the pool after its last use inside the call and later outputs take it."""
+        at = exe.donated_at
+        if at is None:      # first call with this signature: where the donated leaves are
+            ids = {id(x) for x in self._donate(args)}
+            at = exe.donated_at = tuple(i for i, x in enumerate(leaves) if id(x) in ids)
+        else:               # _donate's checks without flattening each argument again
+            ids = {id(leaves[i]) for i in at}
+            if len(ids) != len(at) or sum(id(x) in ids for x in leaves) != len(at):
+                self._donate(args)      # raises, naming the problem
+        for i in at:
+            d = leaves[i]
+            if flat[i] is d:   # (a strided array was copied by _flatten: the copy is the call's)
+                flat[i] = Array(d.device, d._buf, d._storage, d.shape, d.dtype, d.strides,
+                                d.offset, d.weak_type, d._contig, d._lid)
+            d._storage = None
+            d.deleted = True
+        if exe._plan is None:   # its steps learn which arguments they may overwrite
+            exe.donated = frozenset(at)
 
     def _donate(self, args):
         if not self.donate_argnums:
@@ -418,7 +428,7 @@ class Jitted:
         """Trace and optimise for these arguments without running: `.as_text()`, `.kernels`,
         `.compile()`."""
         static, dyn, dyn_kwargs = self._split(args, kwargs)
-        flat, tree = self._flatten(dyn, dyn_kwargs)
+        flat, tree, _ = self._flatten(dyn, dyn_kwargs)
         device = flat[0].device if flat else default_device()
         key = (tree, tuple((x.shape, x.dtype, x.weak_type) for x in flat), static, device)
         ir, out_tree = self._trace(args, kwargs, static, flat, tree)
