@@ -58,6 +58,9 @@ class Primitive:
       batch(args, dims, **params) -> (out, out_dim)
       precision: "low" | "keep_fp32" | "follow_inputs"   (autocast)
       fusion: "elementwise" | "reduction" | "view" | "opaque"   (jit's fusion pass)
+    Optional, on jit's fused primitives: in_place_inputs(n_inputs) -> positions of inputs
+    an output may overwrite where they die (read only where the output is written), with
+    launchers that have a `reusing(offers, *args)` variant (see jit's in-place steps).
     """
 
     def __init__(self, name, multiple_results=False, fusion="opaque", precision="follow_inputs"):
