@@ -15,3 +15,21 @@ def _float32_convolutions(request):
     conv._tf32_override = None if request.node.get_closest_marker("tf32") else False
     yield
     conv._tf32_override = None
+
+
+@pytest.fixture
+def taken_buffers(monkeypatch):
+    """The buffers that outputs took from offered inputs (pool.output_storage: jit's
+    in-place steps), in order."""
+    from netcl.core import pool
+    got = []
+    output_storage = pool.output_storage
+
+    def spy(p, nbytes, size_class, offers):
+        n = len(offers)
+        st = output_storage(p, nbytes, size_class, offers)
+        if len(offers) < n:
+            got.append(st.buf)
+        return st
+    monkeypatch.setattr(pool, "output_storage", spy)
+    return got

@@ -90,21 +90,10 @@ def test_two_kernel_fallback_matches(monkeypatch):
 
 
 @pytest.mark.skipif(not ON_OPENCL, reason="buffers exist on OpenCL devices only")
-def test_two_kernel_fallback_writes_the_group_in_place(monkeypatch):
+def test_two_kernel_fallback_writes_the_group_in_place(monkeypatch, taken_buffers):
     """The fallback's group takes the product's buffer (it is the product's only reader) for
     its output, and every call still matches eager execution."""
-    from netcl.core import pool
     monkeypatch.setattr(dot_epilogue, "make_epilogue_launcher", lambda *a, **k: None)
-    taken = []
-    output_storage = pool.output_storage
-
-    def spy(p, nbytes, size_class, offers):
-        n = len(offers)
-        st = output_storage(p, nbytes, size_class, offers)
-        if len(offers) < n:
-            taken.append(st.buf)
-        return st
-    monkeypatch.setattr(pool, "output_storage", spy)
     rng = np.random.default_rng(3)
     x = jnp.asarray(rng.standard_normal((9, 7)).astype(np.float32))
     w = jnp.asarray(rng.standard_normal((7, 6)).astype(np.float32))
@@ -114,8 +103,8 @@ def test_two_kernel_fallback_writes_the_group_in_place(monkeypatch):
     for call in range(3):
         got = f(x, w, b)
         assert_close(got, want, rtol=1e-6, atol=1e-7)
-        assert got._buf is taken[-1]
-    assert len(taken) == 3
+        assert got._buf is taken_buffers[-1]
+    assert len(taken_buffers) == 3
 
 
 EXTRAS = ["row", "col", "dense", "dense_t", "scalar", "literal"]

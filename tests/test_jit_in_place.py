@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 import netcl
 import netcl.numpy as jnp
-from netcl.core import pool
 from util import assert_close
 
 ON_OPENCL = not netcl.default_device().is_numpy
@@ -24,22 +23,6 @@ def adam_like(p, m, g):
 def adam_like_np(p, m, g):
     m = 0.9 * m + 0.1 * g
     return p - 0.01 * m / (np.sqrt(m * m) + 1e-3), m
-
-
-@pytest.fixture
-def taken(monkeypatch):
-    """The buffers outputs took from offered inputs (pool.output_storage), in order."""
-    got = []
-    output_storage = pool.output_storage
-
-    def spy(p, nbytes, size_class, offers):
-        n = len(offers)
-        st_ = output_storage(p, nbytes, size_class, offers)
-        if len(offers) < n:
-            got.append(st_.buf)
-        return st_
-    monkeypatch.setattr(pool, "output_storage", spy)
-    return got
 
 
 @needs_buffers
@@ -88,13 +71,13 @@ def test_a_donated_array_that_a_live_view_shares_is_not_overwritten():
 
 
 @needs_buffers
-def test_an_intermediate_is_overwritten_by_the_step_where_it_dies(taken):
+def test_an_intermediate_is_overwritten_by_the_step_where_it_dies(taken_buffers):
     x_h = np.linspace(-1, 1, 40, dtype=np.float32)
     f = netcl.jit(lambda x: jnp.tanh(jnp.cumsum(x) * 2.0) + 1.0)   # cumsum: not fused
     x = jnp.asarray(x_h)
     for _ in range(2):
         assert_close(f(x), np.tanh(np.cumsum(x_h) * 2) + 1, rtol=1e-5, atol=1e-6)
-    assert len(taken) == 1                  # the second call's fused group
+    assert len(taken_buffers) == 1          # the second call's fused group
     assert np.array_equal(np.asarray(x), x_h)
 
 

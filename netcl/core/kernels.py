@@ -79,7 +79,7 @@ def build(device, source, options=()):
         if "double" in source and "cl_khr_fp64" not in source:
             source = PREAMBLE_FP64 + source
         if ("netcl_vload8" in source or "netcl_vstore8" in source) and \
-                not source.startswith(PREAMBLE_VECTOR_IO):
+                "#define netcl_vload8" not in source:   # (a source may carry its own)
             source = PREAMBLE_VECTOR_IO + source
         try:
             with warnings.catch_warnings():
