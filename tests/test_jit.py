@@ -140,6 +140,9 @@ def test_donation():
     y = jnp.ones(4)
     with pytest.raises(ValueError, match="donated array is also passed"):
         f(y, y)
+    with pytest.raises(ValueError, match="donated array is also passed"):
+        f(y, y=y)                          # as a keyword argument too
+    assert not y.deleted
     with pytest.raises(ValueError, match="both static and donated"):
         netcl.jit(lambda a: a, static_argnums=0, donate_argnums=0)
 

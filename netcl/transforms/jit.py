@@ -345,11 +345,14 @@ class Jitted:
         at = exe.donated_at
         if at is None:      # first call with this signature: where the donated leaves are
             ids = {id(x) for x in self._donate(args)}
-            at = exe.donated_at = tuple(i for i, x in enumerate(leaves) if id(x) in ids)
-        else:               # _donate's checks without flattening each argument again
-            ids = {id(leaves[i]) for i in at}
-            if len(ids) != len(at) or sum(id(x) in ids for x in leaves) != len(at):
-                self._donate(args)      # raises, naming the problem
+            at = tuple(i for i, x in enumerate(leaves) if id(x) in ids)
+        # each donated array once among all the leaves (keyword arguments included)
+        ids = {id(leaves[i]) for i in at}
+        if len(ids) != len(at) or sum(id(x) in ids for x in leaves) != len(at):
+            raise ValueError(f"jit({getattr(self.fun, '__name__', 'fun')}): a donated array "
+                             "is also passed as another argument; donate only arrays that "
+                             "are not used again")
+        exe.donated_at = at
         for i in at:
             d = leaves[i]
             if flat[i] is d:   # (a strided array was copied by _flatten: the copy is the call's)
