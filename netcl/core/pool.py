@@ -100,8 +100,6 @@ class Storage:
             self.buf, self.size = pool.allocate_class(size_class)
 
     def __del__(self):
-        if self.pool is None:   # handed over already
-            return
         try:
             self.pool.release(self.buf, self.size)
         except Exception:  # interpreter shutdown: the driver frees everything anyway
@@ -116,8 +114,8 @@ def output_storage(pool, nbytes, size_class, offers):
     only at the index where it writes the output, before writing it (elementwise kernels
     and epilogues: see jit's in-place steps). The output then overwrites the input in
     place, and its cache lines are already there: adam's new moments written over the old
-    ones read no line from memory first (W4 on PoCL: 10.5 -> 10.15 ms per step with the
-    parameters and optimizer state donated)."""
+    ones read no line from memory first (W4 on PoCL, parameters and optimizer state
+    donated: about 0.2 of a 10.3 ms step)."""
     for i, st in enumerate(offers):
         if st.size == size_class:
             return offers.pop(i)
