@@ -150,7 +150,7 @@ def _transposed_blocks(NR: int) -> list[str]:
         half = "lo" if j < 4 else "hi"
         lines.append(f"                q[{j * NR // 8}] = (float8)(u{j % 4}.{half}, u{4 + j % 4}.{half});")
     lines += ["              }",
-              f"              for (; k < kc; ++k)",
+              "              for (; k < kc; ++k)",
               f"                for (int w = 0; w < 8; ++w) d[k * {NR} + w0 + w] = p[w * ldb + k];",
               "            }"]
     return lines
