@@ -261,6 +261,47 @@ def test_optimizer_scalars_share_one_kernel_and_constants_fold():
         assert_close(a, np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
+def test_scalar_steps_launch_just_before_their_first_reader():
+    """A step computing only scalars runs just before the step that first reads it, so a
+    call's first launch is real work (the device idles until it comes); a scalar only the
+    call returns runs last."""
+    x = jnp.asarray(np.random.default_rng(1).standard_normal((8, 8)).astype(np.float32))
+
+    def f(x, t):
+        c = (t + 1.0) * 2.0                  # traced first
+        return jnp.tanh(x @ x) @ x * c, t * 3.0
+
+    low = netcl.jit(f).lower(x, jnp.asarray(3.0))
+    eqns = low.ir.eqns
+    scalar = [k for k, e in enumerate(eqns) if all(o.aval.ndim == 0 for o in e.outputs)]
+    assert scalar and scalar[0] > 0 and eqns[0].prim.name.startswith("dot_general"), low.as_text()
+    readers = [k for k, e in enumerate(eqns) if any(v.id == o.id for v in e.inputs
+                                                    for o in eqns[scalar[0]].outputs)]
+    assert readers and readers[0] == scalar[0] + 1, low.as_text()
+    got = netcl.jit(f)(x, jnp.asarray(3.0))
+    want = f(x, jnp.asarray(3.0))
+    for a, b in zip(got, want):
+        assert_close(a, np.asarray(b), rtol=1e-5, atol=1e-5)
+
+
+def test_cache_tells_layouts_apart_by_weak_type():
+    """The call's fast lookup by layout ids retraces where the full key would: a weak-typed
+    argument (a Python scalar) against a float32 array of the same shape."""
+    traces = []
+
+    @netcl.jit
+    def f(x):
+        traces.append(1)
+        return x * 2.0
+    f(2.0)
+    f(3.0)
+    assert len(traces) == 1
+    f(jnp.asarray(np.float32(2.0)))
+    assert len(traces) == 2
+    f(4.0)
+    assert len(traces) == 2
+
+
 def test_compiled_executable_accepts_other_layouts():
     """The launchers recorded on the first run serve dense arguments; a strided view takes
     the generic path and still gives the right answer."""
