@@ -147,6 +147,21 @@ def test_donation():
         netcl.jit(lambda a: a, static_argnums=0, donate_argnums=0)
 
 
+def test_donated_argument_returned_as_it_came_stays_valid():
+    """A donated array the function returns untouched comes back as a live array (the
+    caller's handle is deleted, the buffer lives on in the output), also in a view."""
+    f = netcl.jit(lambda a, b: (a, a + b, a.reshape(2, 2), a), donate_argnums=0)
+    x = jnp.asarray(np.arange(4, dtype=np.float32))
+    same, total, view, twice = f(x, jnp.ones(4))
+    assert x.deleted and not same.deleted and not view.deleted and not twice.deleted
+    np.testing.assert_array_equal(np.asarray(twice), np.arange(4))
+    np.testing.assert_array_equal(np.asarray(same), np.arange(4))
+    np.testing.assert_array_equal(np.asarray(total), np.arange(4) + 1)
+    np.testing.assert_array_equal(np.asarray(view), np.arange(4).reshape(2, 2))
+    again, _, _, _ = f(same, jnp.ones(4))  # the returned array can be donated in turn
+    np.testing.assert_array_equal(np.asarray(again), np.arange(4))
+
+
 def test_tracer_leak_out_of_jit():
     leaked = []
 

@@ -359,8 +359,13 @@ class Jitted:
         # parameters and moments); afterwards the caller's arrays are deleted.
         at = self._check_donated(exe, args, leaves)
         outs = exe.run_dense(flat)
-        for i in at:
-            d = leaves[i]
+        donated = {id(leaves[i]): leaves[i] for i in at}
+        for j, o in enumerate(outs):
+            d = donated.get(id(o))
+            if d is not None:   # returned as it came: the output is a new handle on it
+                outs[j] = Array(d.device, d._buf, d._storage, d.shape, d.dtype, d.strides,
+                                d.offset, d.weak_type, d._contig, d._lid)
+        for d in donated.values():
             d._storage = None
             d.deleted = True
         return exe.build_outputs(outs)
