@@ -365,6 +365,54 @@ class PyTreeDef:
         body = expr(self._node)
         return eval(f"lambda L: {body}", {"C": consts})
 
+    def matcher(self):
+        """A function ``tree -> leaves`` that returns ``tree_flatten(tree)[0]`` when ``tree``
+        has this structure and None otherwise: the walk of ``tree_flatten`` compiled once
+        into straight-line type and length checks, for callers that take apart trees of the
+        same structure many times (jit's arguments). What sits where a leaf belongs is not
+        checked: callers accepting only some leaf types check those.
+
+            >>> tree_structure([1, (2, 3)]).matcher()(['a', ('b', 'c')])
+            ['a', 'b', 'c']
+        """
+        consts, lines, leaves, counter = {"_get": _cache.get}, [], [], [0]
+
+        def fresh():
+            counter[0] += 1
+            return f"x{counter[0]}"
+
+        def visit(node, var):
+            if node is None:
+                leaves.append(var)
+                return
+            h, aux, children = node
+            n = len(children)
+            if h is _NONE:
+                lines.append(f"if {var} is not None: return None")
+                return
+            if h is _TUPLE or h is _LIST:
+                lines.append(f"if type({var}) is not {h.type.__name__} or len({var}) != {n}: "
+                             "return None")
+                items = var
+            else:   # any other node kind: its own handler takes it apart
+                k = len(consts)
+                consts[f"H{k}"], consts[f"A{k}"] = h, aux
+                items = fresh()
+                lines.append(f"if _get(type({var})) is not H{k}: return None")
+                lines.append(f"{items}, aux = H{k}.flatten({var})")
+                lines.append(f"if len({items}) != {n} or aux != A{k}: return None")
+            if n == 0:
+                return
+            names = [fresh() for _ in children]
+            lines.append(f"{''.join(v + ', ' for v in names)}= {items}")
+            for c, v in zip(children, names):
+                visit(c, v)
+        visit(self._node, "tree")
+        src = "def match(tree):\n" + "".join(f"    {ln}\n" for ln in lines) + \
+            f"    return [{', '.join(leaves)}]\n"
+        exec(src, consts)
+        return consts["match"]
+
     def flatten_up_to(self, xs):
         """Subtrees of ``xs`` at this treedef's leaves (``xs`` must have this structure as prefix)."""
         return _flatten_up_to(self, xs, "flatten_up_to")

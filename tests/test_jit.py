@@ -317,6 +317,39 @@ def test_cache_tells_layouts_apart_by_weak_type():
     assert len(traces) == 2
 
 
+def test_fast_path_checks_structure_and_every_leaf():
+    """A call with the last signature's structure skips the generic flatten (a compiled
+    matcher plus layout ids); any other structure, layout or leaf type takes the full
+    lookup and gives what eager execution gives."""
+    traces = []
+
+    @netcl.jit
+    def f(p, x):
+        traces.append(1)
+        return [p[0] * x + p[1][0], p[1][1] - x]
+    x = jnp.asarray(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    p = (jnp.ones((2, 3)), [jnp.full((2, 3), 2.0), jnp.full((2, 3), 3.0)])
+    want = [np.asarray(p[0]) * np.asarray(x) + 2.0, 3.0 - np.asarray(x)]
+
+    def check(p, x, want, n_traces):
+        got = f(p, x)
+        assert isinstance(got, list) and len(got) == 2
+        for g, w in zip(got, want):
+            assert_close(g, w)
+        assert len(traces) == n_traces
+    check(p, x, want, 1)
+    check(p, x, want, 1)                                             # the fast path
+    xt = jnp.transpose(jnp.asarray(np.asarray(x).T.copy()))          # strided, same values
+    check(p, xt, want, 1)
+    check((p[0], (p[1][0], p[1][1])), x, want, 2)                    # tuple for the list
+    check(p, 2.0, [np.asarray(p[0]) * 2.0 + 2.0, 1.0 + 0 * np.asarray(p[0])], 3)
+    check(p, x, want, 3)
+    check(p, x.astype(np.float64), want, 4)
+    with pytest.raises(TypeError, match="argument of type str"):
+        f((p[0], [p[1][0], "a"]), x)
+    check(p, x, want, 4)
+
+
 def test_compiled_executable_accepts_other_layouts():
     """The launchers recorded on the first run serve dense arguments; a strided view takes
     the generic path and still gives the right answer."""

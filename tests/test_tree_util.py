@@ -113,6 +113,37 @@ def test_unflatten_places_new_leaves_in_order(tree):
     assert tree_structure(tagged) == td
 
 
+
+@fast
+@given(trees, trees)
+def test_matcher_takes_apart_exactly_its_structure(tree, other):
+    td = tree_structure(tree)
+    match = td.matcher()
+    assert match(tree) == tree_leaves(tree)
+    same = tree_map(lambda x: Tag(0), tree)     # same structure, other leaves
+    assert match(same) == tree_leaves(same)
+    got = match(other)
+    if tree_structure(other) == td:
+        assert got == tree_leaves(other)
+    elif got is not None:   # only a subtree where `tree` has a leaf may pass as that leaf
+        assert got == td.flatten_up_to(other)
+        assert tree_structure(other) != td
+
+
+def test_matcher_checks_node_types_lengths_keys_and_aux():
+    match = tree_structure(([1, (2, None)], {"a": 3}, Point(4, 5), DC(6, 7, tag=1))).matcher()
+    assert match(([8, (9, None)], {"a": 10}, Point(11, 12), DC(13, 14, tag=1))) == \
+        [8, 9, 10, 11, 12, 13, 14]
+    for bad in [((8, (9, None)), {"a": 10}, Point(11, 12), DC(13, 14, tag=1)),  # tuple for list
+                ([8, (9, 0)], {"a": 10}, Point(11, 12), DC(13, 14, tag=1)),     # leaf for None
+                ([8, (9, None, 1)], {"a": 10}, Point(11, 12), DC(13, 14, tag=1)),
+                ([8, (9, None)], {"b": 10}, Point(11, 12), DC(13, 14, tag=1)),  # other key
+                ([8, (9, None)], {"a": 10}, Other(11, 12), DC(13, 14, tag=1)),  # other type
+                ([8, (9, None)], {"a": 10}, (11, 12), DC(13, 14, tag=1)),
+                ([8, (9, None)], {"a": 10}, Point(11, 12), DC(13, 14, tag=2)),  # other aux
+                [8, (9, None)]]:
+        assert match(bad) is None, bad
+
 @fast
 @given(trees)
 def test_tree_map_single_and_multi(tree):
