@@ -383,6 +383,34 @@ def test_column_sum_takes_its_update(lead, cols, dtype, seed):
         assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
+
+@settings(max_examples=12, deadline=None)
+@given(rows=st.sampled_from([2, 9, 130]), cols=st.sampled_from([1, 8, 40, 70]),
+       n=st.integers(2, 3), dtype=st.sampled_from([np.float32, np.float64]),
+       seed=st.integers(0, 99))
+def test_column_sums_of_several_arrays_share_one_kernel(rows, cols, n, dtype, seed):
+    """An update group reading the column sums of several arrays (two layers' bias gradients
+    updated in one group) sums them all in its one kernel, with eager's results."""
+    rng = np.random.default_rng(seed)
+    gs = [jnp.asarray(rng.standard_normal((rows, cols)).astype(dtype)) for _ in range(n)]
+    b = jnp.asarray(rng.standard_normal(cols).astype(dtype))
+
+    def f(b, *gs):
+        sums = [jnp.sum(g, axis=0) for g in gs]
+        return [b - 0.1 * s * (k + 1) for k, s in enumerate(sums)] + \
+            [0.1 * (sums[0] - sums[-1])]
+    low = netcl.jit(f).lower(b, *gs)
+    assert [k.name for k in low.kernels] == ["column_sum_epilogue"], low.as_text()
+    sums = [np.asarray(g).astype(np.float64).sum(0) for g in gs]
+    want = [np.asarray(b) - 0.1 * s * (k + 1) for k, s in enumerate(sums)] + \
+        [0.1 * (sums[0] - sums[-1])]
+    for _ in range(2):
+        got = netcl.jit(f)(b, *gs)
+        for g_, e_, w_ in zip(got, f(b, *gs), want):
+            assert g_.dtype == dtype
+            assert_close(g_, np.asarray(e_), rtol=1e-5, atol=1e-5)
+            assert_close(g_, w_, rtol=1e-4, atol=1e-4)
+
 def test_column_sums_that_cannot_take_an_update(monkeypatch):
     """Over the last axis (a row reduction), too many rows, a strided operand: the sum and the
     update run apart, with the same results (twice: later calls write the update in place)."""
@@ -393,7 +421,9 @@ def test_column_sums_that_cannot_take_an_update(monkeypatch):
     monkeypatch.setattr(sum_epilogue, "MAX_ROWS", 8)
     cases = [(lambda g, m: jnp.sum(g, axis=0) * 2.0 + m, g, m),                 # 12 rows > 8
              (lambda g, m: jnp.sum(g.T, axis=1) + m[:6], g, m),                  # row sums
-             (lambda g, m: jnp.sum(g[::2], axis=0) - m, g, m)]                   # strided
+             (lambda g, m: jnp.sum(g[::2], axis=0) - m, g, m),                   # strided
+             (lambda g, m, h: jnp.sum(g, axis=0) * 2.0 + jnp.sum(h, axis=0) - m,
+              g, m, g * 3.0)]                                    # two sums, 12 rows > 8
     for f, *args in cases:
         jf = netcl.jit(f)
         assert not any("column_sum_epilogue" in k.source for k in jf.lower(*args).kernels)

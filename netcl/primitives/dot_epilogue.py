@@ -130,14 +130,16 @@ def epilogue_outputs(device, out_avals):
     return new_outputs
 
 
-def flat_element(kd, acc_index, extras, body, out_vars, out_avals, index):
+def flat_element(kd, acc_index, extras, body, out_vars, out_avals, index, accs=("acc",)):
     """C statements finishing the element at flat `index` of an epilogue kernel whose extras
     (e0, e1, ...) are dense arrays of the result's shape or 0-d, and whose outputs (o0, ...)
-    are dense: x{acc_index} is `acc`, the rest are the extras (scatter_epilogue.py and
+    are dense: x{acc_index} is `acc` (or, for a tuple of positions, each x at one is the
+    variable of `accs` in its place), the rest are the extras (scatter_epilogue.py and
     reductions/sum_epilogue.py)."""
     from ..core import codegen
-    positions = [p for p in range(len(extras) + 1) if p != acc_index]
-    lines = [f"const {kernels.compute_ctype(kd)} x{acc_index} = acc;"]
+    at = (acc_index,) if isinstance(acc_index, int) else tuple(acc_index)
+    positions = [p for p in range(len(extras) + len(at)) if p not in at]
+    lines = [f"const {kernels.compute_ctype(kd)} x{p} = {a};" for p, a in zip(at, accs)]
     for j, (pos, x) in enumerate(zip(positions, extras)):
         at = str(x.offset) if x.ndim == 0 else f"{index} + {x.offset}"
         lines.append(f"const {kernels.compute_ctype(x.dtype)} x{pos} = "

@@ -30,6 +30,13 @@ def _dot_launcher(device, lhs, rhs, params, aval, extras, acc_index, body, out_v
                                                extras, acc_index, body, out_vars, out_avals)
 
 
+def _sum_launcher(device, *args):
+    """sum_epilogue's builder called as the table's: the summed arrays (one per position of
+    acc_index, the fourth argument from the end) first."""
+    n = 1 if isinstance(args[-4], int) else len(args[-4])
+    return sum_epilogue.make_sum_epilogue_launcher(device, list(args[:n]), *args[n:])
+
+
 # product primitive -> (its epilogue launcher builder, the kernel's name, operand count);
 # a builder takes (device, *operands, params, aval, extras, acc_index, body, out_vars,
 # out_avals) and returns a launcher (operands..., extras...) -> outputs, or None
@@ -38,7 +45,7 @@ _LAUNCHERS = {
     conv.conv_general_dilated_p: (conv_gemm.make_conv_epilogue_launcher, "netcl_gemm", 2),
     conv.select_and_scatter_add_p: (scatter_epilogue.make_scatter_epilogue_launcher,
                                     "window_select_scatter_epilogue", 2),
-    reduce_sum_p: (sum_epilogue.make_sum_epilogue_launcher, "column_sum_epilogue", 1)}
+    reduce_sum_p: (_sum_launcher, "column_sum_epilogue", 1)}
 
 
 class EpiloguePrimitive(Primitive):
@@ -50,19 +57,28 @@ class EpiloguePrimitive(Primitive):
         super().__init__(f"{product.name}+{group.name}", multiple_results=True,
                          fusion="opaque")
         self.kernel_name = _LAUNCHERS[product][1]
-        self.n_operands = _LAUNCHERS[product][2]
         self.product = product
         self.product_params = product_params
         self.product_aval = product_aval
         self.group = group            # the FusedPrimitive computed in the epilogue
-        self.acc_index = acc_index    # which input of the group is the product
+        # which input of the group is the product; column sums: a tuple of positions, each
+        # the same sum of its own operand (the operands in that order)
+        self.acc_index = acc_index
+        self.at = (acc_index,) if isinstance(acc_index, int) else tuple(acc_index)
+        self.n_operands = _LAUNCHERS[product][2] * len(self.at)
         self.eqns = group.eqns
         self.abstract_eval = lambda *args, **params: tuple(group.out_avals)
         self.make_launcher = self._make_launcher
         self.reference = self._reference
 
-    def _group_inputs(self, acc, extras):
-        return extras[:self.acc_index] + [acc] + extras[self.acc_index:]
+    def _group_inputs(self, accs, extras):
+        """The group's inputs: `accs` (the products) at their positions among `extras`."""
+        inputs, it = list(extras), iter(accs)
+        for p in sorted(self.at):
+            inputs.insert(p, None)
+        for p in self.at:
+            inputs[p] = next(it)
+        return inputs
 
     def _make_launcher(self, device, args, params, out_avals):
         n = self.n_operands
@@ -76,18 +92,20 @@ class EpiloguePrimitive(Primitive):
         # layout) instead of dispatching both through bind on every call: 30-50 us of host
         # time per call (W4's weight and bias updates on PoCL) down to the launches.
         product, group, pparams = self.product, self.group, self.product_params
+        m = n // len(self.at)     # operands per product
         # (None for arguments the interpreter would not cache a launcher for: bind them)
-        launch_product = eval_interpreter.launcher(product, args[:n], pparams) or \
-            (lambda *xs: product.bind(*xs, **pparams))
+        launch_products = [eval_interpreter.launcher(product, args[i:i + m], pparams) or
+                           (lambda *xs: product.bind(*xs, **pparams)) for i in range(0, n, m)]
         launch_group = None
 
         def reusing(offers, *args):
             nonlocal launch_group
-            acc = launch_product(*args[:n])
-            inputs = self._group_inputs(acc, list(args[n:]))
+            accs = [launch(*args[i * m:i * m + m]) for i, launch in enumerate(launch_products)]
+            inputs = self._group_inputs(accs, list(args[n:]))
             if launch_group is None:
                 plain = eval_interpreter.launcher(group, inputs, {}) or group.bind
                 launch_group = getattr(plain, "reusing", lambda offers, *xs: plain(*xs))
+            acc = accs[0]
             if acc._contig and acc.offset == 0 and sys.getrefcount(acc._storage) == 2:
                 # Nothing else holds the product's buffer (a view such as a sum over one
                 # row would share it): the group, elementwise over it, may write it in
@@ -108,8 +126,10 @@ class EpiloguePrimitive(Primitive):
 
     def _reference(self, *args):
         n = self.n_operands
-        acc = self.product.reference(*args[:n], **self.product_params)
-        return self.group.reference(*self._group_inputs(acc, list(args[n:])))
+        m = n // len(self.at)
+        accs = [self.product.reference(*args[i:i + m], **self.product_params)
+                for i in range(0, n, m)]
+        return self.group.reference(*self._group_inputs(accs, list(args[n:])))
 
     def source_for(self, device, args):
         """The OpenCL C of the kernel with this epilogue, for inputs laid out like `args`
@@ -171,10 +191,25 @@ def fuse_epilogues(ir):
             product = ir.eqns[d]
             if not _epilogue_ok(product, group):
                 continue
-            extras = group.inputs[:pos] + group.inputs[pos + 1:]
+            at, operands = [pos], list(product.inputs)
+            if product.prim is reduce_sum_p:
+                # the group's other inputs that are the same sum of another array, read only
+                # here, are summed in the same kernel (W4: both bias gradients and their
+                # updates in one launch, where the second sum took a reduction of its own)
+                for q, u in enumerate(group.inputs):
+                    other = ir.eqns[producer[u.id]] if u.id in producer else None
+                    if q != pos and other is not None and other.prim is reduce_sum_p and \
+                            other.params == product.params and readers[u.id] == {i} and \
+                            u.id not in out_ids and producer[u.id] not in drop and \
+                            other.inputs[0].aval == product.inputs[0].aval and \
+                            u.id not in {w.id for w in group.inputs[:q]}:
+                        at.append(q)
+                        operands += other.inputs
+                        drop.add(producer[u.id])
+            extras = [u for q, u in enumerate(group.inputs) if q not in at]
             prim = EpiloguePrimitive(product.prim, product.params, product.outputs[0].aval,
-                                     group, pos)
-            replace[i] = Eqn(prim, list(product.inputs) + extras, {}, list(group.outputs))
+                                     group, pos if len(at) == 1 else tuple(at))
+            replace[i] = Eqn(prim, operands + extras, {}, list(group.outputs))
             drop.add(d)
             break
     if not replace:

@@ -23,66 +23,75 @@ MAX_ROWS = 4096
 CPU_COLUMNS = 32
 
 
-def make_sum_epilogue_launcher(device, x, params, aval, extras, acc_index, body, out_vars,
+def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body, out_vars,
                                out_avals):
-    """A launcher ``(x, *extras) -> outputs`` computing `body` (codegen Ops over x0, x1, ...;
-    x{acc_index} is the column sum of `x`, the others `extras`) per column, or None where x
-    is not dense, the sum is not over leading axes or runs over more than MAX_ROWS rows, or
-    an extra is not a dense array of the result's shape or a 0-d one."""
+    """A launcher ``(*xs, *extras) -> outputs`` computing `body` (codegen Ops over x0, x1,
+    ...) per column: the group's inputs at `acc_index` (a position, or one per array of
+    `xs`) are the column sums of `xs` (arrays of one shape and dtype, summed the same way),
+    the others `extras`. None where an x is not dense, the sum is not over leading axes or
+    runs over more than MAX_ROWS rows, or an extra is not a dense array of the result's
+    shape or a 0-d one."""
+    positions = (acc_index,) if isinstance(acc_index, int) else tuple(acc_index)
     axes = params["axes"]
+    x = xs[0]
     kd = x.dtype
     rows, cols = prod(x.shape[:len(axes)]), prod(aval.shape)
-    if device.is_numpy or axes != tuple(range(len(axes))) or not x._contig or \
+    if device.is_numpy or axes != tuple(range(len(axes))) or len(xs) != len(positions) or \
+            any(not y._contig or y.shape != x.shape or y.dtype != kd for y in xs) or \
             kd not in (dtypes.float32, dtypes.float64) or not 0 < rows <= MAX_ROWS or \
             not cols or (kd == dtypes.float64 and not device.capabilities.fp64) or \
             any(a.shape != aval.shape for a in out_avals) or \
             any(e.ndim and (e.shape != aval.shape or not e._contig) for e in extras):
         return None
     ct = kernels.compute_ctype(kd)
+    n = len(xs)
     decls = [f"__global const {kernels.storage_ctype(e.dtype)}* e{j}"
              for j, e in enumerate(extras)]
     decls += [f"__global {kernels.storage_ctype(a.dtype)}* o{j}"
               for j, a in enumerate(out_avals)]
-    decls += [f"__global const {kernels.storage_ctype(kd)}* x", "const int off",
-              "const int R", "const int C"]
-    finish = dot_epilogue.flat_element(kd, acc_index, extras, body, out_vars, out_avals, "c")
+    decls += [f"__global const {kernels.storage_ctype(kd)}* x{i}" for i in range(n)]
+    decls += [f"const int off{i}" for i in range(n)] + ["const int R", "const int C"]
+    sums = [f"acc{i}" for i in range(n)]
+    finish = dot_epilogue.flat_element(kd, positions, extras, body, out_vars, out_avals, "c",
+                                       sums)
+    one_by_one = _column_sum(ct, sums, [f"x{i}[off{i} + r * C + c]" for i in range(n)])
     width = CPU_COLUMNS if device.kind == "cpu" else 1
     if width == 1:
         lines = ["  const int c = get_global_id(0);", "  if (c >= C) return;"]
-        lines += ["  " + ln for ln in _column_sum(ct, ["acc"], ["x[off + r * C + c]"])]
-        lines += ["  " + ln for ln in finish]
+        lines += ["  " + ln for ln in one_by_one + finish]
     else:
         # CPUs: `width` neighbouring columns per work-item as 8-wide vectors, then the update
         # column by column; the last columns (C % width) one by one
         vt, nv = codegen.vtype(kd, 8), width // 8
-        loads = [kernels.vload(kd, 8, f"x + off + r * C + c0 + {8 * v}", True) for v in range(nv)]
+        loads = [kernels.vload(kd, 8, f"x{i} + off{i} + r * C + c0 + {8 * v}", True)
+                 for i in range(n) for v in range(nv)]
         lines = [f"  const int c0 = get_global_id(0) * {width};", "  if (c0 >= C) return;",
                  f"  if (c0 + {width} <= C) {{"]
-        lines += ["    " + ln for ln in _column_sum(vt, [f"acc{v}" for v in range(nv)], loads)]
-        lines += [f"    {ct} sums[{width}];"]
-        lines += [f"    vstore8(acc{v}, {v}, sums);" for v in range(nv)]
-        lines += [f"    for (int e = 0; e < {width}; ++e) {{",
-                  "      const int c = c0 + e;", f"      const {ct} acc = sums[e];"]
+        lines += ["    " + ln for ln in _column_sum(
+            vt, [f"acc{i}_{v}" for i in range(n) for v in range(nv)], loads)]
+        lines += [f"    {ct} sums{i}[{width}];" for i in range(n)]
+        lines += [f"    vstore8(acc{i}_{v}, {v}, sums{i});" for i in range(n) for v in range(nv)]
+        lines += [f"    for (int e = 0; e < {width}; ++e) {{", "      const int c = c0 + e;"]
+        lines += [f"      const {ct} acc{i} = sums{i}[e];" for i in range(n)]
         lines += ["      " + ln for ln in finish]
         lines += ["    }", "  } else {", "    for (int c = c0; c < C; ++c) {"]
-        lines += ["      " + ln for ln in _column_sum(ct, ["acc"], ["x[off + r * C + c]"])]
-        lines += ["      " + ln for ln in finish]
+        lines += ["      " + ln for ln in one_by_one + finish]
         lines += ["    }", "  }"]
     code = "\n".join(lines)
     src = ("#pragma OPENCL FP_CONTRACT OFF\n" + codegen.helpers_for(code) +
            f"__kernel void column_sum_epilogue({', '.join(decls)}) {{\n{code}\n}}\n")
     k = kernels.kernel(device, src, "column_sum_epilogue")
     n_in = len(extras)
-    first = n_in + len(out_avals)          # x, then its offset and sizes
-    for j, v in enumerate((x.offset, rows, cols)):
-        k.set_arg(first + 1 + j, np.int32(v))
+    first = n_in + len(out_avals) + n         # after the xs: their offsets, then the sizes
+    for j, v in enumerate((*(y.offset for y in xs), rows, cols)):
+        k.set_arg(first + j, np.int32(v))
     units = -(-cols // width)
     if width == 1:
         gsize, lsize = kernels.grid_1d(device, units)
     else:
         # a group per work-item: W4's 1024 columns make 32 groups for the CPU threads
         gsize, lsize = (units,), (1,)
-    launch = dot_epilogue.flat_epilogue_launcher(device, k, 1, n_in, out_avals, gsize, lsize)
+    launch = dot_epilogue.flat_epilogue_launcher(device, k, n, n_in, out_avals, gsize, lsize)
     launch.source = src
     return launch
 
