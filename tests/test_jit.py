@@ -241,6 +241,27 @@ def test_random_reduction_programs_match_eager(seed, shape, red, pre, post):
     assert_close(netcl.jit(f)(x, y), np.asarray(f(x, y)), rtol=2e-5, atol=2e-6)
 
 
+def test_loss_value_and_logits_gradient_share_one_row_kernel():
+    """A cross-entropy's log-softmax, per-row losses and logits gradient are one row kernel:
+    the loss's mean over the rows (0-d, for the outputs only) moves after it instead of
+    closing it; a row reduction of other inputs over the same rows joins an open group."""
+    rng = np.random.default_rng(4)
+    z = jnp.asarray(rng.standard_normal((6, 10)).astype(np.float32) * 3)
+    y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 6)])
+
+    def f(z, y):
+        return netcl.value_and_grad(
+            lambda z: -jnp.mean(jnp.sum(netcl.nn.log_softmax(z) * y, axis=-1)))(z)
+
+    def g(z, y):
+        return netcl.nn.softmax(z), jnp.sum(jnp.exp(y), axis=-1) + 1.0
+    for fun, names in [(f, ["rowfused", "rowfused"]), (g, ["rowfused"])]:
+        low = netcl.jit(fun).lower(z, y)
+        assert [k.name.rstrip("0123456789") for k in low.kernels] == names, low.as_text()
+        for a, b in zip(netcl.jit(fun)(z, y), fun(z, y)):
+            assert_close(a, np.asarray(b), rtol=2e-6, atol=1e-6)
+
+
 def test_row_group_with_two_outputs_sharing_the_reduced_value():
     def f(x):
         e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))

@@ -11,8 +11,9 @@ kernel, so results match eager execution. Where the product cannot take an epilo
 primitive runs the product and the group as two kernels. A max-pooling gradient
 (select_and_scatter_add) takes the relu mask of the layer below where its windows tile the
 operand (conv/scatter_epilogue.py). A bias gradient (the column sum of a layer's output
-gradient) takes its optimizer update on GPUs (reductions/sum_epilogue.py); it adds each
-column in its own order (blocks of 64 rows), so its results match eager ones within rounding.
+gradient) takes its optimizer update (reductions/sum_epilogue.py), with the other column
+sums of same-shaped arrays that group reads; it adds each column in its own order (blocks of
+64 rows), so its results match eager ones within rounding.
 """
 import sys
 

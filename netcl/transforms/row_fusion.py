@@ -18,7 +18,7 @@ import numpy as np
 from ..core import kernels
 from ..core.codegen import (VECTOR_WIDTH, Op, expression_template, helpers_for, input_kind,
                             op_vector_safe, vtype)
-from ..core.ir import Eqn
+from ..core.ir import IR, Eqn
 from ..core.shapes import prod
 from ..core.tracing import Primitive
 from .fusion import _c_literal, emit_groups
@@ -429,8 +429,44 @@ def _row_shapes(full, whole):
 
 
 def row_fuse(ir, scalar_literals):
-    """Find row groups (each with at least one last-axis reduction) and replace them."""
+    """Find row groups (each with at least one last-axis reduction) and replace them.
+
+    Equations with 0-d results for the call's outputs only (a loss's sum over the per-row
+    losses, its mean) that would close a group early move to the end first, so the group
+    goes on: W4's log-softmax, per-row loss and logits gradient are one kernel."""
+    late = []
+    found = _row_fuse(ir, scalar_literals, late)
+    if not late:
+        return found
+    at_end = set(late)
+    eqns = [e for i, e in enumerate(ir.eqns) if i not in at_end] + [ir.eqns[i] for i in late]
+    return _row_fuse(IR(ir.invars, ir.constvars, ir.consts, eqns, ir.outvars),
+                     scalar_literals, None)
+
+
+def _scalar_tails(ir):
+    """Indices of the equations with 0-d results that only the call's outputs and other
+    such equations read (a loss's sum, mean and sign)."""
+    out_ids = {v.id for v in ir.outvars}
+    consumers = {}
+    for i, e in enumerate(ir.eqns):
+        for v in e.inputs:
+            consumers.setdefault(v.id, []).append(i)
+    tails = set()
+    for i in range(len(ir.eqns) - 1, -1, -1):
+        if ir.eqns[i].outputs and all(
+                o.aval.ndim == 0 and all(c in tails for c in consumers.get(o.id, ())) and
+                (o.id in out_ids or o.id in consumers) for o in ir.eqns[i].outputs):
+            tails.add(i)
+    return tails
+
+
+def _row_fuse(ir, scalar_literals, late):
+    """row_fuse's grouping; with a list `late`, the indices of scalar tails (_scalar_tails)
+    that would close a group by reading its per-row values are appended to it instead (with
+    the tails reading them), and nothing is rewritten unless none were."""
     eqns = ir.eqns
+    deferrable = _scalar_tails(ir) if late is not None else ()
     producer = {o.id: i for i, e in enumerate(eqns) for o in e.outputs}
     consumers = {}
     for i, e in enumerate(eqns):
@@ -462,10 +498,20 @@ def row_fuse(ir, scalar_literals):
             g = group_of.get(producer.get(v.id))
             if g is not None and g not in in_groups:
                 in_groups.append(g)
+        if late is not None and i in deferrable and (
+                any(producer.get(v.id) in late for v in e.inputs) or
+                _closes_by_rows(e, in_groups, closed, full_of, producer, group_of)):
+            late.append(i)
+            continue
         target = None
         red = row_reduction(e)
         if red is not None:
             cands = [g for g in in_groups if g not in closed and full_of[g] == red]
+            if not cands and not in_groups:
+                # a reduction of values no group computes: into an open group over the same
+                # rows (one kernel, e.g. a loss's gradient next to the log-softmax it needs)
+                cands = [g for g in reversed(list(groups)) if g not in closed and
+                         full_of[g] == red]
             target = cands[0] if cands else None
             if target is None:
                 target = len(full_of)
@@ -500,6 +546,8 @@ def row_fuse(ir, scalar_literals):
             groups[target].append(i)
             group_of[i] = target
 
+    if late:
+        return None
     _absorb_prologues(eqns, producer, consumers, out_ids, group_of, groups, full_of,
                       scalar_literals)
 
@@ -518,6 +566,18 @@ def row_fuse(ir, scalar_literals):
         rp = RowFusedPrimitive(members, inputs, outputs, literals, R, K, full)
         return [Eqn(rp, inputs, {}, outputs)]
     return emit_groups(ir, groups, group_of, literal, make)
+
+
+def _closes_by_rows(e, in_groups, closed, full_of, producer, group_of):
+    """Whether `e` reads an open group's values, all of them per-row ones (or 0-d)."""
+    opened = [g for g in in_groups if g not in closed]
+    if not opened:
+        return False
+    for v in e.inputs:
+        g = group_of.get(producer.get(v.id))
+        if g in opened and tuple(v.aval.shape) not in _row_shapes(*full_of[g]) | {()}:
+            return False
+    return True
 
 
 def _absorb_prologues(eqns, producer, consumers, out_ids, group_of, groups, full_of, literals):
