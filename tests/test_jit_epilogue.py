@@ -9,6 +9,7 @@ import netcl
 import netcl.numpy as jnp
 from netcl.primitives import dot_epilogue
 from netcl.transforms.epilogue_fusion import EpiloguePrimitive
+from netcl.tree_util import tree_leaves
 from util import assert_close
 
 ON_OPENCL = not netcl.default_device().is_numpy
@@ -410,6 +411,23 @@ def test_column_sums_of_several_arrays_share_one_kernel(rows, cols, n, dtype, se
             assert g_.dtype == dtype
             assert_close(g_, np.asarray(e_), rtol=1e-5, atol=1e-5)
             assert_close(g_, w_, rtol=1e-4, atol=1e-4)
+
+
+def test_column_sum_epilogue_with_a_work_item_per_column(monkeypatch):
+    """The GPUs' form of the kernel (one column per work-item), run here by asking for one
+    column per work-item on a CPU: one and two sums, eager's results."""
+    from netcl.primitives.reductions import sum_epilogue
+    monkeypatch.setattr(sum_epilogue, "CPU_COLUMNS", 1)
+    rng = np.random.default_rng(6)
+    g, h = (jnp.asarray(rng.standard_normal((70, 9)).astype(np.float32)) for _ in range(2))
+    m = jnp.asarray(rng.standard_normal(9).astype(np.float32))
+    for f in (lambda g, h, m: jnp.sum(g, axis=0) * 2.0 + m,
+              lambda g, h, m: (jnp.sum(g, axis=0) - m, jnp.sum(h, axis=0) * m)):
+        low = netcl.jit(f).lower(g, h, m)
+        assert [k.name for k in low.kernels] == ["column_sum_epilogue"], low.as_text()
+        got_all, want_all = tree_leaves(netcl.jit(f)(g, h, m)), tree_leaves(f(g, h, m))
+        for got, want in zip(got_all, want_all):
+            assert_close(got, np.asarray(want), rtol=1e-5, atol=1e-5)
 
 def test_column_sums_that_cannot_take_an_update(monkeypatch):
     """Over the last axis (a row reduction), too many rows, a strided operand: the sum and the

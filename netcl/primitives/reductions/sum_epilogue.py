@@ -53,12 +53,13 @@ def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body
              for j, e in enumerate(extras)]
     decls += [f"__global {kernels.storage_ctype(a.dtype)}* o{j}"
               for j, a in enumerate(out_avals)]
-    decls += [f"__global const {kernels.storage_ctype(kd)}* x{i}" for i in range(n)]
+    # the summed arrays are s0, s1, ... (the group's values are x0, x1, ...)
+    decls += [f"__global const {kernels.storage_ctype(kd)}* s{i}" for i in range(n)]
     decls += [f"const int off{i}" for i in range(n)] + ["const int R", "const int C"]
     sums = [f"acc{i}" for i in range(n)]
     finish = dot_epilogue.flat_element(kd, positions, extras, body, out_vars, out_avals, "c",
                                        sums)
-    one_by_one = _column_sum(ct, sums, [f"x{i}[off{i} + r * C + c]" for i in range(n)])
+    one_by_one = _column_sum(ct, sums, [f"s{i}[off{i} + r * C + c]" for i in range(n)])
     width = CPU_COLUMNS if device.kind == "cpu" else 1
     if width == 1:
         lines = ["  const int c = get_global_id(0);", "  if (c >= C) return;"]
@@ -67,7 +68,7 @@ def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body
         # CPUs: `width` neighbouring columns per work-item as 8-wide vectors, then the update
         # column by column; the last columns (C % width) one by one
         vt, nv = codegen.vtype(kd, 8), width // 8
-        loads = [kernels.vload(kd, 8, f"x{i} + off{i} + r * C + c0 + {8 * v}", True)
+        loads = [kernels.vload(kd, 8, f"s{i} + off{i} + r * C + c0 + {8 * v}", True)
                  for i in range(n) for v in range(nv)]
         lines = [f"  const int c0 = get_global_id(0) * {width};", "  if (c0 >= C) return;",
                  f"  if (c0 + {width} <= C) {{"]
