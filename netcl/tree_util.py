@@ -23,6 +23,7 @@ Standard library only; never imports other netcl modules.
 import collections
 import dataclasses
 import functools
+import itertools
 import operator
 
 __all__ = [
@@ -375,11 +376,8 @@ class PyTreeDef:
             >>> tree_structure([1, (2, 3)]).matcher()(['a', ('b', 'c')])
             ['a', 'b', 'c']
         """
-        consts, lines, leaves, counter = {"_get": _cache.get}, [], [], [0]
-
-        def fresh():
-            counter[0] += 1
-            return f"x{counter[0]}"
+        consts, lines, leaves = {"_get": _cache.get}, [], []
+        names = (f"x{i}" for i in itertools.count())    # fresh local variable names
 
         def visit(node, var):
             if node is None:
@@ -397,15 +395,15 @@ class PyTreeDef:
             else:   # any other node kind: its own handler takes it apart
                 k = len(consts)
                 consts[f"H{k}"], consts[f"A{k}"] = h, aux
-                items = fresh()
+                items = next(names)
                 lines.append(f"if _get(type({var})) is not H{k}: return None")
                 lines.append(f"{items}, aux = H{k}.flatten({var})")
                 lines.append(f"if len({items}) != {n} or aux != A{k}: return None")
             if n == 0:
                 return
-            names = [fresh() for _ in children]
-            lines.append(f"{''.join(v + ', ' for v in names)}= {items}")
-            for c, v in zip(children, names):
+            vs = [next(names) for _ in children]
+            lines.append(f"{''.join(v + ', ' for v in vs)}= {items}")
+            for c, v in zip(children, vs):
                 visit(c, v)
         visit(self._node, "tree")
         src = "def match(tree):\n" + "".join(f"    {ln}\n" for ln in lines) + \

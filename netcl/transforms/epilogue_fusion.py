@@ -32,10 +32,9 @@ def _dot_launcher(device, lhs, rhs, params, aval, extras, acc_index, body, out_v
 
 
 def _sum_launcher(device, *args):
-    """sum_epilogue's builder called as the table's: the summed arrays (one per position of
-    acc_index, the fourth argument from the end) first."""
-    n = 1 if isinstance(args[-4], int) else len(args[-4])
-    return sum_epilogue.make_sum_epilogue_launcher(device, list(args[:n]), *args[n:])
+    """sum_epilogue's builder called as the table's builders are: the summed arrays, then
+    the table's seven other arguments."""
+    return sum_epilogue.make_sum_epilogue_launcher(device, list(args[:-7]), *args[-7:])
 
 
 # product primitive -> (its epilogue launcher builder, the kernel's name, operand count);
@@ -65,8 +64,8 @@ class EpiloguePrimitive(Primitive):
         # which input of the group is the product; column sums: a tuple of positions, each
         # the same sum of its own operand (the operands in that order)
         self.acc_index = acc_index
-        self.at = (acc_index,) if isinstance(acc_index, int) else tuple(acc_index)
-        self.n_operands = _LAUNCHERS[product][2] * len(self.at)
+        self.acc_positions = (acc_index,) if isinstance(acc_index, int) else tuple(acc_index)
+        self.n_operands = _LAUNCHERS[product][2] * len(self.acc_positions)
         self.eqns = group.eqns
         self.abstract_eval = lambda *args, **params: tuple(group.out_avals)
         self.make_launcher = self._make_launcher
@@ -75,9 +74,9 @@ class EpiloguePrimitive(Primitive):
     def _group_inputs(self, accs, extras):
         """The group's inputs: `accs` (the products) at their positions among `extras`."""
         inputs, it = list(extras), iter(accs)
-        for p in sorted(self.at):
+        for p in sorted(self.acc_positions):
             inputs.insert(p, None)
-        for p in self.at:
+        for p in self.acc_positions:
             inputs[p] = next(it)
         return inputs
 
@@ -93,7 +92,7 @@ class EpiloguePrimitive(Primitive):
         # layout) instead of dispatching both through bind on every call: 30-50 us of host
         # time per call (W4's weight and bias updates on PoCL) down to the launches.
         product, group, pparams = self.product, self.group, self.product_params
-        m = n // len(self.at)     # operands per product
+        m = n // len(self.acc_positions)     # operands per product
         # (None for arguments the interpreter would not cache a launcher for: bind them)
         launch_products = [eval_interpreter.launcher(product, args[i:i + m], pparams) or
                            (lambda *xs: product.bind(*xs, **pparams)) for i in range(0, n, m)]
@@ -127,7 +126,7 @@ class EpiloguePrimitive(Primitive):
 
     def _reference(self, *args):
         n = self.n_operands
-        m = n // len(self.at)
+        m = n // len(self.acc_positions)
         accs = [self.product.reference(*args[i:i + m], **self.product_params)
                 for i in range(0, n, m)]
         return self.group.reference(*self._group_inputs(accs, list(args[n:])))
