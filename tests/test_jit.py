@@ -241,6 +241,29 @@ def test_random_reduction_programs_match_eager(seed, shape, red, pre, post):
     assert_close(netcl.jit(f)(x, y), np.asarray(f(x, y)), rtol=2e-5, atol=2e-6)
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 1000),
+       case=st.sampled_from([((6, 10), (10,), False), ((6, 10), (6, 1), False),
+                             ((2, 3, 33), (33,), False), ((2, 3, 33), (2, 3, 1), False),
+                             ((2, 3, 33), (3, 33), True), ((2, 3, 33), (2, 1, 1), True),
+                             ((6, 10), (1, 1), False)]))
+def test_row_kernels_read_column_and_row_broadcasts_directly(seed, case):
+    """A bias per column or a value per row, broadcast into a row group, reads at k or at
+    the row (no generic index arithmetic); other broadcasts take the generic index."""
+    shape, bshape, generic = case
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.standard_normal(shape).astype(np.float32) * 3)
+    b = jnp.asarray(rng.standard_normal(bshape).astype(np.float32))
+
+    def f(x, b):
+        z = x * 0.5 + b
+        return netcl.nn.log_softmax(z), jnp.sum(netcl.nn.softmax(z) * b, axis=-1)
+    [row] = [k for k in netcl.jit(f).lower(x, b).kernels if k.name.startswith("rowfused")]
+    assert ("meta[" in row.source) == generic, row.source
+    for got, want in zip(netcl.jit(f)(x, b), f(x, b)):
+        assert_close(got, np.asarray(want), rtol=2e-5, atol=2e-6)
+
+
 def test_loss_value_and_logits_gradient_share_one_row_kernel():
     """A cross-entropy's log-softmax, per-row losses and logits gradient are one row kernel:
     the loss's mean over the rows (0-d, for the outputs only) moves after it instead of

@@ -16,8 +16,8 @@ stay in cache, and there is one launch instead of five or six.
 import numpy as np
 
 from ..core import kernels
-from ..core.codegen import (VECTOR_WIDTH, Op, expression_template, helpers_for, input_kind,
-                            op_vector_safe, vtype)
+from ..core.codegen import (VECTOR_WIDTH, Op, broadcast_period, expression_template,
+                            helpers_for, input_kind, op_vector_safe, vtype)
 from ..core.ir import IR, Eqn
 from ..core.shapes import prod
 from ..core.tracing import Primitive
@@ -68,7 +68,7 @@ class RowFusedPrimitive(Primitive):
             lines_args += [f"__global const {kernels.storage_ctype(x.dtype)}* in{j}",
                            f"const int off{j}"]
             if self._is_full(v.aval):
-                full_in[v.id] = (j, input_kind(x, self.full_shape))
+                full_in[v.id] = (j, self._full_kind(x))
             else:
                 row_in[v.id] = (j, input_kind(x, tuple(v.aval.shape)))
         strided = [x for x, v in zip(args, self.inputs)
@@ -240,11 +240,30 @@ class RowFusedPrimitive(Primitive):
                 alias[e.outputs[0].id] = alias.get(src, src)
         return alias
 
+    def _full_kind(self, x):
+        """input_kind of a full-shape input, with two more: 'col', one value per column
+        broadcast over the rows (a bias added to logits), and 'row', one value per row
+        broadcast along it. Both read without the generic index's divisions, and 'col'
+        loads vectors (W4's log-softmax of logits + bias on PoCL: 26 -> 3 us)."""
+        kind = input_kind(x, self.full_shape, broadcasts=True)
+        if kind in ("r", "q"):
+            period = broadcast_period(x)[1]
+            if period == self.K:
+                return "col" if kind == "r" else "row"
+            return "g"
+        return kind
+
     def _index(self, j, kind, flat, v, meta_pos):
+        """The index into in{j} of element `flat` (for 'col' and 'row' kinds, flat is
+        row * K + k)."""
         if kind == "c":
             return f"off{j} + {flat}"
         if kind == "s":
             return f"off{j}"
+        if kind == "col":
+            return f"off{j} + k"
+        if kind == "row":
+            return f"off{j} + row"
         # generic: peel coordinates of `flat` over the input's own shape
         nd = v.aval.ndim
         base = meta_pos[v.id]
@@ -271,10 +290,12 @@ class RowFusedPrimitive(Primitive):
             if width == 1:
                 load = kernels.load(dt, f"in{j}",
                                     self._index(j, kind, "row * K + k", v, meta_pos))
-            elif kind == "c":
-                load = kernels.vload(dt, width, f"in{j} + off{j} + row * K + k", cpu=True)
-            else:  # 's': one value for the whole array
-                load = f"({vtype(dt, width)})({kernels.load(dt, f'in{j}', f'off{j}')})"
+            elif kind in ("c", "col"):
+                at = "row * K + k" if kind == "c" else "k"
+                load = kernels.vload(dt, width, f"in{j} + off{j} + {at}", cpu=True)
+            else:  # 's' or 'row': one value for the whole array or row
+                one = kernels.load(dt, f"in{j}", self._index(j, kind, "", v, meta_pos))
+                load = f"({vtype(dt, width)})({one})"
             lines.append(f"{ind}const {vtype(dt, width)} f{j} = {load};")
             return lines
         e = producer[target]
