@@ -1,4 +1,6 @@
 """jit: same results as eager, fusion (kernel counts), caching, static args, donation, errors."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -294,6 +296,50 @@ def test_row_group_with_two_outputs_sharing_the_reduced_value():
     got, want = netcl.jit(f)(x), f(x)
     for a, b in zip(got, want):
         assert_close(a, np.asarray(b), rtol=2e-6, atol=1e-6)
+
+
+def test_lowered_kernels_are_the_launches_of_a_train_step(monkeypatch):
+    """lower().kernels lists what a call enqueues, in order: on CPUs a weight gradient's
+    pack kernel and its optimizer update as a kernel of its own are in the list."""
+    import pyopencl as cl
+    from netcl import optim, random, stax
+    from netcl.core.eval import eval_interpreter
+    if netcl.default_device().is_numpy:
+        pytest.skip("no OpenCL device: nothing is enqueued")
+    launched, enqueue = [], cl.enqueue_nd_range_kernel
+
+    def recording(queue, kernel, *args, **kw):
+        launched.append(kernel.function_name)
+        return enqueue(queue, kernel, *args, **kw)
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel", recording)
+    eval_interpreter.launchers.clear()      # launchers bind the enqueue when they are built
+    try:
+        init, apply = stax.serial(stax.Dense(256), stax.Relu, stax.Dense(128), stax.Relu,
+                                  stax.Dense(10), stax.LogSoftmax)
+        _, params = init(random.PRNGKey(0), (64, 128))
+        opt = optim.adam(1e-3)
+        rng = np.random.default_rng(0)
+        x = jnp.asarray(rng.standard_normal((64, 128)).astype(np.float32))
+        y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)])
+
+        def step(p, s):
+            loss, g = netcl.value_and_grad(
+                lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(p)
+            u, s = opt.update(g, s, p)
+            return optim.apply_updates(p, u), s, loss
+        jf = netcl.jit(step)
+        state = opt.init(params)
+        listed = [k.name for k in jf.lower(params, state).kernels]
+        params, state, _ = jf(params, state)
+        launched.clear()
+        jf(params, state)
+        def numbered(names):    # (a group's number comes from its trace)
+            return [re.sub(r"[0-9]+", "#", n) for n in names]
+        assert numbered(launched) == numbered(listed)
+        if netcl.default_device().kind == "cpu":   # weight gradients read packed operands
+            assert "netcl_pack_slivers" in listed
+    finally:
+        eval_interpreter.launchers.clear()
 
 
 def test_optimizer_scalars_share_one_kernel_and_constants_fold():

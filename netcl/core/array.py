@@ -99,6 +99,12 @@ class Array(ArrayBase):
         return Array(device, st.buf, st, shape, dtype, contiguous_strides(shape), 0, weak_type)
 
     @staticmethod
+    def unbound(device, shape, dtype, weak_type=False):
+        """A dense array with a layout and no buffer: what launchers are built from where
+        nothing runs (jit's lower().kernels)."""
+        return Array(device, None, None, shape, dtype, contiguous_strides(shape), 0, weak_type)
+
+    @staticmethod
     def from_numpy(device, host, weak_type=False):
         """Copy a numpy array (of a supported dtype) to `device`."""
         host = np.asarray(host, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)

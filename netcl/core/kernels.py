@@ -100,6 +100,7 @@ def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
     (sizes, offsets, metadata buffers) are set once and only buffers are set per call.
     """
     k = cl.Kernel(build(device, source, options), name)
+    k._netcl_source = source    # what jit's lower().kernels shows
     if scalar_arg_dtypes is not None:
         k.set_scalar_arg_dtypes(scalar_arg_dtypes)
     return k

@@ -10,7 +10,8 @@ from ..core import dtypes, kernels
 from ..core.array import Array
 from ..core.shapes import contiguous_strides, prod
 from . import gemm
-from .linalg import _Prep, _free_dims, _gemm_setup, _merge, _preparer, _set_operands, _split_count
+from .linalg import (_Prep, _free_dims, _gemm_setup, _merge, _preparer, _set_operands,
+                     _split_count, launched_kernels)
 
 _CPU_DENSE_EXTRAS = 2
 
@@ -222,4 +223,5 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
         return reusing((), *args)
     launch.reusing = reusing
     launch.source = k._netcl_source
+    launch.kernels = launched_kernels(k, pack, prep)
     return launch

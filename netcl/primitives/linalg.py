@@ -195,7 +195,6 @@ def _gemm_kernel(device, kdtype, trans_a, trans_b, B, M, N, K, epilogue=None, pa
         if src is not None and key not in _gemm_failed:
             try:
                 k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
-                k._netcl_source = src     # for jit's lower().kernels
                 g, l = gemm.launch_dims(cfg, B, M, N)
                 return k, g, l, (cfg if packed else None)
             except kernels.KernelBuildError as e:
@@ -322,7 +321,8 @@ def _packer(device, kd, cfg, pa, pb, M, N, K):
     layout gemm_cpu.packed_source reads, written by one pack kernel."""
     from ..core.pool import Storage
     T = "float" if kd == dtypes.float32 else "double"
-    kp = kernels.kernel(device, gemm_cpu.pack_source(T, cfg.tm, cfg.tn), gemm_cpu.PACK_KERNEL_NAME)
+    src = gemm_cpu.pack_source(T, cfg.tm, cfg.tn)
+    kp = kernels.kernel(device, src, gemm_cpu.PACK_KERNEL_NAME)
     for i, v in ((2, pa.ld), (3, M), (4, pa.offset), (7, pb.ld), (8, N), (9, pb.offset), (10, K)):
         kp.set_arg(i, np.int32(v))
     bytes_a = -(-M // cfg.tm) * cfg.tm * K * kd.itemsize
@@ -338,7 +338,18 @@ def _packer(device, kd, cfg, pa, pb, M, N, K):
         set_arg(6, b_buf)
         enqueue(queue, kp, gsize, lsize)
         return packed_a, packed_b     # back to the pool after the GEMM's enqueue (in-order queue)
+    pack.kernels = [(gemm_cpu.PACK_KERNEL_NAME, src)]
     return pack
+
+
+def launched_kernels(k, pack, prep=None, *more):
+    """[(name, OpenCL C)] of what a GEMM launcher enqueues, in order (jit's
+    lower().kernels): the pack kernel where it packs, the GEMM, then `more` kernels; None
+    where operand copies (`prep`) launch kernels of their own."""
+    if prep is not None:
+        return None
+    return (pack.kernels if pack is not None else []) + \
+        [(m.function_name, m._netcl_source) for m in (k, *more)]
 
 
 def _set_operands(set_arg, pack, a, b):
@@ -400,6 +411,7 @@ def _single_run(device, lhs, rhs, pa, pb, kd, B, M, N, K, shape, weak):
         keep = set_operands(set_arg, pack, a, b)  # noqa: F841  (packed buffers live past the enqueue)
         enqueue(queue, k, gsize, lsize)
         return out
+    run.kernels = launched_kernels(k, pack, prep)
     return run
 
 
@@ -436,6 +448,7 @@ def _split_run(device, lhs, rhs, pa, pb, kd, M, N, K, parts, shape, weak):
         ksum.set_arg(1, tmp.buf)
         enqueue(queue, ksum, sum_g, sum_l)
         return out          # tmp returns to the pool; the in-order queue orders its reuse
+    run.kernels = launched_kernels(k, None, prep, ksum)
     return run
 
 
@@ -470,6 +483,7 @@ def _dot_general_launcher(device, args, params, out_aval):
 
     if kd == out_dtype:
         return run
+    # (a converted result: one more kernel, so lower().kernels lists the primitive instead)
     from .elementwise import convert_element_type_p
     process, cparams = eval_interpreter.process, {"new_dtype": out_dtype, "weak_type": weak}
     return lambda a, b: process(convert_element_type_p, (run(a, b),), cparams)

@@ -17,6 +17,7 @@ sums of same-shaped arrays that group reads; it adds each column in its own orde
 """
 import sys
 
+from ..core.array import Array
 from ..core.eval import eval_interpreter
 from ..core.ir import IR, Eqn
 from ..core.tracing import Primitive
@@ -117,7 +118,22 @@ class EpiloguePrimitive(Primitive):
         def two_kernels(*args):
             return reusing((), *args)
         two_kernels.reusing = reusing
+        two_kernels.kernels = self._two_kernels(device, launch_products, args)
         return two_kernels
+
+    def _two_kernels(self, device, launch_products, args):
+        """[(name, OpenCL C)] of what the two-kernel form enqueues (lower().kernels): the
+        products' kernels, then the group's; None where a product's launcher does not say."""
+        listed = []
+        for launch in launch_products:
+            declared = getattr(launch, "kernels", None)
+            if declared is None:
+                return None
+            listed += declared
+        a = self.product_aval
+        accs = [Array.unbound(device, a.shape, a.dtype, a.weak_type)] * len(self.acc_positions)
+        inputs = self._group_inputs(accs, list(args[self.n_operands:]))
+        return listed + [(self.group.kernel_name, self.group.source_for(device, inputs))]
 
     def in_place_inputs(self, n_inputs):
         """Inputs an output may overwrite when they die here: the extras (the epilogue reads

@@ -235,10 +235,12 @@ class Lowered:
 
     @property
     def kernels(self):
-        """Kernels that launch, in order: fused groups with their OpenCL C, and the other
-        primitives that launch one (views, weak-type casts and no-ops excluded)."""
+        """Kernels that launch, in order: what each step's launcher says it enqueues (a
+        GEMM's pack kernel on CPUs, a product and its epilogue group as two kernels), else
+        the step's kernel, fused groups with their OpenCL C (views, weak-type casts and
+        no-ops excluded)."""
         device = default_device()
-        env = {v.id: _placeholder(device, v.aval) for v in self.ir.invars + self.ir.constvars}
+        env = {v.id: _unbound(device, v.aval) for v in self.ir.invars + self.ir.constvars}
         out = []
         for e in self.ir.eqns:
             args = [env[v.id] for v in e.inputs]
@@ -247,8 +249,13 @@ class Lowered:
                 env[e.outputs[0].id] = res
                 continue
             for o in e.outputs:
-                env[o.id] = _placeholder(device, o.aval)
+                env[o.id] = _unbound(device, o.aval)
             if _is_view(e):
+                continue
+            declared = None if device.is_numpy else \
+                getattr(eval_interpreter.launcher(e.prim, args, e.params), "kernels", None)
+            if declared is not None:
+                out += [Kernel(name, src) for name, src in declared]
                 continue
             src = ""
             if isinstance(e.prim, (FusedPrimitive, EpiloguePrimitive)) and not device.is_numpy:
@@ -262,10 +269,8 @@ class Lowered:
         return self._jitted._compiled_for(self._key, self.ir)
 
 
-def _placeholder(device, aval):
-    from ..core.shapes import contiguous_strides
-    return Array(device, None, None, aval.shape, aval.dtype, contiguous_strides(aval.shape), 0,
-                 aval.weak_type, True)
+def _unbound(device, aval):
+    return Array.unbound(device, aval.shape, aval.dtype, aval.weak_type)
 
 
 def _is_view(e):
