@@ -261,7 +261,8 @@ def test_row_kernels_read_column_and_row_broadcasts_directly(seed, case):
         z = x * 0.5 + b
         return netcl.nn.log_softmax(z), jnp.sum(netcl.nn.softmax(z) * b, axis=-1)
     [row] = [k for k in netcl.jit(f).lower(x, b).kernels if k.name.startswith("rowfused")]
-    assert ("meta[" in row.source) == generic, row.source
+    if not netcl.default_device().is_numpy:     # (the NumPy fallback has no sources)
+        assert ("meta[" in row.source) == generic, row.source
     for got, want in zip(netcl.jit(f)(x, b), f(x, b)):
         assert_close(got, np.asarray(want), rtol=2e-5, atol=2e-6)
 
