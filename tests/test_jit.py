@@ -367,6 +367,47 @@ def test_optimizer_scalars_share_one_kernel_and_constants_fold():
         assert_close(a, np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
+def test_free_scalars_join_the_first_row_kernel():
+    """An optimizer's step count and bias corrections (0-d values of the call's inputs only)
+    are computed by the first row kernel when nothing reads them before it; a 0-d value
+    read before the row kernel keeps a kernel of its own. Both as eager."""
+    from netcl import optim
+    from netcl.transforms.fusion import FusedPrimitive
+    from netcl.tree_util import tree_leaves
+    rng = np.random.default_rng(5)
+    params = {"w": jnp.asarray(rng.standard_normal((6, 10)).astype(np.float32))}
+    x = jnp.asarray(rng.standard_normal((4, 6)).astype(np.float32))
+    y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 4)])
+    opt = optim.adam(1e-2)
+
+    def step(p, s):
+        loss, g = netcl.value_and_grad(
+            lambda p: -jnp.mean(jnp.sum(netcl.nn.log_softmax(x @ p["w"]) * y, axis=-1)))(p)
+        u, s = opt.update(g, s, p)
+        return optim.apply_updates(p, u), s, loss
+
+    def scalar_groups(low):
+        return [e for e in low.ir.eqns if isinstance(e.prim, FusedPrimitive) and
+                e.outputs[0].aval.ndim == 0]
+    state = opt.init(params)
+    low = netcl.jit(step).lower(params, state)
+    assert not scalar_groups(low), low.as_text()
+    jf, p, s, pe, se = netcl.jit(step), params, state, params, state
+    for _ in range(3):
+        p, s, loss = jf(p, s)
+        pe, se, loss_e = step(pe, se)
+        for a, b in zip(tree_leaves((p, s, loss)), tree_leaves((pe, se, loss_e))):
+            assert_close(a, np.asarray(b), rtol=1e-5, atol=1e-6)
+
+    def early(x, t):
+        scale = t * 2.0 + 1.0
+        return netcl.nn.log_softmax(x * scale), scale
+    t = jnp.asarray(np.float32(0.25))
+    assert len(scalar_groups(netcl.jit(early).lower(x, t))) == 1
+    for a, b in zip(netcl.jit(early)(x, t), early(x, t)):
+        assert_close(a, np.asarray(b), rtol=1e-6, atol=1e-6)
+
+
 def test_scalar_steps_launch_just_before_their_first_reader():
     """A step computing only scalars runs just before the step that first reads it, so a
     call's first launch is real work (the device idles until it comes); a scalar only the

@@ -69,8 +69,8 @@ class RowFusedPrimitive(Primitive):
                            f"const int off{j}"]
             if self._is_full(v.aval):
                 full_in[v.id] = (j, self._full_kind(x))
-            else:
-                row_in[v.id] = (j, input_kind(x, tuple(v.aval.shape)))
+            else:   # (0-d inputs: one value for every row)
+                row_in[v.id] = (j, "s" if v.aval.ndim == 0 else input_kind(x, tuple(v.aval.shape)))
         strided = [x for x, v in zip(args, self.inputs)
                    if (full_in.get(v.id) or row_in.get(v.id))[1] == "g"]
         if strided:
@@ -205,8 +205,9 @@ class RowFusedPrimitive(Primitive):
         if row_outs:
             body.append("  {" if cpu else "  if (lid == 0) {")
             for j, v in row_outs:
-                body.append("    " + kernels.store(v.aval.dtype, f"out{j}", "row",
-                                                   names[alias.get(v.id, v.id)]))
+                once = v.aval.ndim == 0 and R > 1     # a free scalar (see _absorb_scalars)
+                body.append(("    if (row == 0) " if once else "    ") + kernels.store(
+                    v.aval.dtype, f"out{j}", "0" if once else "row", names[alias.get(v.id, v.id)]))
             body.append("  }")
         body.append("}")
         code = "\n".join(body) + "\n"
@@ -571,6 +572,7 @@ def _row_fuse(ir, scalar_literals, late):
         return None
     _absorb_prologues(eqns, producer, consumers, out_ids, group_of, groups, full_of,
                       scalar_literals)
+    ir = _absorb_scalars(ir, consumers, group_of, groups)
 
     def literal(v):
         if v.id in scalar_literals and v.aval.ndim == 0:
@@ -579,7 +581,7 @@ def _row_fuse(ir, scalar_literals, late):
 
     def make(g, members, inputs, outputs, literals):
         full, whole = full_of[g]
-        ok_inputs = all(tuple(v.aval.shape) == full or
+        ok_inputs = all(tuple(v.aval.shape) == full or v.aval.ndim == 0 or
                         tuple(v.aval.shape) in _row_shapes(full, whole) for v in inputs)
         if not ok_inputs:
             return members
@@ -587,6 +589,38 @@ def _row_fuse(ir, scalar_literals, late):
         rp = RowFusedPrimitive(members, inputs, outputs, literals, R, K, full)
         return [Eqn(rp, inputs, {}, outputs)]
     return emit_groups(ir, groups, group_of, literal, make)
+
+
+def _absorb_scalars(ir, consumers, group_of, groups):
+    """The first row kernel also computes the 0-d elementwise values that need only the
+    call's inputs and constants (an optimizer's step count and bias corrections), when
+    nothing reads them before it: one launch fewer per train step. They move to just
+    before the group's last equation (where it is emitted) and join it; `groups` and
+    `group_of` are renumbered for the returned IR."""
+    known = {v.id for v in ir.invars} | {v.id for v in ir.constvars}
+    free = []
+    for i, e in enumerate(ir.eqns):
+        if i not in group_of and e.prim.fusion == "elementwise" and e.prim.lowering and \
+                not e.prim.multiple_results and e.outputs[0].aval.ndim == 0 and \
+                all(v.id in known for v in e.inputs):
+            free.append(i)
+            known.add(e.outputs[0].id)
+    if not free or not groups:
+        return ir
+    g = min(groups, key=lambda g: max(groups[g]))
+    last = max(groups[g])
+    moved = set(free)
+    if any(c <= last and c not in moved for i in free
+           for c in consumers.get(ir.eqns[i].outputs[0].id, ())):
+        return ir
+    order = [i for i in range(last) if i not in moved] + free + \
+        [i for i in range(last, len(ir.eqns)) if i not in moved]
+    new_at = {old: new for new, old in enumerate(order)}
+    for h in groups:
+        groups[h] = sorted(new_at[i] for i in groups[h] + (free if h == g else []))
+    group_of.clear()
+    group_of.update({i: h for h, idx in groups.items() for i in idx})
+    return IR(ir.invars, ir.constvars, ir.consts, [ir.eqns[i] for i in order], ir.outvars)
 
 
 def _closes_by_rows(e, in_groups, closed, full_of, producer, group_of):
