@@ -414,13 +414,14 @@ def test_column_sums_of_several_arrays_share_one_kernel(rows, cols, n, dtype, se
 
 
 def test_column_sum_epilogue_with_a_work_item_per_column(monkeypatch):
-    """The GPUs' form of the kernel (one column per work-item), run here by asking for one
-    column per work-item on a CPU: one and two sums, eager's results."""
+    """The GPUs' form of the kernel (groups of 32 columns by row slices), run here by asking
+    for one column per work-item on a CPU: one and two sums, eager's results (45 columns:
+    a partial second group; 70 rows: slices of unequal length)."""
     from netcl.primitives.reductions import sum_epilogue
     monkeypatch.setattr(sum_epilogue, "CPU_COLUMNS", 1)
     rng = np.random.default_rng(6)
-    g, h = (jnp.asarray(rng.standard_normal((70, 9)).astype(np.float32)) for _ in range(2))
-    m = jnp.asarray(rng.standard_normal(9).astype(np.float32))
+    g, h = (jnp.asarray(rng.standard_normal((70, 45)).astype(np.float32)) for _ in range(2))
+    m = jnp.asarray(rng.standard_normal(45).astype(np.float32))
     for f in (lambda g, h, m: jnp.sum(g, axis=0) * 2.0 + m,
               lambda g, h, m: (jnp.sum(g, axis=0) - m, jnp.sum(h, axis=0) * m)):
         low = netcl.jit(f).lower(g, h, m)
