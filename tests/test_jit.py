@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import netcl
 import netcl.numpy as jnp
-from util import assert_close
+from util import assert_close, mlp_adam_step
 
 UNARY = [jnp.sin, jnp.exp, jnp.tanh, netcl.nn.sigmoid, jnp.abs, lambda v: v * v,
          lambda v: v * 0.5 + 1.0, netcl.nn.relu, lambda v: jnp.maximum(v, -0.25)]
@@ -303,7 +303,6 @@ def test_lowered_kernels_are_the_launches_of_a_train_step(monkeypatch):
     """lower().kernels lists what a call enqueues, in order: on CPUs a weight gradient's
     pack kernel and its optimizer update as a kernel of its own are in the list."""
     import pyopencl as cl
-    from netcl import optim, random, stax
     from netcl.core.eval import eval_interpreter
     if netcl.default_device().is_numpy:
         pytest.skip("no OpenCL device: nothing is enqueued")
@@ -315,25 +314,13 @@ def test_lowered_kernels_are_the_launches_of_a_train_step(monkeypatch):
     monkeypatch.setattr(cl, "enqueue_nd_range_kernel", recording)
     eval_interpreter.launchers.clear()      # launchers bind the enqueue when they are built
     try:
-        init, apply = stax.serial(stax.Dense(256), stax.Relu, stax.Dense(128), stax.Relu,
-                                  stax.Dense(10), stax.LogSoftmax)
-        _, params = init(random.PRNGKey(0), (64, 128))
-        opt = optim.adam(1e-3)
-        rng = np.random.default_rng(0)
-        x = jnp.asarray(rng.standard_normal((64, 128)).astype(np.float32))
-        y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)])
-
-        def step(p, s):
-            loss, g = netcl.value_and_grad(
-                lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(p)
-            u, s = opt.update(g, s, p)
-            return optim.apply_updates(p, u), s, loss
+        step, params, state = mlp_adam_step(64, 128, (256, 128), 10, lr=1e-3, seed=0)
         jf = netcl.jit(step)
-        state = opt.init(params)
         listed = [k.name for k in jf.lower(params, state).kernels]
         params, state, _ = jf(params, state)
         launched.clear()
         jf(params, state)
+
         def numbered(names):    # (a group's number comes from its trace)
             return [re.sub(r"[0-9]+", "#", n) for n in names]
         assert numbered(launched) == numbered(listed)

@@ -10,7 +10,7 @@ import netcl.numpy as jnp
 from netcl.primitives import dot_epilogue
 from netcl.transforms.epilogue_fusion import EpiloguePrimitive
 from netcl.tree_util import tree_leaves
-from util import assert_close
+from util import assert_close, mlp_adam_step
 
 ON_OPENCL = not netcl.default_device().is_numpy
 
@@ -164,22 +164,7 @@ def test_float64_epilogue():
 
 
 def test_mlp_train_step_uses_epilogues_and_matches_eager():
-    from netcl import optim, random, stax
-    init, apply = stax.serial(stax.Dense(32), stax.Relu, stax.Dense(16), stax.Relu,
-                              stax.Dense(4), stax.LogSoftmax)
-    _, params = init(random.PRNGKey(0), (8, 12))
-    opt = optim.adam(1e-2)
-    rng = np.random.default_rng(5)
-    x = jnp.asarray(rng.standard_normal((8, 12)).astype(np.float32))
-    y = jnp.asarray(np.eye(4, dtype=np.float32)[rng.integers(0, 4, 8)])
-
-    def step(params, st):
-        loss, g = netcl.value_and_grad(
-            lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(params)
-        upd, st = opt.update(g, st, params)
-        return optim.apply_updates(params, upd), st, loss
-
-    st_ = opt.init(params)
+    step, params, st_ = mlp_adam_step(8, 12, (32, 16), 4)
     low = netcl.jit(step).lower(params, st_)
     # forward bias+relu (2), backward relu masks (2), at least
     assert len(epilogue_eqns(low)) >= 4, low.as_text()

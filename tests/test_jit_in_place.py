@@ -116,11 +116,14 @@ def test_random_elementwise_chains_match_numpy_with_and_without_donation(shape, 
         return x, y * 0.5
     g = netcl.jit(f, donate_argnums=donate)
     want = f_np(x_h, y_h)
+    # exp of an exp: a result of 1e27 has an argument of 63, whose last-bit differences
+    # between two float32 exps come out as relative errors of ~4e-5
+    rtol = 1e-4 if ops.count("sub_exp") > 1 else 1e-5
     for _ in range(2):
         x, y = jnp.asarray(x_h), jnp.asarray(y_h)
         got = g(x, y)
         for a, b in zip(got, want):
-            assert_close(a, b, rtol=1e-5, atol=1e-6)
+            assert_close(a, b, rtol=rtol, atol=1e-6)
         if 0 not in donate:
             assert np.array_equal(np.asarray(x), x_h)
         if 1 not in donate:

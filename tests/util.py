@@ -59,3 +59,25 @@ def to_device(host, layout="dense"):
     if layout == "reversed":
         return jnp.flip(jnp.asarray(np.ascontiguousarray(np.flip(host))))
     raise ValueError(layout)
+
+
+def mlp_adam_step(batch, n_in, hidden, n_out, lr=1e-2, seed=5):
+    """(step, params, optimizer state): a stax MLP (relu hidden layers, log-softmax) on fixed
+    random inputs and one-hot labels, whose `step(params, state)` takes one adam step and
+    returns (params, state, loss)."""
+    import netcl
+    from netcl import optim, random, stax
+    layers = [f for h in hidden for f in (stax.Dense(h), stax.Relu)]
+    init, apply = stax.serial(*layers, stax.Dense(n_out), stax.LogSoftmax)
+    _, params = init(random.PRNGKey(0), (batch, n_in))
+    opt = optim.adam(lr)
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.standard_normal((batch, n_in)).astype(np.float32))
+    y = jnp.asarray(np.eye(n_out, dtype=np.float32)[rng.integers(0, n_out, batch)])
+
+    def step(params, state):
+        loss, g = netcl.value_and_grad(
+            lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(params)
+        updates, state = opt.update(g, state, params)
+        return optim.apply_updates(params, updates), state, loss
+    return step, params, opt.init(params)
