@@ -600,8 +600,9 @@ def _absorb_scalars(ir, consumers, group_of, groups):
     known = {v.id for v in ir.invars} | {v.id for v in ir.constvars}
     free = []
     for i, e in enumerate(ir.eqns):
-        if i not in group_of and e.prim.fusion == "elementwise" and e.prim.lowering and \
-                not e.prim.multiple_results and e.outputs[0].aval.ndim == 0 and \
+        elementwise = e.prim.fusion == "elementwise" and e.prim.lowering is not None and \
+            not e.prim.multiple_results
+        if i not in group_of and elementwise and e.outputs[0].aval.ndim == 0 and \
                 all(v.id in known for v in e.inputs):
             free.append(i)
             known.add(e.outputs[0].id)
