@@ -1,22 +1,23 @@
 """The epilogue of a column sum (jit's epilogue fusion, transforms/epilogue_fusion.py): a
-reduce_sum over the leading axes of a dense array, (R, C) -> (C,), whose result only feeds an
-elementwise group runs that group in the same kernel: on GPUs a group of 32 columns whose
-work-items split the rows, on CPUs a work-item per 32 columns. A dense layer's bias gradient and its optimizer update are then one launch instead of
-a reduction (one or two passes) and an update kernel.
+reduce_sum over the leading axes of a dense array, (R, C) -> (C,), whose result only feeds
+an elementwise group runs that group in the same kernel: on GPUs a group of 32 columns whose
+work-items split the rows, on CPUs a work-item per 32 columns. A dense layer's bias gradient
+and its optimizer update are then one launch instead of a reduction (one or two passes) and
+an update kernel.
 
-A CPU work-item adds its columns in blocks of 64 rows (two-level summation); a GPU
-work-item every 8th row of its column, the 8 partial sums then added in local memory. Sums of more than
-`MAX_ROWS` rows keep the reduction kernels, whose passes split the rows across work-groups.
-A group reading the column sums of several arrays of one shape (two layers' bias gradients
-whose updates elementwise fusion merged) adds them all in its kernel: W4's pair took a
-two-pass reduction of its own before (cols_part + cols_fold, 17 + 1.5 us on PoCL, and two
-launches); the one kernel went 29 -> 36-43 us.
+A CPU work-item adds its columns in blocks of 64 rows (two-level summation); a GPU work-item
+every 8th row of its column, the 8 partial sums then added in local memory. Sums of more
+than `MAX_ROWS` rows keep the reduction kernels, whose passes split the rows across
+work-groups. A group reading the column sums of several arrays of one shape (two layers' bias
+gradients whose updates elementwise fusion merged) adds them all in its kernel: W4's pair
+took a two-pass reduction of its own before (cols_part + cols_fold, 17 + 1.5 us on PoCL, and
+two launches); the one kernel went 29 -> 36-43 us.
 
-On CPUs a work-item adds `CPU_COLUMNS` neighbouring columns as 8-wide vectors (a
-work-item per column ran W4's bias gradient and adam update, 128 x 1024, in 215 us on PoCL).
-There it takes 20-30 us, about what the two reduction passes and the update kernel take
-(11 + 1 + 8 us, plus two launch gaps); W4's step time is the same either way (300 steps
-each, alternated), with two launches fewer per bias.
+On CPUs a work-item adds `CPU_COLUMNS` neighbouring columns as 8-wide vectors (a work-item
+per column ran W4's bias gradient and adam update, 128 x 1024, in 215 us on PoCL). There it
+takes 20-30 us, about what the two reduction passes and the update kernel take (11 + 1 + 8
+us, plus two launch gaps); W4's step time is the same either way (300 steps each,
+alternated), with two launches fewer per bias.
 """
 import numpy as np
 
