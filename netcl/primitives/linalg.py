@@ -342,10 +342,10 @@ def _packer(device, kd, cfg, pa, pb, M, N, K):
     return pack
 
 
-def launched_kernels(k, pack, prep=None, *more):
+def launched_kernels(k, pack, prep, more=()):
     """[(name, OpenCL C)] of what a GEMM launcher enqueues, in order (jit's
-    lower().kernels): the pack kernel where it packs, the GEMM, then `more` kernels; None
-    where operand copies (`prep`) launch kernels of their own."""
+    lower().kernels): the pack kernel where it packs, the GEMM `k`, then the kernels of
+    `more`; None where operand copies (`prep`) launch kernels of their own."""
     if prep is not None:
         return None
     return (pack.kernels if pack is not None else []) + \
@@ -448,7 +448,7 @@ def _split_run(device, lhs, rhs, pa, pb, kd, M, N, K, parts, shape, weak):
         ksum.set_arg(1, tmp.buf)
         enqueue(queue, ksum, sum_g, sum_l)
         return out          # tmp returns to the pool; the in-order queue orders its reuse
-    run.kernels = launched_kernels(k, None, prep, ksum)
+    run.kernels = launched_kernels(k, None, prep, (ksum,))
     return run
 
 
