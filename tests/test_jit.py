@@ -69,6 +69,41 @@ def test_w1_is_one_kernel():
                  np.asarray(w1(x, 1.5, 0.25)))
 
 
+def _exact_math(x):
+    return (jnp.sqrt(x), jnp.abs(x), jnp.floor(x), jnp.ceil(x), netcl.lax.round(x),
+            jnp.rint(x), netcl.lax.rsqrt(x), jnp.maximum(x, 0.5), jnp.minimum(x, 0.5))
+
+
+def _exact_math_scalar(x):      # a bool output and floor_div: a kernel of scalar code
+    return jnp.isfinite(x), jnp.floor_divide(x, 0.75)
+
+
+def test_inline_math_is_exact_and_keeps_fused_kernels_vectorised():
+    """sqrt, abs, floor, ... are spelled netcl_<name> (kernels.INLINE_MATH: Clang's inline
+    builtins on CPU targets): the fused kernel keeps its float8 path, and every value, the
+    tail's and the special ones included, is NumPy's correctly rounded result."""
+    vals = np.array([0.0, -0.0, 0.25, 0.5, 1.5, 2.5, -2.5, -0.5, 3.7, -3.7, 1e30, -1e-30,
+                     np.inf, -np.inf, np.nan, 7.0], np.float32)
+    x = np.concatenate([vals, np.random.default_rng(0).uniform(-9, 9, 83).astype(np.float32)])
+    low = netcl.jit(_exact_math).lower(jnp.asarray(x))
+    assert len(low.kernels) == 1, low.as_text()
+    dev = netcl.default_device()
+    if not dev.is_numpy:
+        src = low.kernels[0].source
+        assert "netcl_sqrt(" in src and "isnan" not in src
+        if dev.kind == "cpu":
+            assert "float8" in src, src      # 99 elements: 12 vectors and a scalar tail
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want = (np.sqrt(x), np.abs(x), np.floor(x), np.ceil(x),
+                np.sign(x) * np.floor(np.abs(x) + np.float32(0.5)), np.rint(x),
+                np.float32(1) / np.sqrt(x), np.where(np.isnan(x) | (x > 0.5), x, 0.5),
+                np.where(np.isnan(x) | (x < 0.5), x, 0.5),
+                np.isfinite(x), np.floor(x / np.float32(0.75)))
+    got = netcl.jit(_exact_math)(jnp.asarray(x)) + netcl.jit(_exact_math_scalar)(jnp.asarray(x))
+    for g, ref in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), ref.astype(np.asarray(g).dtype))
+
+
 def test_cache_and_retrace_logging(capsys, monkeypatch):
     traces = []
 

@@ -111,10 +111,14 @@ def vectorizable(inputs, body, outputs):
                op_vector_safe(op.prim, op.t_dtype, op.u_dtype, op.template) for op in body)
 
 
+_NETCL_CALL = re.compile(r"\bnetcl_(\w+)\(")
+
+
 def op_vector_safe(prim_name, t_dtype, u_dtype, template):
     """Whether one op's template is valid for float vectors (masks for bools)."""
-    if prim_name not in VECTOR_SAFE or "netcl_" in template:
-        return False
+    if prim_name not in VECTOR_SAFE or \
+            any(f not in kernels.INLINE_MATH for f in _NETCL_CALL.findall(template)):
+        return False    # netcl_ helpers other than the inline math take scalars
     if any(d not in _VEC_DTYPES and d != dtypes.bool_ for d in (t_dtype, u_dtype)):
         return False
     # vector casts need convert_T8(); only same-compute-type casts and tests for != 0 are ok

@@ -129,15 +129,15 @@ inline float netcl_erfinv(float x) {
     p = 2.81022636e-08f; p = 3.43273939e-07f + p*w; p = -3.5233877e-06f + p*w;
     p = -4.39150654e-06f + p*w; p = 0.00021858087f + p*w; p = -0.00125372503f + p*w;
     p = -0.00417768164f + p*w; p = 0.246640727f + p*w; p = 1.50140941f + p*w;
-  } else { w = sqrt(w) - 3.0f;
+  } else { w = netcl_sqrt(w) - 3.0f;
     p = -0.000200214257f; p = 0.000100950558f + p*w; p = 0.00134934322f + p*w;
     p = -0.00367342844f + p*w; p = 0.00573950773f + p*w; p = -0.0076224613f + p*w;
     p = 0.00943887047f + p*w; p = 1.00167406f + p*w; p = 2.83297682f + p*w; }
-  return fabs(x) == 1.0f ? x * INFINITY : p * x; }
+  return netcl_fabs(x) == 1.0f ? x * INFINITY : p * x; }
 """
 HELPERS["erfinv_d"] = """
 inline double netcl_erfinv_d(double x) {
-  if (fabs(x) >= 1.0) return fabs(x) == 1.0 ? x * INFINITY : NAN;
+  if (netcl_fabs(x) >= 1.0) return netcl_fabs(x) == 1.0 ? x * INFINITY : NAN;
   double y = (double)netcl_erfinv((float)x);
   for (int k = 0; k < 2; ++k) {  /* Newton steps to double precision */
     double err = erf(y) - x; y -= err / (1.1283791670955126 * exp(-y * y)); }
@@ -278,7 +278,7 @@ def _sign_ref(x):
 # ---- unary -------------------------------------------------------------------------------
 
 neg_p = _unary("neg", "(-{0})", lambda x: np.negative(x), "fiu")
-abs_p = _unary("abs", {"f": "fabs({0})", "i": "(int)abs({0})", "u": "{0}"}, np.abs, "fiu")
+abs_p = _unary("abs", {"f": "netcl_fabs({0})", "i": "(int)abs({0})", "u": "{0}"}, np.abs, "fiu")
 sign_p = _unary("sign", {"f": "({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : {0}))",
                          "i": "(({0} > 0) - ({0} < 0))", "u": "(uint)({0} > 0)"}, _sign_ref, "fiu")
 exp_p = _unary("exp", "exp({0})", _np_float(np.exp))
@@ -286,8 +286,8 @@ exp2_p = _unary("exp2", "exp2({0})", _np_float(np.exp2))
 log_p = _unary("log", "log({0})", _np_float(np.log))
 log1p_p = _unary("log1p", "log1p({0})", _np_float(np.log1p))
 expm1_p = _unary("expm1", "expm1({0})", _np_float(np.expm1))
-sqrt_p = _unary("sqrt", "sqrt({0})", _np_float(np.sqrt))
-rsqrt_p = _unary("rsqrt", "rsqrt({0})", _np_float(lambda x: 1 / np.sqrt(x)))
+sqrt_p = _unary("sqrt", "netcl_sqrt({0})", _np_float(np.sqrt))
+rsqrt_p = _unary("rsqrt", "netcl_rsqrt({0})", _np_float(lambda x: 1 / np.sqrt(x)))
 square_p = _unary("square", "({0} * {0})", lambda x: np.square(x), "fiu")
 reciprocal_p = _unary("reciprocal", "(({T})1 / {0})", _np_float(np.reciprocal))
 tanh_p = _unary("tanh", "tanh({0})", _np_float(np.tanh))
@@ -307,12 +307,12 @@ atanh_p = _unary("atanh", "atanh({0})", _np_float(np.arctanh))
 erf_p = _unary("erf", "erf({0})", _np_float(_erf))
 erf_inv_p = _unary("erf_inv", lambda d, o: "netcl_erfinv_d({0})" if d[0] == dtypes.float64
                    else "netcl_erfinv({0})", _erfinv_ref)
-floor_p = _unary("floor", "floor({0})", _np_float(np.floor))
-ceil_p = _unary("ceil", "ceil({0})", _np_float(np.ceil))
-round_p = _unary("round", lambda d, o, rounding_method: "rint({0})" if rounding_method
-                 else "round({0})", _np_float(_round_ref))
+floor_p = _unary("floor", "netcl_floor({0})", _np_float(np.floor))
+ceil_p = _unary("ceil", "netcl_ceil({0})", _np_float(np.ceil))
+round_p = _unary("round", lambda d, o, rounding_method: "netcl_rint({0})" if rounding_method
+                 else "netcl_round({0})", _np_float(_round_ref))
 is_finite_p = _elementwise_prim("is_finite", 1, "f", out_dtype=dtypes.bool_)
-is_finite_p.lowering = "isfinite({0})"
+is_finite_p.lowering = "(netcl_fabs({0}) < INFINITY)"    # NaN compares false
 is_finite_p.reference = lambda x: np.isfinite(x)
 not_p = _unary("not", {"b": "(!{0})", "i": "(~{0})", "u": "(~{0})"},
                lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x), "biu")
@@ -346,8 +346,8 @@ def _convert_template(in_dtypes, out_dtype, new_dtype, weak_type=False):
     if out_dtype == dtypes.bool_:
         return "({0} != 0)"
     if src.kind == "f" and out_dtype.kind in "iu":
-        # isnan first: PoCL's _sat conversion does not map NaN to 0 as the spec says
-        return f"(isnan({{0}}) ? 0 : convert_{_ctype(out_dtype)}_sat_rtz({{0}}))"
+        # NaN first: PoCL's _sat conversion does not map NaN to 0 as the spec says
+        return f"(({{0}} != {{0}}) ? 0 : convert_{_ctype(out_dtype)}_sat_rtz({{0}}))"
     return "(({U}){0})"
 
 
@@ -392,15 +392,18 @@ div_p = _binary("div", {"f": "({0} / {1})", "i": "netcl_idiv({0}, {1})",
                         "u": "netcl_udiv({0}, {1})"}, _div_ref)
 rem_p = _binary("rem", {"f": "fmod({0}, {1})", "i": "netcl_irem({0}, {1})",
                         "u": "netcl_urem({0}, {1})"}, _rem_ref)
-floor_div_p = _binary("floor_div", {"f": "floor({0} / {1})", "i": "netcl_ifloordiv({0}, {1})",
+floor_div_p = _binary("floor_div", {"f": "netcl_floor({0} / {1})",
+                                    "i": "netcl_ifloordiv({0}, {1})",
                                     "u": "({1} == 0 ? 0u : {0} / {1})"}, _floor_div_ref)
 pow_p = _binary("pow", {"f": "pow({0}, {1})", "i": "netcl_ipow({0}, {1})",
                         "u": "netcl_upow({0}, {1})"}, _pow_ref)
 atan2_p = _binary("atan2", "atan2({0}, {1})", _np_float(np.arctan2), kinds="f")
-max_p = _binary("max", {"f": "(({0} > {1} || isnan({0})) ? {0} : {1})", "i": "max({0}, {1})",
-                        "u": "max({0}, {1})"}, _nan_max)
-min_p = _binary("min", {"f": "(({0} < {1} || isnan({0})) ? {0} : {1})", "i": "min({0}, {1})",
-                        "u": "min({0}, {1})"}, _nan_min)
+# NaN tests as x != x and integer max/min as selects: inline on every compiler (PoCL calls
+# its isnan / max / min builtins out of line, see kernels.INLINE_MATH)
+max_p = _binary("max", {"f": "(({0} > {1} || {0} != {0}) ? {0} : {1})",
+                        "i": "({0} > {1} ? {0} : {1})", "u": "({0} > {1} ? {0} : {1})"}, _nan_max)
+min_p = _binary("min", {"f": "(({0} < {1} || {0} != {0}) ? {0} : {1})",
+                        "i": "({0} < {1} ? {0} : {1})", "u": "({0} < {1} ? {0} : {1})"}, _nan_min)
 eq_p = _binary("eq", "({0} == {1})", np.equal, "fiub", dtypes.bool_)
 ne_p = _binary("ne", "({0} != {1})", np.not_equal, "fiub", dtypes.bool_)
 lt_p = _binary("lt", "({0} < {1})", np.less, "fiub", dtypes.bool_)
@@ -436,7 +439,7 @@ select_p.make_launcher = lambda device, args, params, out: make_elementwise_laun
     select_p, device, args, params, out)
 
 clamp_p = _elementwise_prim("clamp", 3, "fiu")  # clamp(lo, x, hi), NaN in x propagates
-clamp_p.lowering = _by_kind({"f": "(isnan({1}) ? {1} : min(max({1}, {0}), {2}))",
+clamp_p.lowering = _by_kind({"f": "(({1} != {1}) ? {1} : min(max({1}, {0}), {2}))",
                              "i": "min(max({1}, {0}), {2})", "u": "min(max({1}, {0}), {2})"})
 clamp_p.reference = lambda lo, x, hi: np.where(np.isnan(x), x, np.minimum(np.maximum(x, lo), hi)) \
     if x.dtype.kind == "f" else np.minimum(np.maximum(x, lo), hi)

@@ -31,7 +31,7 @@ def _combine(op, a, b):
     if op == "sum":
         return f"({a} + {b})"
     cmp = ">" if op == "max" else "<"
-    return f"((({b}) {cmp} ({a}) || isnan({b})) ? ({b}) : ({a}))"
+    return f"((({b}) {cmp} ({a}) || ({b}) != ({b})) ? ({b}) : ({a}))"
 
 
 class RowFusedPrimitive(Primitive):

@@ -47,7 +47,7 @@ def _better_fn(op, dtype):
     acc = kernels.compute_ctype(dtype)
     cmp = ">" if op == "argmax" else "<"
     if dtype.kind == "f":
-        body = (f"  const int vn = isnan(v), bn = isnan(bv);\n"
+        body = (f"  const int vn = v != v, bn = bv != bv;\n"
                 f"  if (vn != bn) return vn;\n"
                 f"  if (vn || v == bv) return i < bi;\n"
                 f"  return v {cmp} bv;\n")

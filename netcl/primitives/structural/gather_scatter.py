@@ -139,9 +139,9 @@ __kernel void nc_scatter(__global {S}* out, __global const {S}* op, const int op
 _COMBINE = {
     "add": {"f": "acc + v", "i": "acc + v", "u": "acc + v", "b": "acc | v"},
     "mul": {"f": "acc * v", "i": "acc * v", "u": "acc * v", "b": "acc & v"},
-    "min": {"f": "((acc < v || isnan(acc)) ? acc : v)", "i": "min(acc, v)", "u": "min(acc, v)",
+    "min": {"f": "((acc < v || acc != acc) ? acc : v)", "i": "min(acc, v)", "u": "min(acc, v)",
             "b": "min(acc, v)"},
-    "max": {"f": "((acc > v || isnan(acc)) ? acc : v)", "i": "max(acc, v)", "u": "max(acc, v)",
+    "max": {"f": "((acc > v || acc != acc) ? acc : v)", "i": "max(acc, v)", "u": "max(acc, v)",
             "b": "max(acc, v)"},
 }
 _MODE_CODE = {"add": 0, "mul": 1, "min": 2, "max": 3, "set": 4}
