@@ -100,8 +100,15 @@ def test_inline_math_is_exact_and_keeps_fused_kernels_vectorised():
                 np.where(np.isnan(x) | (x < 0.5), x, 0.5),
                 np.isfinite(x), np.floor(x / np.float32(0.75)))
     got = netcl.jit(_exact_math)(jnp.asarray(x)) + netcl.jit(_exact_math_scalar)(jnp.asarray(x))
-    for g, ref in zip(got, want):
-        np.testing.assert_array_equal(np.asarray(g), ref.astype(np.asarray(g).dtype))
+    # OpenCL lets sqrt and division be off by ulps (NVIDIA's are); CPU builds round them
+    # correctly, as NumPy does. Everything else is exact on every conformant device.
+    rounded = dev.is_numpy or dev.kind == "cpu"
+    for k, (g, ref) in enumerate(zip(got, want)):
+        g = np.asarray(g)
+        if k in (0, 6) and not rounded:
+            np.testing.assert_allclose(g, ref, rtol=4e-7)
+        elif k != 10 or rounded:        # (floor of an inexact quotient may step down)
+            np.testing.assert_array_equal(g, ref.astype(g.dtype))
 
 
 def test_cache_and_retrace_logging(capsys, monkeypatch):
