@@ -117,13 +117,14 @@ def build(device, source, options=()):
     key = (device.context.int_ptr, source, options)
     prg = _programs.get(key)
     if prg is None:
+        generated = source
         math = set(_INLINE_MATH_USE.findall(source))
         if math:
             source = inline_math_preamble(math) + source
         if ("netcl_vload8" in source or "netcl_vstore8" in source) and \
                 "#define netcl_vload8" not in source:   # (a source may carry its own)
             source = PREAMBLE_VECTOR_IO + source
-        if "double" in key[1] and "cl_khr_fp64" not in key[1]:
+        if "double" in generated and "cl_khr_fp64" not in generated:   # (first line)
             source = PREAMBLE_FP64 + source
         try:
             with warnings.catch_warnings():
