@@ -242,7 +242,7 @@ def bench_w4(dev, cands, repeats, inner=10, shapes=W4_SHAPES):
         B = cl.Buffer(r.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(b.T) if tb else b)
         Cb = cl.Buffer(r.ctx, mf.READ_WRITE, size=M * N * 4)
         ref = a.astype(np.float64) @ b.astype(np.float64)
-        chosen = G.choose_config(dev, "float", M, N, K)
+        chosen = G.choose_config(dev, "float", M, N, K, ta)
         flop = 2.0 * M * N * K
         for cfg in [chosen] + [c for c in cands if c != chosen]:
             fn = r.setup(cfg, "float", ta, tb, M, N, K, A, B, Cb)

@@ -6,6 +6,7 @@ NaN too, so a missed write or a stray read shows up as a NaN.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from types import SimpleNamespace
 
@@ -69,7 +70,7 @@ def check_gemm(cfg, dtype, ta, tb, M, N, K, batch=1, bcast_a=False, bcast_b=Fals
     ctx, queue, dev = _ctx()
     if dtype == "double" and not _STATE["fp64"]:
         pytest.skip("no fp64")
-    if cfg.threads > dev.max_work_group_size or cfg.local_mem_bytes(dtype) > dev.local_mem_size:
+    if cfg.threads > dev.max_work_group_size or cfg.local_mem_bytes(dtype, ta) > dev.local_mem_size:
         pytest.skip(f"{cfg} does not fit {dev.name}")
     npdt = np.float32 if dtype == "float" else np.float64
     rng = np.random.default_rng(seed)
@@ -207,6 +208,28 @@ def test_full_tiles_and_k_blocks(cfg_dt):
         check_gemm(cfg, dt, True, True, M, N, K, offs=(1, 2, 3))
     check_gemm(cfg, dt, False, False, M, N, 300, batch=2, bcast_b=True, offs=(4, 4, 4))
     check_gemm(cfg, dt, True, True, M, N, 300, batch=2, bcast_a=True, pads=(3, 0, 1))
+
+
+def test_cpu_panels_deepen_with_k_within_local_memory():
+    """CPU configs take K panels of up to 1024 rows where they fit local memory (a transposed
+    A is staged there too); products with a deep panel, several panels and a short last one
+    match NumPy in every transposition."""
+    cpu = _fake("cpu", 4096, 512 * 1024)
+    deep = G.choose_config(cpu, "float", 128, 1024, 300, trans_a=False)
+    assert deep.bk == 512 and dataclasses.replace(deep, bk=256) == CPU_BIG_F
+    assert G.choose_config(cpu, "float", 128, 1024, 784, trans_a=False).bk == 1024
+    assert G.choose_config(cpu, "float", 128, 1024, 5000, trans_a=False).bk == 1024
+    # staged A^T: 1024 x (64 + 132) floats exceed 512 KB, 512 rows fit
+    assert G.choose_config(cpu, "float", 128, 1024, 784, trans_a=True).bk == 512
+    assert G.choose_config(_fake("cpu", 4096, 32 * 1024), "float", 128, 1024, 784).bk <= 128
+    _, _, dev = _ctx()
+    if dev.type & cl.device_type.CPU:
+        M, N = 70, 2 * CPU_BIG_F.bn + 5
+        for K in (300, 1500):
+            for ta, tb in TRANS:
+                cfg = G.choose_config(dev, "float", M, N, K, trans_a=ta)
+                assert cfg.bk >= 512
+                check_gemm(cfg, "float", ta, tb, M, N, K, offs=(1, 2, 3), pads=(1, 0, 2), seed=K)
 
 
 @pytest.mark.parametrize("cfg_dt", [(CPU_BIG_F, "float"), (G.GPU_SMALL["float"], "float")], ids=_cid)

@@ -463,6 +463,32 @@ def test_scalar_steps_launch_just_before_their_first_reader():
         assert_close(a, np.asarray(b), rtol=1e-5, atol=1e-5)
 
 
+def test_reductions_run_just_after_their_inputs():
+    """A step that reads much more than it writes (a column sum with its update) runs right
+    after the producers of its inputs, while they are in cache, not where the trace put it
+    (after an unrelated product); small reductions and everything else keep their order."""
+    rng = np.random.default_rng(2)
+    x, w, v = (jnp.asarray(rng.standard_normal(s).astype(np.float32))
+               for s in ((256, 128), (128, 128), (128, 64)))
+
+    def f(x, w, v):
+        h = jnp.maximum(x @ w, 0.0)          # 128 KB
+        other = jnp.tanh(w @ w) @ v          # traced before the sum, independent of h
+        return other, jnp.sum(h, axis=0) * 0.5, jnp.sum(v)
+
+    low = netcl.jit(f).lower(x, w, v)
+    eqns = low.ir.eqns
+    names = [e.prim.name for e in eqns]
+    at = next(k for k, n in enumerate(names) if n.startswith("reduce_sum") and
+              eqns[k].outputs[0].aval.shape == (128,))
+    assert at == 1 and names[0].startswith("dot_general"), low.as_text()
+    small = next(k for k, e in enumerate(eqns) if e.outputs[0].aval.shape == ())
+    assert small == len(eqns) - 1, low.as_text()
+    got = netcl.jit(f)(x, w, v)
+    for a, b in zip(got, f(x, w, v)):
+        assert_close(a, np.asarray(b), rtol=1e-4, atol=1e-4)
+
+
 def test_cache_tells_layouts_apart_by_weak_type():
     """The call's fast lookup by layout ids retraces where the full key would: a weak-typed
     argument (a Python scalar) against a float32 array of the same shape."""

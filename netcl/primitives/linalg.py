@@ -183,7 +183,7 @@ def _gemm_kernel(device, kdtype, trans_a, trans_b, B, M, N, K, epilogue=None, pa
     if kdtype in (dtypes.float32, dtypes.float64):
         name = "float" if kdtype == dtypes.float32 else "double"
         try:
-            cfg = gemm.choose_config(device.cl_device, name, M, N, K)
+            cfg = gemm.choose_config(device.cl_device, name, M, N, K, trans_a)
             # packing pays where groups re-pack both operands: A once per column block, B
             # once per row block (a classifier's 10 columns make one column block)
             packed = packable and cfg.kind == "cpu" and M > cfg.bm and N > cfg.bn

@@ -166,6 +166,32 @@ def hoist_scalars(ir):
     return IR(ir.invars, ir.constvars, ir.consts, order, ir.outvars)
 
 
+def _bytes(v):
+    return math.prod(v.aval.shape) * v.aval.dtype.itemsize
+
+
+def hoist_reductions(ir, min_bytes=1 << 16, ratio=4):
+    """Move each equation that reads at least `ratio` times what it writes (and at least
+    `min_bytes`: a column sum with its fused update, a product with few columns) up to just
+    after the producers of its inputs, so that it reads them while they are still in cache.
+
+    Traced code reduces where it needs the result: W4's bias gradients were summed after
+    both weight updates, whose ~60 MB of optimizer state had pushed the two 512 KB
+    gradients out of every cache (PoCL: 47 us, latency-bound on rows 4 KB apart)."""
+    order, where = [], {}                         # var id -> index in order of its producer
+    for e in ir.eqns:
+        read = sum(_bytes(v) for v in e.inputs if v.aval.ndim)
+        if e.outputs and read >= min_bytes and read >= ratio * sum(_bytes(o) for o in e.outputs):
+            at = max((where[v.id] + 1 for v in e.inputs if v.id in where), default=0)
+            order.insert(at, e)
+            where = {o.id: i for i, x in enumerate(order) for o in x.outputs}
+        else:
+            order.append(e)
+            for o in e.outputs:
+                where[o.id] = len(order) - 1
+    return IR(ir.invars, ir.constvars, ir.consts, order, ir.outvars)
+
+
 def sink_scalars(ir):
     """Move each equation whose outputs are all 0-d down to just before its first reader
     (the end where only the call's outputs read it).

@@ -25,7 +25,7 @@ from ..core.tracing import ShapedArray, current_interpreter
 from ..tree_util import tree_flatten, tree_unflatten
 from .epilogue_fusion import EpiloguePrimitive, fuse_epilogues
 from .fusion import (FusedPrimitive, cse, dce, fold_literals, forward_scalar_broadcasts, fuse,
-                     hoist_scalars, sink_scalars, strip_identities)
+                     hoist_reductions, hoist_scalars, sink_scalars, strip_identities)
 from .row_fusion import RowFusedPrimitive, row_fuse
 from .staging import stage
 
@@ -547,7 +547,8 @@ def _dense_copy(x):
 
 def optimize(ir, device=None):
     """identities -> dce -> cse -> dce -> row fusion -> scalar broadcasts forwarded ->
-    elementwise fusion -> matmul epilogues -> scalar steps sunk to their first reader.
+    elementwise fusion -> matmul epilogues -> reductions hoisted to their inputs ->
+    scalar steps sunk to their first reader.
 
     0-d constants (Python scalars in the traced code) become literals in generated code.
     """
@@ -559,7 +560,7 @@ def optimize(ir, device=None):
     literals = fold_literals(ir, literals)
     ir = _materialize_folded(ir, literals, device or default_device())
     ir = hoist_scalars(forward_scalar_broadcasts(row_fuse(ir, literals)))
-    return sink_scalars(fuse_epilogues(fuse(ir, literals)))
+    return sink_scalars(hoist_reductions(fuse_epilogues(fuse(ir, literals))))
 
 
 def _materialize_folded(ir, literals, device):
