@@ -23,6 +23,7 @@ import pyopencl as cl
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from netcl.primitives import gemm as G  # noqa: E402
+from netcl.primitives import gemm_tiers as GT  # noqa: E402
 from netcl.primitives.gemm import GemmConfig  # noqa: E402
 
 
@@ -242,7 +243,7 @@ def bench_w4(dev, cands, repeats, inner=10, shapes=W4_SHAPES):
         B = cl.Buffer(r.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(b.T) if tb else b)
         Cb = cl.Buffer(r.ctx, mf.READ_WRITE, size=M * N * 4)
         ref = a.astype(np.float64) @ b.astype(np.float64)
-        chosen = G.choose_config(dev, "float", M, N, K, ta)
+        chosen = GT.choose_config(dev, "float", M, N, K, ta)
         flop = 2.0 * M * N * K
         for cfg in [chosen] + [c for c in cands if c != chosen]:
             fn = r.setup(cfg, "float", ta, tb, M, N, K, A, B, Cb)
@@ -293,7 +294,7 @@ def main():
     args = ap.parse_args()
 
     dev = pick_device()
-    is_cpu = G._is_cpu(dev)
+    is_cpu = GT._is_cpu(dev)
     if args.w4:
         cands = w4_candidates()
         if args.only:
@@ -310,7 +311,7 @@ def main():
     print(f"device: {dev.name.strip()} | {dev.platform.name} | {dev.version} | "
           f"max_wg {dev.max_work_group_size} local {dev.local_mem_size} CU {dev.max_compute_units}")
     print(f"n = {n}, dtype = {dtype}, median of {repeats} after {args.warmup} warm-up")
-    chosen = G.choose_config(dev, dtype, n, n, n)
+    chosen = GT.choose_config(dev, dtype, n, n, n)
     use_cpu = is_cpu if args.cands == "auto" else args.cands == "cpu"
     cands = cpu_candidates(dtype) if use_cpu else gpu_candidates(dtype)
     if chosen not in cands:

@@ -64,9 +64,9 @@ def main(argv=None):
 
     cfg = "numpy fallback"
     if not dev.is_numpy:
-        from netcl.primitives import gemm
+        from netcl.primitives import gemm, gemm_tiers
         name = "double" if dt == np.float64 else "float"
-        cfg = gemm.choose_config(dev.cl_device, name, n, n, n)
+        cfg = gemm_tiers.choose_config(dev.cl_device, name, n, n, n)
     print(f"device: {dev}")
     print(f"W3 matmul {n}x{n} {dt.name}: median {med * 1e3:.2f} ms over {repeats} runs "
           f"(first call incl. build {first:.2f} s) -> {gflops:.1f} GFLOP/s")

@@ -868,10 +868,10 @@ def test_window_vmap(op):
 def test_split_k_with_gpu_tiles(impl, monkeypatch):
     """GPUs run split-K kernel gradients with big tiles (_split_config); the tiled kernels
     compile on PoCL too, so the path is checked here with the 128x64 tier forced."""
-    from netcl.primitives import gemm
+    from netcl.primitives import gemm_tiers
     from netcl.primitives.conv import conv_gemm
     monkeypatch.setattr(conv_gemm, "_split_config",
-                        lambda device, tname, M, N: gemm.GPU_TIERS[tname][1])
+                        lambda device, tname, M, N: gemm_tiers.GPU_TIERS[tname][1])
     impl("gemm")
     lhs_shape, rhs_shape, kw = GEMM_CASES[-1]     # K = 4352: equal parts
     rng = np.random.default_rng(7)

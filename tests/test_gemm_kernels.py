@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from netcl.primitives import gemm as G  # noqa: E402
+from netcl.primitives import gemm_tiers as GT  # noqa: E402
 from netcl.primitives.gemm import GemmConfig  # noqa: E402
 
 _STATE: dict = {}
@@ -135,25 +136,25 @@ def check_gemm(cfg, dtype, ta, tb, M, N, K, batch=1, bcast_a=False, bcast_b=Fals
 
 # --------------------------------------------------------------------------- configs
 
-CPU_BIG_F = G.CPU_CONFIGS["float"][0]
-CPU_BIG_D = G.CPU_CONFIGS["double"][0]
-GPU_BIG_F = G.GPU_CONFIGS["float"][0]
-GPU_BIG_D = G.GPU_CONFIGS["double"][0]
+CPU_BIG_F = GT.CPU_CONFIGS["float"][0]
+CPU_BIG_D = GT.CPU_CONFIGS["double"][0]
+GPU_BIG_F = GT.GPU_CONFIGS["float"][0]
+GPU_BIG_D = GT.GPU_CONFIGS["double"][0]
 TRANS = list(itertools.product([False, True], repeat=2))
 
 # (config, dtype) pairs covered by the fixed-shape tests: what choose_config
 # can return on CPU and GPU, plus the fallback.
 ALL_CONFIGS = [
-    (CPU_BIG_F, "float"), (G.CPU_SMALL["float"], "float"),
-    (CPU_BIG_D, "double"), (G.CPU_SMALL["double"], "double"),
-    (GPU_BIG_F, "float"), (G.GPU_SMALL["float"], "float"),
-    (GPU_BIG_D, "double"), (G.CPU_NARROW["float"][0], "float"),
+    (CPU_BIG_F, "float"), (GT.CPU_SMALL["float"], "float"),
+    (CPU_BIG_D, "double"), (GT.CPU_SMALL["double"], "double"),
+    (GPU_BIG_F, "float"), (GT.GPU_SMALL["float"], "float"),
+    (GPU_BIG_D, "double"), (GT.CPU_NARROW["float"][0], "float"),
 ]
 # NN only (same generator, other constants): keeps the cold PoCL run short.
-NN_ONLY = [(G.GPU_SMALL["double"], "double"), (G.FALLBACK, "float"),
-           (G.CPU_NARROW["double"][0], "double"), (G.CPU_NARROW["float"][1], "float"),
-           *[(c, "float") for c in G.CPU_TIERS["float"][1:-1]], (G.GPU_TIERS["float"][1], "float"),
-           (G.GPU_TIERS["float"][2], "float"), (G.GPU_TIERS["float"][3], "float")]
+NN_ONLY = [(GT.GPU_SMALL["double"], "double"), (GT.FALLBACK, "float"),
+           (GT.CPU_NARROW["double"][0], "double"), (GT.CPU_NARROW["float"][1], "float"),
+           *[(c, "float") for c in GT.CPU_TIERS["float"][1:-1]], (GT.GPU_TIERS["float"][1], "float"),
+           (GT.GPU_TIERS["float"][2], "float"), (GT.GPU_TIERS["float"][3], "float")]
 
 
 def _cid(p):
@@ -174,7 +175,7 @@ def _awkward(cfg):
 CASES = [(p, t) for p in ALL_CONFIGS for t in [(False, False), (True, True)]]
 CASES += [(p, (False, False)) for p in NN_ONLY]
 CASES += [(p, t) for p in [(CPU_BIG_F, "float"), (GPU_BIG_F, "float")] for t in [(False, True), (True, False)]]
-CASES += [((G.CPU_NARROW["float"][0], "float"), (True, False))]  # a classifier's weight gradient
+CASES += [((GT.CPU_NARROW["float"][0], "float"), (True, False))]  # a classifier's weight gradient
 
 
 def _case_id(c):
@@ -215,24 +216,24 @@ def test_cpu_panels_deepen_with_k_within_local_memory():
     A is staged there too); products with a deep panel, several panels and a short last one
     match NumPy in every transposition."""
     cpu = _fake("cpu", 4096, 512 * 1024)
-    deep = G.choose_config(cpu, "float", 128, 1024, 300, trans_a=False)
+    deep = GT.choose_config(cpu, "float", 128, 1024, 300, trans_a=False)
     assert deep.bk == 512 and dataclasses.replace(deep, bk=256) == CPU_BIG_F
-    assert G.choose_config(cpu, "float", 128, 1024, 784, trans_a=False).bk == 1024
-    assert G.choose_config(cpu, "float", 128, 1024, 5000, trans_a=False).bk == 1024
+    assert GT.choose_config(cpu, "float", 128, 1024, 784, trans_a=False).bk == 1024
+    assert GT.choose_config(cpu, "float", 128, 1024, 5000, trans_a=False).bk == 1024
     # staged A^T: 1024 x (64 + 132) floats exceed 512 KB, 512 rows fit
-    assert G.choose_config(cpu, "float", 128, 1024, 784, trans_a=True).bk == 512
-    assert G.choose_config(_fake("cpu", 4096, 32 * 1024), "float", 128, 1024, 784).bk <= 128
+    assert GT.choose_config(cpu, "float", 128, 1024, 784, trans_a=True).bk == 512
+    assert GT.choose_config(_fake("cpu", 4096, 32 * 1024), "float", 128, 1024, 784).bk <= 128
     _, _, dev = _ctx()
     if dev.type & cl.device_type.CPU:
         M, N = 70, 2 * CPU_BIG_F.bn + 5
         for K in (300, 1500):
             for ta, tb in TRANS:
-                cfg = G.choose_config(dev, "float", M, N, K, trans_a=ta)
+                cfg = GT.choose_config(dev, "float", M, N, K, trans_a=ta)
                 assert cfg.bk >= 512
                 check_gemm(cfg, "float", ta, tb, M, N, K, offs=(1, 2, 3), pads=(1, 0, 2), seed=K)
 
 
-@pytest.mark.parametrize("cfg_dt", [(CPU_BIG_F, "float"), (G.GPU_SMALL["float"], "float")], ids=_cid)
+@pytest.mark.parametrize("cfg_dt", [(CPU_BIG_F, "float"), (GT.GPU_SMALL["float"], "float")], ids=_cid)
 def test_epilogue(cfg_dt):
     """relu plus the row/col/batch indices; K = 0 gives epilogue(0)."""
     cfg, dt = cfg_dt
@@ -248,7 +249,7 @@ def test_epilogue(cfg_dt):
     check_gemm(cfg, dt, False, False, cfg.bm + 2, cfg.bn, 7, epi=epi, epi_ref=epi_ref)
 
 
-@pytest.mark.parametrize("cfg_dt", [(G.CPU_SMALL["float"], "float"), (G.GPU_SMALL["float"], "float")],
+@pytest.mark.parametrize("cfg_dt", [(GT.CPU_SMALL["float"], "float"), (GT.GPU_SMALL["float"], "float")],
                          ids=_cid)
 def test_large_batch(cfg_dt):
     cfg, dt = cfg_dt
@@ -263,7 +264,7 @@ def _hyp_configs():
     _, _, dev = _ctx()
     out = []
     for dt, shape in (("float", (64, 64, 64)), ("float", (1024, 1024, 1024)), ("double", (64, 64, 64))):
-        c = G.choose_config(dev, dt, *shape)
+        c = GT.choose_config(dev, dt, *shape)
         if (c, dt) not in out:
             out.append((c, dt))
     return out
@@ -300,7 +301,7 @@ def test_choose_config_respects_limits(dev_args):
     for dt in ("float", "double"):
         for shape in [(1, 1, 1), (64, 64, 64), (1024, 1024, 1024), (8192, 8192, 8192), (3, 5000, 7),
                       (128, 10, 1024), (1024, 16, 128)]:
-            cfg = G.choose_config(dev, dt, *shape)
+            cfg = GT.choose_config(dev, dt, *shape)
             assert isinstance(cfg, GemmConfig)
             hash(cfg)
             cfg.validate(dt)
@@ -313,7 +314,7 @@ def test_choose_config_respects_limits(dev_args):
 
 def test_choose_config_real_device_and_source():
     _, _, dev = _ctx()
-    cfg = G.choose_config(dev, "float", 1024, 1024, 1024)
+    cfg = GT.choose_config(dev, "float", 1024, 1024, 1024)
     assert cfg.threads <= dev.max_work_group_size
     src = G.gemm_source(cfg, "double", False, True, "max(acc, (T)0)")
     assert src.lstrip().startswith("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
@@ -374,7 +375,7 @@ def check_packed(cfg, dtype, M, N, K, offs=(0, 0), pads=(0, 0), epi=None, epi_re
     assert (np.abs(got - ref) <= rtol * (bound + np.abs(ref) + 1.0)).all(), ctxt
 
 
-PACKED_CONFIGS = [(G.CPU_TIERS["float"][1], "float"), (G.CPU_TIERS["double"][0], "double"),
+PACKED_CONFIGS = [(GT.CPU_TIERS["float"][1], "float"), (GT.CPU_TIERS["double"][0], "double"),
                   (GemmConfig(kind="cpu", wg_m=8, wg_n=4, tm=6, tn=16, bk=64, vec=8, m_fastest=True),
                    "float")]
 
@@ -395,7 +396,7 @@ def test_packed_operands_fixed_shapes(cfg_dt):
        offs=st.tuples(st.integers(0, 5), st.integers(0, 5)),
        pads=st.tuples(st.integers(0, 3), st.integers(0, 3)))
 def test_packed_operands_hypothesis(M, N, K, offs, pads):
-    check_packed(G.CPU_TIERS["float"][1], "float", M, N, K, offs, pads, seed=M * 31 + N + K)
+    check_packed(GT.CPU_TIERS["float"][1], "float", M, N, K, offs, pads, seed=M * 31 + N + K)
 
 
 def test_zz_stats():

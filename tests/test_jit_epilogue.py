@@ -228,9 +228,9 @@ def test_cnn_train_step_uses_conv_epilogues_and_matches_eager():
 def test_tiled_gpu_kernel_epilogue(monkeypatch, vector):
     """The GPU (tiled) GEMM's epilogue, scalar and on 4-column chunks, forced on this device
     (the tiled kernels compile on PoCL too); sizes with partial tiles."""
-    from netcl.primitives import gemm
-    tiled = gemm.GPU_TIERS["float"][-1]            # 32x32, rvec 4
-    monkeypatch.setattr(gemm, "choose_config", lambda *a, **k: tiled)
+    from netcl.primitives import gemm_tiers
+    tiled = gemm_tiers.GPU_TIERS["float"][-1]            # 32x32, rvec 4
+    monkeypatch.setattr(gemm_tiers, "choose_config", lambda *a, **k: tiled)
     monkeypatch.setattr(dot_epilogue, "_vector_width", lambda device: 4 if vector else 3)
     rng = np.random.default_rng(9)
     x = jnp.asarray(rng.standard_normal((45, 20)).astype(np.float32))

@@ -133,7 +133,7 @@ def test_simple_kernel_fallback(monkeypatch, dtype):
 
     def refuse(*args, **kwargs):
         raise ValueError("no config")
-    monkeypatch.setattr(linalg.gemm, "choose_config", refuse)
+    monkeypatch.setattr(linalg.gemm_tiers, "choose_config", refuse)
     rng = np.random.default_rng(13)
     x, y = rand(rng, (2, 19, 23), dtype), rand(rng, (2, 17, 23), dtype)
     for lx, ly in (("dense", "dense"), ("transposed", "transposed")):

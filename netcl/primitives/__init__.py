@@ -6,7 +6,8 @@ NumPy reference, jvp, vjp, batching, precision policy, fusion kind).
   structural/     concatenate, pad, dynamic_slice/update, gather, scatter family, iota
   reductions/     sum/max/min/prod/argmax/argmin, cumulative ops (CPU and GPU kernel families)
   linalg.py       dot_general (gemm.py: the tuned tiled matmul kernel family, its CPU kind
-                  in gemm_cpu.py, NVIDIA tensor cores in gemm_mma.py; split_k.py: long
+                  in gemm_cpu.py, NVIDIA tensor cores in gemm_mma.py, the configurations
+                  a device and shape get in gemm_tiers.py; split_k.py: long
                   contractions in K chunks; dot_epilogue.py: the launcher of jit's matmul
                   epilogue fusion)
   conv/           conv_general_dilated, reduce_window, pooling derivatives

@@ -24,7 +24,7 @@ from ..core.array import Array
 from ..core.ad_util import Zero, is_zero
 from ..core.shapes import contiguous_strides, prod
 from ..core.tracing import Primitive, ShapedArray
-from . import gemm, gemm_cpu, split_k
+from . import gemm, gemm_cpu, gemm_tiers, split_k
 
 __all__ = ["dot_general", "dot", "batch_matmul"]
 
@@ -183,7 +183,7 @@ def _gemm_kernel(device, kdtype, trans_a, trans_b, B, M, N, K, epilogue=None, pa
     if kdtype in (dtypes.float32, dtypes.float64):
         name = "float" if kdtype == dtypes.float32 else "double"
         try:
-            cfg = gemm.choose_config(device.cl_device, name, M, N, K, trans_a)
+            cfg = gemm_tiers.choose_config(device.cl_device, name, M, N, K, trans_a)
             # packing pays where groups re-pack both operands: A once per column block, B
             # once per row block (a classifier's 10 columns make one column block)
             packed = packable and cfg.kind == "cpu" and M > cfg.bm and N > cfg.bn
@@ -386,7 +386,7 @@ def _split_count(device, kd, B, M, N, K):
     """How many K chunks this product runs as on `device` (split_k.py; 1: one GEMM)."""
     if B != 1 or kd not in (dtypes.float32, dtypes.float64) or device.kind == "cpu":
         return 1
-    cfg = gemm.choose_config(device.cl_device, "float" if kd == dtypes.float32 else "double",
+    cfg = gemm_tiers.choose_config(device.cl_device, "float" if kd == dtypes.float32 else "double",
                              M, N, K)
     return split_k.gpu_parts(device, -(-M // cfg.bm) * -(-N // cfg.bn), K)
 

@@ -292,12 +292,12 @@ def _split_k(device, dtype, M, N, K):
     """How many K chunks to split a (M x N x K) GEMM into so that the device has enough
     tiles to work on (1: no split). Kernel gradients (M = window*C_in, N = C_out small,
     K = batch*H*W large) otherwise run on a handful of work-groups."""
-    from .. import gemm
+    from .. import gemm_tiers
     if K < 2048:
         return 1
     tname = "double" if dtype == dtypes.float64 else "float"
     cfg = _split_config(device, tname, M, N) or \
-        gemm.choose_config(device.cl_device, tname, M, N, max(K // 8, 1))
+        gemm_tiers.choose_config(device.cl_device, tname, M, N, max(K // 8, 1))
     tiles = -(-M // cfg.bm) * -(-N // cfg.bn)
     cus = device.capabilities.compute_units
     if tiles >= 4 * cus:
@@ -322,14 +322,14 @@ def _split_config(device, tname, M, N):
     and big tiles read the operands fewer times (W5's 288x64x262144 kernel gradient reads
     P twice and the output gradient nine times with 32x32 tiles, once and three times with
     128x64). None on CPUs: choose_config decides there."""
-    from .. import gemm
+    from .. import gemm_tiers
     if device.kind == "cpu":
         return None
     max_wg = device.capabilities.max_work_group_size
     local_mem = device.capabilities.local_mem_size
-    for cfg in gemm.GPU_TIERS[tname]:
+    for cfg in gemm_tiers.GPU_TIERS[tname]:
         padded = -(-M // cfg.bm) * cfg.bm * -(-N // cfg.bn) * cfg.bn
-        if gemm._fits(cfg, tname, max_wg, local_mem) and padded <= 1.34 * M * N:
+        if gemm_tiers._fits(cfg, tname, max_wg, local_mem) and padded <= 1.34 * M * N:
             return cfg
     return None
 
@@ -412,7 +412,7 @@ def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gat
                  a_is_p=True, tf32=False):
     """(kernel, config) of one GEMM call; `gather` (from `_implicit_gather`) reads P, the A
     operand where `a_is_p`, else B, straight from the input; `tf32`: on tensor cores."""
-    from .. import gemm
+    from .. import gemm, gemm_tiers
     tname = "double" if dtype == dtypes.float64 else "float"
     if tf32:
         from .. import gemm_mma
@@ -431,13 +431,13 @@ def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gat
                           f"{device.name}; using float32 tiles ({str(e)[:300]})")
             _MMA_DEVICES[device.cl_device.int_ptr] = False
     cfg = (split and _split_config(device, tname, M, N)) or \
-        gemm.choose_config(device.cl_device, tname, M, N, K)
+        gemm_tiers.choose_config(device.cl_device, tname, M, N, K)
     gather_a = gather_b = None
     if gather is not None:
         if cfg.kind != "tiled":      # a CPU forced to the implicit GEMM (tests): GPU tiles
             cl_dev = device.cl_device
-            cfg = next((c for c in reversed(gemm.GPU_TIERS[tname]) if gemm._fits(
-                c, tname, cl_dev.max_work_group_size, cl_dev.local_mem_size)), gemm.FALLBACK)
+            cfg = next((c for c in reversed(gemm_tiers.GPU_TIERS[tname]) if gemm_tiers._fits(
+                c, tname, cl_dev.max_work_group_size, cl_dev.local_mem_size)), gemm_tiers.FALLBACK)
         if a_is_p:
             gather_a = gather(cfg.vec, "netcl_gather_a", cfg.bk)
         else:
