@@ -146,16 +146,12 @@ def forward_scalar_broadcasts(ir):
     return IR(ir.invars, ir.constvars, ir.consts, eqns, ir.outvars)
 
 
-def hoist_scalars(ir):
-    """Move each 0-d elementwise equation up to just after the producers of its inputs.
-
-    Traced code computes scalars where it needs them (an optimizer's second bias correction
-    after the first leaf's update); gathered together they fuse into one small kernel
-    instead of several, since a group is closed once a later equation reads it."""
-    order = []
-    where = {}                                    # var id -> index in order of its producer
+def _hoist(ir, movable):
+    """`ir` with each equation for which `movable(e)` holds moved up to just after the
+    producers of its inputs (the others keep their order)."""
+    order, where = [], {}                         # var id -> index in order of its producer
     for e in ir.eqns:
-        if _elementwise(e) and e.outputs[0].aval.ndim == 0:
+        if movable(e):
             at = max((where[v.id] + 1 for v in e.inputs if v.id in where), default=0)
             order.insert(at, e)
             where = {o.id: i for i, x in enumerate(order) for o in x.outputs}
@@ -164,6 +160,15 @@ def hoist_scalars(ir):
             for o in e.outputs:
                 where[o.id] = len(order) - 1
     return IR(ir.invars, ir.constvars, ir.consts, order, ir.outvars)
+
+
+def hoist_scalars(ir):
+    """Move each 0-d elementwise equation up to just after the producers of its inputs.
+
+    Traced code computes scalars where it needs them (an optimizer's second bias correction
+    after the first leaf's update); gathered together they fuse into one small kernel
+    instead of several, since a group is closed once a later equation reads it."""
+    return _hoist(ir, lambda e: _elementwise(e) and e.outputs[0].aval.ndim == 0)
 
 
 def _bytes(v):
@@ -178,18 +183,11 @@ def hoist_reductions(ir, min_bytes=1 << 16, ratio=4):
     Traced code reduces where it needs the result: W4's bias gradients were summed after
     both weight updates, whose ~60 MB of optimizer state had pushed the two 512 KB
     gradients out of every cache (PoCL: 47 us, latency-bound on rows 4 KB apart)."""
-    order, where = [], {}                         # var id -> index in order of its producer
-    for e in ir.eqns:
+    def reduces(e):
         read = sum(_bytes(v) for v in e.inputs if v.aval.ndim)
-        if e.outputs and read >= min_bytes and read >= ratio * sum(_bytes(o) for o in e.outputs):
-            at = max((where[v.id] + 1 for v in e.inputs if v.id in where), default=0)
-            order.insert(at, e)
-            where = {o.id: i for i, x in enumerate(order) for o in x.outputs}
-        else:
-            order.append(e)
-            for o in e.outputs:
-                where[o.id] = len(order) - 1
-    return IR(ir.invars, ir.constvars, ir.consts, order, ir.outvars)
+        return bool(e.outputs) and read >= min_bytes and \
+            read >= ratio * sum(_bytes(o) for o in e.outputs)
+    return _hoist(ir, reduces)
 
 
 def sink_scalars(ir):
