@@ -386,8 +386,8 @@ def _split_count(device, kd, B, M, N, K):
     """How many K chunks this product runs as on `device` (split_k.py; 1: one GEMM)."""
     if B != 1 or kd not in (dtypes.float32, dtypes.float64) or device.kind == "cpu":
         return 1
-    cfg = gemm_tiers.choose_config(device.cl_device, "float" if kd == dtypes.float32 else "double",
-                             M, N, K)
+    cfg = gemm_tiers.choose_config(device.cl_device,
+                                   "float" if kd == dtypes.float32 else "double", M, N, K)
     return split_k.gpu_parts(device, -(-M // cfg.bm) * -(-N // cfg.bn), K)
 
 
