@@ -3,7 +3,7 @@
 Standalone (numpy + pyopencl only).  One OpenCL C source is generated per
 ``(config, dtype, trans_a, trans_b, epilogue)``; every size, leading dimension,
 batch stride and offset is a kernel argument, so a single build serves every
-shape.
+shape. Which configuration a device and shape get: gemm_tiers.choose_config.
 
 Kernel signature (all sizes, strides and offsets in ELEMENTS)::
 
