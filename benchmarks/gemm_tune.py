@@ -294,7 +294,7 @@ def main():
     args = ap.parse_args()
 
     dev = pick_device()
-    is_cpu = GT._is_cpu(dev)
+    is_cpu = GT.family_of(dev) == "cpu"
     if args.w4:
         cands = w4_candidates()
         if args.only:

@@ -15,7 +15,7 @@ from . import random  # noqa: F401
 from . import data, io, optim, stax  # noqa: F401
 from .numpy.creation import device_put
 from . import test_util  # noqa: F401
-from .transforms.jit import jit
+from .transforms.jit import clear_caches, jit
 from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                          make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
 

@@ -34,7 +34,7 @@ __all__ = ["DataLoader", "read_idx", "load_mnist", "load_digits"]
 
 def _leaf_dtype(host_dtype, device):
     """The dtype a host leaf gets on ``device`` (as ``netcl.device_put`` converts)."""
-    dt = _dtypes.canonicalize(host_dtype, where="DataLoader")
+    dt = _dtypes.canonicalize_data(host_dtype, where="DataLoader")
     if dt == _dtypes.float64 and not device.capabilities.fp64:
         dt = _dtypes.float32
     return dt
@@ -259,7 +259,7 @@ class DataLoader:
                 raise ValueError(f"DataLoader: the leaf at {where} is 0-d; every leaf needs a "
                                  "leading (example) dimension")
             try:
-                _dtypes.canonicalize(np.dtype(leaf.dtype), where="DataLoader")
+                _dtypes.canonicalize_data(np.dtype(leaf.dtype), where="DataLoader")
             except TypeError as e:
                 raise TypeError(f"DataLoader: the leaf at {where}: {e}") from None
             leaves.append(leaf)

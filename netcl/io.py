@@ -5,8 +5,7 @@
     >>> state = netcl.io.load("ckpt.npz", like=state)     # checks structure, shapes, dtypes
 
 Nodes: dict (str/int/float/bool/None/tuple keys), OrderedDict, list, tuple, namedtuple
-(re-created by module + qualname when importable or found in ``like``; otherwise a plain
-tuple with a warning), None. Leaves: netcl Arrays (come back as netcl Arrays on the default
+(see below), None. Leaves: netcl Arrays (come back as netcl Arrays on the default
 device or ``device=``, with dtype and weak type), NumPy arrays and NumPy scalars (come back
 as NumPy), Python int/float/bool/str (come back as themselves). Anything else, including
 tracers, custom registered nodes and dataclasses, is refused with a TypeError naming the
@@ -31,20 +30,37 @@ A node is ``{"t": "leaf", "i": <index into leaves>}``, ``{"t": "none"}``,
 ``npscalar`` (NumPy; dtype, shape, member, sha256), ``int``, ``bool``, ``str`` and ``float``
 (``float.hex``, exact, inf/nan included) with a ``value``.
 
-``save`` writes a temporary file in the destination directory, fsyncs it and
-``os.replace``s it over ``path``, so a crash or an error never leaves a half-written
-checkpoint. ``load`` checks the zip CRCs, each member's size against its header (before
-allocating), every array's sha256, dtype and shape, and the description's own sha256: a
-truncated, corrupted or foreign file raises ValueError naming the path and the problem.
+``save`` writes a temporary file ``.<name>.<host>.<pid>.<random>.tmp`` in the destination
+directory, fsyncs it and ``os.replace``s it over ``path``, so a crash or an error never leaves
+a half-written checkpoint. Re-saving keeps the old file's permission bits (a new file gets the
+umask default); temporary files of the same target left by killed writers of this host (whose
+pid no longer exists) are removed by the next save.
+
+Loading treats the file as untrusted data. The sha256 fields are checksums against damage,
+not signatures (anyone can recompute them), so nothing in the file is ever executed or
+imported: **loading imports no module and looks up no attribute named by the file**. The
+stored module and qualname of a namedtuple are informational only. A namedtuple node is
+rebuilt with the class of the namedtuple found at the same position of ``like`` (same
+field names); without one it comes back as a plain tuple (with one warning per ``load`` when
+``like`` is not given). The format has no other class-bearing node kind: dataclasses and
+custom registered nodes are refused by ``save``, and any unknown node type in a file is a
+ValueError. ``load`` reads the description first and checks it (its sha256, every leaf's
+kind, dtype, shape and member, each leaf used once) and the zip directory (member sizes
+against the file's size and deflate's 1032:1 limit) before allocating anything; each
+member's ``.npy`` header must agree with the description, the zip CRCs and every array's
+sha256 are checked, and a load never allocates more than the description's arrays. A
+truncated, damaged, foreign or crafted file raises ValueError naming the path and the
+problem.
 """
 import collections
+import errno
 import hashlib
-import importlib
 import json
 import os
+import re
 import secrets
+import socket
 import struct
-import sys
 import warnings
 import zipfile
 import zlib
@@ -69,8 +85,29 @@ _SAVE_DTYPES = {np.dtype(d) for d in (np.bool_, np.int8, np.int16, np.int32, np.
 
 # ---- saving -------------------------------------------------------------------------------
 
+_CHUNK = 1 << 22  # bytes copied at a time when hashing a non-contiguous array
+_READ_CHUNK = 1 << 20  # bytes read at a time (zipfile copies each read twice)
+
+
 def _sha256(a):
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+    """sha256 of ``a``'s bytes in C order, equal to ``sha256(a.tobytes())`` but without a copy
+    of the whole array: a C-contiguous array is hashed in place, any other in row blocks."""
+    h = hashlib.sha256()
+    _hash_c_order(h, np.asarray(a))
+    return h.hexdigest()
+
+
+def _hash_c_order(h, a):
+    if a.flags.c_contiguous:  # (0-d and empty arrays always are)
+        h.update(a.reshape(-1).view(np.uint8))
+        return
+    row = a.nbytes // a.shape[0]
+    step = max(1, _CHUNK // row)
+    for i in range(0, a.shape[0], step):
+        if step == 1 and a.ndim > 1 and row > _CHUNK:
+            _hash_c_order(h, a[i])  # one row is itself too big to copy at once
+        else:
+            h.update(np.ascontiguousarray(a[i:i + step]).reshape(-1).view(np.uint8))
 
 
 def _where(path):
@@ -186,12 +223,52 @@ def _write(f, members, compress):
                 np.lib.format.write_array(g, arr, allow_pickle=False)
 
 
+# Temporary files carry the writer's host and pid, so that a later save can tell a dead
+# writer's leftover (same host, pid gone) from a live writer's file, also on a directory
+# shared between machines.
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: it exists but belongs to someone else
+        return True
+    return True
+
+
+def _remove_stale_temps(directory, base):
+    """Remove the temporary files of target ``base`` left by killed writers of this host."""
+    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows
+        return
+    pattern = re.compile(re.escape(f".{base}.{_HOST}.") + r"(\d+)\.[0-9a-f]{8}\.tmp")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for n in names:
+        m = pattern.fullmatch(n)
+        if m is None:
+            continue
+        pid = int(m.group(1))
+        # our own pid: another thread of this process may be writing it right now
+        if pid != os.getpid() and not _pid_alive(pid):
+            try:
+                os.unlink(os.path.join(directory, n))
+            except OSError:
+                pass
+
+
 def save(path, pytree, *, compress=False):
     """Write ``pytree`` to the checkpoint file ``path`` (atomically: temp file + rename).
 
     ``path`` is used as given (no suffix is added). ``compress=True`` deflates the members.
     Raises TypeError naming the leaf path for anything that cannot be saved, before any file
-    is touched; an existing checkpoint at ``path`` survives any failure.
+    is touched; an existing checkpoint at ``path`` survives any failure, and keeps its
+    permission bits when replaced. A missing directory raises FileNotFoundError naming
+    ``path``. Temporary files of ``path`` left by killed saves on this host are removed.
 
     >>> netcl.io.save("ckpt.npz", {"params": params, "step": 10})
     """
@@ -204,10 +281,23 @@ def save(path, pytree, *, compress=False):
     members = [(_TREE, header)] + [(f"leaf_{i}", a) for i, a in enumerate(saver.arrays)]
 
     directory, base = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    _remove_stale_temps(directory, base)
+    try:
+        mode = os.stat(path).st_mode & 0o777  # re-saving keeps the file's permissions
+    except OSError:
+        mode = None
+    tmp = os.path.join(directory, f".{base}.{_HOST}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:  # created with the old mode, so a 0600 checkpoint is never readable while written
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                     0o666 if mode is None else mode)
+    except OSError as e:  # name the user's path, not the temporary file
+        why = (f"the directory {directory!r} does not exist" if e.errno == errno.ENOENT
+               else f"cannot create a file in {directory!r} ({e.strerror})")
+        raise OSError(e.errno, f"netcl.io.save: {why}", path) from None  # str() adds path
     try:
         with os.fdopen(fd, "wb") as f:
+            if mode is not None and hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), mode)  # the umask may have dropped some of its bits
             _write(f, members, compress)
             f.flush()
             os.fsync(f.fileno())
@@ -241,69 +331,119 @@ class _DeviceError(TypeError):
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError,
                zlib.error, struct.error, UnicodeDecodeError, NotImplementedError, SyntaxError,
                OverflowError, RuntimeError)  # RuntimeError: "encrypted" flag bit
+_DTYPE_NAMES = {d.name: d for d in _SAVE_DTYPES}
+_ARRAY_KINDS = ("array", "ndarray", "npscalar")
+_DEFLATE_MAX_RATIO = 1032  # deflate's limit: one 258-byte match costs at least 2 bits
+_MAX_DESCRIPTION = 1 << 24  # a larger description must be stored or compress at most 64:1
 
 
-def _read_npy(g, size, name):
-    """Read one .npy member from the zip stream ``g`` (``size``: its uncompressed size).
-    The header's claimed size is checked against ``size`` before anything is allocated."""
+def _read_npy(g, size, name, dtype, shape):
+    """Read one .npy member from the zip stream ``g`` (``size``: its uncompressed size). The
+    header must claim ``dtype`` and ``shape`` (None: any shape) and exactly ``size`` bytes:
+    all checked before anything is allocated; no more than that is ever read."""
     fmt = np.lib.format
-    version = fmt.read_magic(g)
-    if version == (1, 0):
-        shape, fortran, dtype = fmt.read_array_header_1_0(g)
-    elif version == (2, 0):
-        shape, fortran, dtype = fmt.read_array_header_2_0(g)
-    else:
-        raise _Corrupt(f"member {name!r} has unsupported .npy version {version}")
-    if dtype.hasobject:
+    try:
+        version = fmt.read_magic(g)
+        if version == (1, 0):
+            hshape, fortran, hdtype = fmt.read_array_header_1_0(g)
+        elif version == (2, 0):
+            hshape, fortran, hdtype = fmt.read_array_header_2_0(g)
+        else:
+            raise _Corrupt(f"member {name!r} has unsupported .npy version {version}")
+    except (_Corrupt, zipfile.BadZipFile):
+        raise
+    except Exception as e:  # noqa: BLE001 - NumPy's parser of a damaged header raises
+        # ValueError, SyntaxError, tokenize.TokenError, ... : all mean "damaged"
+        raise _Corrupt(f"member {name!r} has a damaged .npy header "
+                       f"({type(e).__name__}: {e})") from None
+    if hdtype.hasobject:
         raise _Corrupt(f"member {name!r} holds Python objects (pickle), which netcl never loads")
+    if hdtype != dtype or (shape is not None and tuple(hshape) != tuple(shape)):
+        want = "" if shape is None else f"{list(shape)} "
+        raise _Corrupt(f"member {name!r} holds {list(hshape)} {hdtype}, the description "
+                       f"says {want}{dtype}")
     count = 1
-    for d in shape:
+    for d in hshape:
         count *= d
-    nbytes = count * dtype.itemsize
+    nbytes = count * hdtype.itemsize
     if nbytes != size - g.tell():
-        raise _Corrupt(f"member {name!r} claims shape {shape} {dtype} ({nbytes} bytes) but "
+        raise _Corrupt(f"member {name!r} claims shape {hshape} {hdtype} ({nbytes} bytes) but "
                        f"holds {size - g.tell()} bytes")
-    arr = np.empty(count, dtype)
+    arr = np.empty(count, hdtype)
     view, pos = memoryview(arr.view(np.uint8)), 0
-    while pos < nbytes:
-        n = g.readinto(view[pos:])
+    while pos < nbytes:  # in chunks: zipfile's readinto reads into a temporary bytes object
+        n = g.readinto(view[pos:pos + _READ_CHUNK])
         if not n:
             raise _Corrupt(f"member {name!r} is truncated")
         pos += n
     if g.read(1):  # also makes zipfile check the CRC-32 at the end of the member
         raise _Corrupt(f"member {name!r} has trailing data")
-    return arr.reshape(shape, order="F" if fortran else "C")
+    return arr.reshape(hshape, order="F" if fortran else "C")
 
 
-def _read_members(f):
-    """Read every member of the npz ``f`` into a dict name -> array (CRC-checked)."""
-    try:
-        zf = zipfile.ZipFile(f)
-        infos = zf.infolist()
-    except _ZIP_ERRORS as e:
-        raise _Corrupt(f"not a valid zip/npz file, or truncated ({type(e).__name__}: {e})") \
-            from None
-    out = {}
-    with zf:
-        if not any(i.filename == _TREE + ".npy" for i in infos):
-            raise _Corrupt(f"not a netcl checkpoint (no {_TREE} entry; members are "
-                           f"{[i.filename for i in infos][:8]})")
+class _Members:
+    """The members of an open npz, their directory checked against the file's size (so that
+    no member can claim more data than the file can hold) before anything is read."""
+
+    def __init__(self, f):
+        size = os.fstat(f.fileno()).st_size
+        try:
+            self.zf = zipfile.ZipFile(f)
+            infos = self.zf.infolist()
+        except _ZIP_ERRORS as e:
+            raise _Corrupt(f"not a valid zip/npz file, or truncated ({type(e).__name__}: {e})") \
+                from None
+        self.infos = {}
         for info in infos:
             name = info.filename
-            if not name.endswith(".npy") or name[:-4] in out:
+            if not name.endswith(".npy") or name[:-4] in self.infos:
                 raise _Corrupt(f"unexpected member {name!r}")
-            try:
-                with zf.open(info) as g:
-                    out[name[:-4]] = _read_npy(g, info.file_size, name)
-            except _Corrupt:
-                raise
-            except _ZIP_ERRORS as e:
-                raise _Corrupt(f"member {name!r} is corrupted or truncated "
-                               f"({type(e).__name__}: {e})") from None
-    return out
+            if info.compress_type == zipfile.ZIP_STORED:
+                limit = info.compress_size
+            elif info.compress_type == zipfile.ZIP_DEFLATED:
+                limit = _DEFLATE_MAX_RATIO * info.compress_size + 64
+            else:
+                raise _Corrupt(f"member {name!r} uses compression method "
+                               f"{info.compress_type}; checkpoints are stored or deflated")
+            if info.file_size > limit:
+                raise _Corrupt(f"member {name!r} claims {info.file_size} bytes from "
+                               f"{info.compress_size} stored bytes, which is impossible")
+            self.infos[name[:-4]] = info
+        if _TREE not in self.infos:
+            raise _Corrupt(f"not a netcl checkpoint (no {_TREE} entry; members are "
+                           f"{[i.filename for i in infos][:8]})")
+        # members may not overlap: together they cannot hold more than the file
+        if sum(i.compress_size for i in infos) > size:
+            raise _Corrupt(f"the zip directory claims {sum(i.compress_size for i in infos)} "
+                           f"bytes of members in a file of {size} bytes")
+        tree = self.infos[_TREE]
+        if tree.file_size > max(_MAX_DESCRIPTION, 64 * tree.compress_size):
+            raise _Corrupt(f"the tree description claims {tree.file_size} bytes from "
+                           f"{tree.compress_size} stored bytes")
+
+    def size(self, member):
+        return self.infos[member].file_size
+
+    def read(self, member, dtype, shape=None):
+        info = self.infos[member]
+        try:
+            with self.zf.open(info) as g:
+                return _read_npy(g, info.file_size, info.filename, dtype, shape)
+        except _Corrupt:
+            raise
+        except _ZIP_ERRORS as e:
+            raise _Corrupt(f"member {info.filename!r} is corrupted or truncated "
+                           f"({type(e).__name__}: {e})") from None
 
 
-def _check_description(desc, members):
+def _read_description(members):
+    header = members.read(_TREE, np.dtype(np.uint8))
+    if header.ndim != 1:
+        raise _Corrupt(f"bad {_TREE} entry")
+    try:
+        desc = json.loads(header.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise _Corrupt(f"the tree description is not valid JSON ({e})") from None
     if not isinstance(desc, dict) or desc.get("format") != _FORMAT:
         raise _Corrupt("not a netcl checkpoint (bad format tag)")
     version = desc.get("version")
@@ -314,65 +454,86 @@ def _check_description(desc, members):
                        f"({FORMAT_VERSION}); upgrade netcl")
     if desc.get("sha256") != _description_digest(desc):
         raise _Corrupt(f"checksum mismatch in the tree description ({_TREE})")
-    wanted = {m["member"] for m in desc["leaves"] if "member" in m} | {_TREE}
-    if wanted != set(members):
-        raise _Corrupt(f"members {sorted(set(members) ^ wanted)[:8]} are missing or unexpected")
+    leaves = desc["leaves"]
+    if not isinstance(leaves, list) or not isinstance(desc["tree"], dict):
+        raise _Corrupt("malformed tree description (no tree or leaves)")
+    wanted = {_TREE}
+    for i, meta in enumerate(leaves):
+        m = _check_leaf_meta(i, meta)
+        if m is None:
+            continue
+        if m in wanted or m not in members.infos:
+            raise _Corrupt(f"leaf {i}: member {m!r} is missing or used twice")
+        wanted.add(m)
+        # a description can never claim more data than its member holds (checked before
+        # any leaf is read, so a crafted description allocates nothing)
+        count = 1
+        for d in meta["shape"]:
+            count *= d
+        if count * _DTYPE_NAMES[meta["dtype"]].itemsize > members.size(m):
+            raise _Corrupt(f"leaf {i} claims shape {meta['shape']} {meta['dtype']}, more than "
+                           f"its member {m!r} holds ({members.size(m)} bytes)")
+    if wanted != set(members.infos):
+        raise _Corrupt(f"members {sorted(set(members.infos) - wanted)[:8]} are unexpected")
+    return desc
 
 
-def _namedtuple_types(tree, out):
-    """Collect namedtuple classes in ``tree`` by (module, qualname)."""
-    h = tree_util._lookup(type(tree))
-    if h is None or tree is None:
-        return out
-    if h.kind == "namedtuple":
-        out[(type(tree).__module__, type(tree).__qualname__)] = type(tree)
-    if h.kind in ("tuple", "list", "namedtuple"):
-        for c in tree:
-            _namedtuple_types(c, out)
-    elif h.dict_keys is not None:
-        for c in tree.values():
-            _namedtuple_types(c, out)
-    return out
+def _check_leaf_meta(i, meta):
+    """Check one leaf description's fields and types; return its member name or None."""
+    kind = meta["kind"]
+    value_types = {"bool": (bool,), "int": (int,), "str": (str,), "float": (str,)}
+    if kind in value_types:
+        v = meta["value"]
+        if not isinstance(v, value_types[kind]) or (kind == "int" and isinstance(v, bool)):
+            raise _Corrupt(f"leaf {i}: bad {kind} value {v!r}")
+        if kind == "float":
+            try:
+                float.fromhex(v)
+            except ValueError:
+                raise _Corrupt(f"leaf {i}: bad float value {v!r}") from None
+        return None
+    if kind not in _ARRAY_KINDS:
+        raise _Corrupt(f"leaf {i}: unknown leaf kind {kind!r}")
+    shape, dtype, member = meta["shape"], meta["dtype"], meta["member"]
+    if not isinstance(dtype, str) or dtype not in _DTYPE_NAMES:
+        raise _Corrupt(f"leaf {i}: unsupported dtype {dtype!r}")
+    if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+        raise _Corrupt(f"leaf {i}: bad shape {shape!r}")
+    if kind == "npscalar" and shape:
+        raise _Corrupt(f"leaf {i}: a NumPy scalar with shape {shape}")
+    if not isinstance(member, str) or not isinstance(meta["sha256"], str) or \
+            (kind == "array" and not isinstance(meta["weak_type"], bool)):
+        raise _Corrupt(f"leaf {i}: malformed array description")
+    return member
 
 
-def _resolve_namedtuple(module, qualname, fields, known, where):
-    cls = known.get((module, qualname))
-    problem = None
-    if cls is None:
-        try:
-            obj = sys.modules.get(module) or importlib.import_module(module)
-            for part in qualname.split("."):
-                obj = getattr(obj, part)
-            cls = obj
-        except Exception as e:  # noqa: BLE001 - any import problem means "not found"
-            problem = f"cannot import it ({type(e).__name__}: {e})"
-    if cls is not None and not (isinstance(cls, type) and issubclass(cls, tuple)
-                                and tuple(getattr(cls, "_fields", ())) == tuple(fields)):
-        problem = (f"{module}.{qualname} is no longer a namedtuple with fields "
-                   f"{tuple(fields)}")
-        cls = None
-    if cls is None:
-        warnings.warn(f"netcl.io.load: the namedtuple {module}.{qualname} at {where} is "
-                      f"restored as a plain tuple: {problem}", stacklevel=2)
-    return cls
+def _is_namedtuple(x):
+    h = tree_util._lookup(type(x))
+    return h is not None and h.kind == "namedtuple"
 
 
 class _Loader:
-    def __init__(self, leaves, members, device, known, name):
-        self.leaves, self.members, self.device, self.known = leaves, members, device, known
-        self.name = name
+    """Builds the tree from a checked description, reading each array member when its leaf
+    is reached (so at most one host copy is alive per leaf). ``like`` is walked alongside:
+    it is the only source of namedtuple classes."""
 
-    def leaf(self, meta, path):
+    def __init__(self, leaves, members, device, name):
+        self.leaves, self.members, self.device, self.name = leaves, members, device, name
+        self.used = set()
+        self.plain = []  # (path, qualname) of namedtuples restored as plain tuples
+
+    def leaf(self, i, path):
+        if type(i) is not int or not 0 <= i < len(self.leaves) or i in self.used:
+            raise _Corrupt(f"bad or repeated leaf index {i!r} at {_where(path)}")
+        self.used.add(i)
+        meta = self.leaves[i]
         kind = meta["kind"]
         if kind in ("bool", "int", "str"):
-            return {"bool": bool, "int": int, "str": str}[kind](meta["value"])
+            return meta["value"]
         if kind == "float":
             return float.fromhex(meta["value"])
-        host = self.members[meta["member"]]
-        dt = np.dtype(meta["dtype"])
-        if host.dtype != dt or list(host.shape) != list(meta["shape"]):
-            raise _Corrupt(f"the array at {_where(path)} is {host.dtype}{list(host.shape)}, "
-                           f"the description says {dt}{list(meta['shape'])}")
+        dt = _DTYPE_NAMES[meta["dtype"]]
+        host = self.members.read(meta["member"], dt, meta["shape"])
         if _sha256(host) != meta["sha256"]:
             raise _Corrupt(f"checksum mismatch for the array at {_where(path)} "
                            f"(member {meta['member']!r}): the data is corrupted")
@@ -380,34 +541,49 @@ class _Loader:
             return host
         if kind == "npscalar":
             return host[()]
-        if kind != "array":
-            raise _Corrupt(f"unknown leaf kind {kind!r} at {_where(path)}")
         dev = self.device
         if dt not in _dtypes.SUPPORTED:
             raise _Corrupt(f"the netcl array at {_where(path)} has unsupported dtype {dt}")
         if dt == _dtypes.float64 and not dev.capabilities.fp64:
             raise _DeviceError(f"netcl.io.load: {self.name}: the array at {_where(path)} is "
-                            f"float64 but {dev.name} has no fp64 support")
-        return Array.from_numpy(dev, host, weak_type=bool(meta["weak_type"]))
+                               f"float64 but {dev.name} has no fp64 support")
+        return Array.from_numpy(dev, host, weak_type=meta["weak_type"])
 
-    def node(self, n, path):
+    def node(self, n, path, like):
         t = n["t"]
         if t == "leaf":
-            return self.leaf(self.leaves[n["i"]], path)
+            return self.leaf(n["i"], path)
         if t == "none":
             return None
-        if t in ("list", "tuple"):
-            cs = [self.node(c, path + (tree_util.SequenceKey(i),)) for i, c in enumerate(n["c"])]
-            return cs if t == "list" else tuple(cs)
-        if t == "namedtuple":
-            fields = n["fields"]
-            cs = [self.node(c, path + (tree_util.GetAttrKey(f),)) for f, c in zip(fields, n["c"])]
-            cls = _resolve_namedtuple(n["module"], n["qualname"], fields, self.known,
-                                      _where(path))
-            return tuple(cs) if cls is None else cls(*cs)
+        if t in ("list", "tuple", "namedtuple"):
+            cs, seq = n["c"], like if isinstance(like, (list, tuple)) else ()
+            if not isinstance(cs, list):
+                raise _Corrupt(f"malformed {t} node at {_where(path)}")
+            if t == "namedtuple":
+                fields = n["fields"]
+                if not isinstance(fields, list) or len(fields) != len(cs) or \
+                        not all(isinstance(f, str) for f in fields):
+                    raise _Corrupt(f"malformed namedtuple node at {_where(path)}")
+                keys = [tree_util.GetAttrKey(f) for f in fields]
+            else:
+                keys = [tree_util.SequenceKey(i) for i in range(len(cs))]
+            out = [self.node(c, path + (k,), seq[i] if i < len(seq) else None)
+                   for i, (k, c) in enumerate(zip(keys, cs))]
+            if t == "list":
+                return out
+            if t == "namedtuple":
+                if _is_namedtuple(like) and tuple(type(like)._fields) == tuple(fields):
+                    return type(like)(*out)
+                self.plain.append((path, n["qualname"]))
+            return tuple(out)
         if t in ("dict", "ordereddict"):
+            if not isinstance(n["keys"], list) or not isinstance(n["c"], list) or \
+                    len(n["keys"]) != len(n["c"]):
+                raise _Corrupt(f"malformed {t} node at {_where(path)}")
             keys = [_decode_key(k) for k in n["keys"]]
-            cs = [self.node(c, path + (tree_util.DictKey(k),)) for k, c in zip(keys, n["c"])]
+            sub = like if isinstance(like, dict) else {}
+            cs = [self.node(c, path + (tree_util.DictKey(k),), sub.get(k))
+                  for k, c in zip(keys, n["c"])]
             return (dict if t == "dict" else collections.OrderedDict)(zip(keys, cs))
         raise _Corrupt(f"unknown node type {t!r} at {_where(path)}")
 
@@ -452,36 +628,51 @@ def load(path, like=None, *, device=None):
     weak types; NumPy arrays/scalars and Python scalars come back as they were saved.
     ``like``: a pytree the result must match (structure, and shape/dtype of array leaves, or
     the type of Python scalar leaves); a mismatch raises ValueError naming the first leaf path
-    that differs. Namedtuple classes found in ``like`` are used to rebuild the checkpoint's.
-    A truncated, corrupted or foreign file raises ValueError naming ``path``.
+    that differs.
+
+    Loading imports nothing and runs no code named by the file (its checksums are not
+    signatures: treat a checkpoint from elsewhere as data). A namedtuple is rebuilt with the
+    class of the namedtuple at the same position in ``like`` when its field names agree;
+    otherwise it comes back as a plain tuple (with a warning when ``like`` is not given), and
+    a ``like`` that expects a namedtuple there raises ValueError. A truncated, damaged,
+    foreign or crafted file raises ValueError naming ``path`` (before allocating more than
+    the description's arrays); a missing or unreadable file raises the OSError as is.
 
     >>> state = netcl.io.load("ckpt.npz", like=state)
+    >>> netcl.io.load("ckpt.npz")["opt"]   # no like: namedtuples come back as tuples
     """
     name = os.fspath(path)
     if device is not None and not isinstance(device, Device):
         raise TypeError(f"netcl.io.load: device must be a netcl Device, got "
                         f"{type(device).__name__}")
     dev = device or default_device()
-    known = _namedtuple_types(like, {}) if like is not None else {}
     with open(name, "rb") as f:  # missing file / permissions: the OSError as is
         try:
-            members = _read_members(f)
-            header = members[_TREE]
-            if header.dtype != np.uint8 or header.ndim != 1:
-                raise _Corrupt(f"bad {_TREE} entry")
-            try:
-                desc = json.loads(header.tobytes().decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as e:
-                raise _Corrupt(f"the tree description is not valid JSON ({e})") from None
-            _check_description(desc, members)
-            tree = _Loader(desc["leaves"], members, dev, known, name).node(desc["tree"], ())
+            members = _Members(f)
+            with members.zf:
+                desc = _read_description(members)
+                loader = _Loader(desc["leaves"], members, dev, name)
+                tree = loader.node(desc["tree"], (), like)
+                if len(loader.used) != len(desc["leaves"]):
+                    raise _Corrupt(f"{len(desc['leaves']) - len(loader.used)} leaves of the "
+                                   "description are not in its tree")
         except _DeviceError as e:
             raise TypeError(str(e)) from None
         except _Corrupt as e:
             raise ValueError(f"netcl.io.load: {name}: {e}") from None
-        except (KeyError, IndexError, TypeError, AttributeError) as e:
+        except RecursionError:
+            raise ValueError(f"netcl.io.load: {name}: the tree description is nested too "
+                             "deeply") from None
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
             raise ValueError(f"netcl.io.load: {name}: malformed tree description "
                              f"({type(e).__name__}: {e})") from None
+    if like is None and loader.plain:
+        path0, qualname = loader.plain[0]
+        more = f" (and {len(loader.plain) - 1} more)" if len(loader.plain) > 1 else ""
+        warnings.warn(f"netcl.io.load: {name}: the namedtuple {qualname!r} at {_where(path0)}"
+                      f"{more} is restored as a plain tuple: loading never imports classes "
+                      "named by a file; pass like= with the namedtuple there to rebuild it",
+                      stacklevel=2)
     if like is not None:
         _check_like(name, tree, like)
     return tree

@@ -31,3 +31,11 @@ _OPTIONAL = ["structural", "reductions", "conv"]
 for _m in _OPTIONAL:  # families land one by one; each defines __all__
     _mod = __import__(f"netcl.primitives.{_m}", fromlist=["__all__"])
     globals().update({k: getattr(_mod, k) for k in getattr(_mod, "__all__", [])})
+
+# Errors escaping these functions name them. Not the control flow, whose errors mostly come
+# from the user's functions and say where they come from.
+from .numpy._errors import wrap_namespace as _wrap_namespace  # noqa: E402
+
+_wrap_namespace(globals(), [_n for _n in list(globals()) if not _n.startswith("_") and _n not in
+                            ("cond", "fori_loop", "map", "scan", "switch", "while_loop",
+                             "Precision")])

@@ -12,6 +12,7 @@ from .primitives import elementwise as ew
 from .primitives.views import full_like
 from .transforms.ad import stop_gradient
 from .transforms.custom import custom_jvp
+from .core.shapes import normalize_axes as _normalize_axes
 from .numpy._util import asarray_arg, promote_to_float
 
 __all__ = ["relu", "relu6", "gelu", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "elu",
@@ -19,7 +20,12 @@ __all__ = ["relu", "relu6", "gelu", "sigmoid", "log_sigmoid", "softplus", "silu"
            "logsumexp", "one_hot", "standardize", "normalize", "glu", "soft_sign"]
 
 
-def _float(x, where):
+def _float(x, where, axis=False):
+    """x promoted to float; `axis` (unless False) is checked against x's rank first, so a bad
+    axis fails before the conversion kernel runs."""
+    if axis is not False:
+        x = asarray_arg(x, where)
+        _normalize_axes(axis, x.ndim, where)
     return promote_to_float(where, x)[0]
 
 
@@ -43,8 +49,13 @@ _relu.defjvps(lambda t, out, x: ew.select(ew.gt(out, full_like(out, 0)), t, full
 
 
 def relu6(x):
+    """min(max(x, 0), 6); its derivative is 0 at 0 and at 6, as in JAX (a clamp's, where
+    max/min would split ties and give 0.5).
+
+    >>> netcl.grad(netcl.nn.relu6)(0.0)    # 0.0
+    """
     x = asarray_arg(x, "relu6")
-    return ew.min_(ew.max_(x, full_like(x, 0)), full_like(x, 6))
+    return ew.clamp(full_like(x, 0), x, full_like(x, 6))
 
 
 def sigmoid(x):
@@ -85,14 +96,16 @@ def gelu(x, approximate=True):
 
 def elu(x, alpha=1.0):
     x = _float(x, "elu")
-    safe = ew.min_(x, full_like(x, 0))  # expm1 of large x is never evaluated
+    # expm1 of large x is never evaluated; a select, not min(x, 0), so that the derivative
+    # at 0 is alpha (JAX's), not the average of the two sides
+    safe = ew.select(ew.gt(x, full_like(x, 0)), full_like(x, 0), x)
     return ew.select(ew.gt(x, full_like(x, 0)), x,
                      ew.mul(full_like(x, alpha), ew.expm1(safe)))
 
 
 def celu(x, alpha=1.0):
     x = _float(x, "celu")
-    safe = ew.min_(x, full_like(x, 0))
+    safe = ew.select(ew.gt(x, full_like(x, 0)), full_like(x, 0), x)  # see elu
     return ew.select(ew.gt(x, full_like(x, 0)), x,
                      ew.mul(full_like(x, alpha), ew.expm1(ew.div(safe, full_like(x, alpha)))))
 
@@ -103,13 +116,23 @@ def selu(x):
 
 
 def leaky_relu(x, negative_slope=0.01):
+    if not isinstance(negative_slope, (bool, int, float)):  # checked before x's conversion
+        slope = asarray_arg(negative_slope, "leaky_relu")
+        if slope.ndim:
+            raise ValueError(f"leaky_relu: negative_slope must be a scalar, got shape "
+                             f"{slope.shape}")
     x = _float(x, "leaky_relu")
     return ew.select(ew.ge(x, full_like(x, 0)), x, ew.mul(x, full_like(x, negative_slope)))
 
 
 def hard_tanh(x):
+    """x clipped to [-1, 1]; the derivative at +-1 is 1, as in JAX (selects, not max/min).
+
+    >>> netcl.grad(netcl.nn.hard_tanh)(1.0)    # 1.0
+    """
     x = _float(x, "hard_tanh")
-    return ew.min_(ew.max_(x, full_like(x, -1)), full_like(x, 1))
+    one = full_like(x, 1)
+    return ew.select(ew.gt(x, one), one, ew.select(ew.lt(x, ew.neg(one)), ew.neg(one), x))
 
 
 def soft_sign(x):
@@ -126,7 +149,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
     >>> netcl.nn.logsumexp(jnp.array([1000.0, 1000.0]))   # 1000.6931
     """
-    a = _float(a, "logsumexp")
+    a = _float(a, "logsumexp", axis)
     if return_sign:
         raise ValueError("logsumexp: return_sign is not supported")
     m = jnp.max(a, axis=axis, keepdims=True)
@@ -144,7 +167,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 def log_softmax(x, axis=-1):
     """x - logsumexp(x) along `axis`."""
-    x = _float(x, "log_softmax")
+    x = _float(x, "log_softmax", axis)
     shifted = ew.sub(x, jnp.broadcast_to(stop_gradient(jnp.max(x, axis=axis, keepdims=True)),
                                          x.shape))
     lse = ew.log(jnp.sum(ew.exp(shifted), axis=axis, keepdims=True))
@@ -153,7 +176,7 @@ def log_softmax(x, axis=-1):
 
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along `axis`."""
-    x = _float(x, "softmax")
+    x = _float(x, "softmax", axis)
     e = ew.exp(ew.sub(x, jnp.broadcast_to(stop_gradient(jnp.max(x, axis=axis, keepdims=True)),
                                           x.shape)))
     return ew.div(e, jnp.broadcast_to(jnp.sum(e, axis=axis, keepdims=True), x.shape))
@@ -161,7 +184,7 @@ def softmax(x, axis=-1):
 
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
     """(x - mean) / sqrt(variance + epsilon) along `axis`."""
-    x = _float(x, "standardize")
+    x = _float(x, "standardize", axis)
     if mean is None:
         mean = jnp.mean(x, axis=axis, keepdims=True)
     if variance is None:
@@ -199,3 +222,9 @@ def glu(x, axis=-1):
     """a * sigmoid(b) where a, b are the halves of x along `axis`."""
     a, b = jnp.split(x, 2, axis=axis)
     return jnp.multiply(a, sigmoid(b))
+
+
+# Errors escaping these functions name them (softmax, not the max it calls).
+from .numpy._errors import wrap_namespace as _wrap_namespace  # noqa: E402
+
+_wrap_namespace(globals(), __all__)

@@ -5,6 +5,9 @@ the device has it: forward mode as directional derivatives, reverse mode through
 identity <vjp(ct), t> == <ct, jvp(t)>. With order=2 the derivative functions themselves are
 checked again, so second-order rules (grad of grad, hessian) are exercised.
 """
+import contextlib
+import dataclasses
+
 import numpy as np
 
 from .core.array import Array
@@ -104,3 +107,25 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
 def _to_array(a):
     from .numpy import asarray
     return asarray(a)
+
+
+@contextlib.contextmanager
+def override_target(device, **fields):
+    """Run with some fields of `device`'s Target replaced (netcl.core.target.Target), to
+    exercise another kernel family on this device: the GPU reduction kernels, or the GPUs'
+    column-sum epilogue, on PoCL. Compiled code is forgotten on entry and exit
+    (`netcl.clear_caches`), so nothing built for one target runs under the other.
+
+    >>> with netcl.test_util.override_target(netcl.default_device(), reduction_style="gpu"):
+    ...     jnp.sum(x, axis=0)
+    """
+    from .transforms.jit import clear_caches
+    old = device.target
+    new = dataclasses.replace(old, **fields)     # (unknown fields raise TypeError)
+    clear_caches()
+    device.target = new
+    try:
+        yield new
+    finally:
+        device.target = old
+        clear_caches()

@@ -2,6 +2,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/util.py
+os.environ.setdefault("NETCL_CHECK_IR", "1")     # every jit pass's output is checked
 
 import pytest  # noqa: E402
 

@@ -22,7 +22,6 @@ from netcl.primitives import gemm_tiers as GT  # noqa: E402
 from netcl.primitives.gemm import GemmConfig  # noqa: E402
 
 _STATE: dict = {}
-_STATS = {'builds': 0}
 _KERNELS: dict = {}   # (config, dtype, trans_a, trans_b, epilogue) -> cl.Kernel
 
 
@@ -50,7 +49,6 @@ def _kernel(cfg, dtype, ta, tb, epi):
         ctx, _, _ = _ctx()
         prg = cl.Program(ctx, G.gemm_source(cfg, dtype, ta, tb, epi)).build()
         k = _KERNELS[key] = cl.Kernel(prg, G.GEMM_KERNEL_NAME)
-        _STATS["builds"] += 1
     return k
 
 
@@ -353,7 +351,6 @@ def check_packed(cfg, dtype, M, N, K, offs=(0, 0), pads=(0, 0), epi=None, epi_re
         _KERNELS[key] = (
             cl.Kernel(cl.Program(ctx, GC.pack_source(dtype, cfg.tm, cfg.tn)).build(), GC.PACK_KERNEL_NAME),
             cl.Kernel(cl.Program(ctx, GC.packed_source(cfg, dtype, epi)).build(), G.GEMM_KERNEL_NAME))
-        _STATS["builds"] += 2
     kp, kg = _KERNELS[key]
     kp.set_args(PA, A, i32(lda), i32(M), i32(offs[0]), PB, B, i32(ldb), i32(N), i32(offs[1]), i32(K))
     kg.set_args(C, PA, PB, i32(M), i32(N), i32(K), i32(0), i32(0), i32(N),
@@ -398,6 +395,3 @@ def test_packed_operands_fixed_shapes(cfg_dt):
 def test_packed_operands_hypothesis(M, N, K, offs, pads):
     check_packed(GT.CPU_TIERS["float"][1], "float", M, N, K, offs, pads, seed=M * 31 + N + K)
 
-
-def test_zz_stats():
-    print("\nGEMM builds:", _STATS)

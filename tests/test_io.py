@@ -1,6 +1,7 @@
 """netcl.io: checkpoint round trips, atomic writes, corruption and `like=` checks."""
 import collections
 import os
+import sys
 import tempfile
 import warnings
 import zipfile
@@ -69,7 +70,7 @@ def test_roundtrip_nested_tree():
     tree = sample_tree()
     tree.pop(7)
     tree.pop(("t", 1))
-    got = roundtrip(tree)
+    got = roundtrip(tree, like=tree)  # namedtuple classes come from like
     assert_tree_equal(got, tree)
     assert isinstance(got["opt"], type(tree["opt"]))
     assert got["key"].dtype == np.uint32 and got["key"].device is netcl.default_device()
@@ -133,7 +134,7 @@ _trees = st.recursive(
 @settings(max_examples=25, deadline=None)
 @given(_trees)
 def test_roundtrip_random_trees(tree):
-    assert_tree_equal(roundtrip(tree), tree)
+    assert_tree_equal(roundtrip(tree, like=tree), tree)
 
 
 def test_compressed_roundtrip_and_numpy_readable(tmp_path):
@@ -356,3 +357,302 @@ def test_newer_format_version_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(io, "FORMAT_VERSION", 1)
     with pytest.raises(ValueError, match=rf"{p}.*version 99"):
         io.load(p)
+
+
+# ---- crafted files: loading imports nothing -------------------------------------------------
+
+def _recraft(src, dst, edit):
+    """Copy checkpoint ``src`` to ``dst`` with its description changed by ``edit(desc)`` and
+    its sha256 recomputed, as an attacker would (the checksum is not a signature)."""
+    import json
+    with zipfile.ZipFile(src) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    with zipfile.ZipFile(src) as z, z.open("__netcl_tree__.npy") as g:
+        desc = json.loads(np.lib.format.read_array(g).tobytes())
+    edit(desc)
+    desc["sha256"] = io._description_digest(desc)
+    with zipfile.ZipFile(dst, "w") as z:
+        for name, b in members.items():
+            if name == "__netcl_tree__.npy":
+                with z.open(name, "w") as g:
+                    np.lib.format.write_array(g, np.frombuffer(json.dumps(desc).encode(),
+                                                               np.uint8))
+            else:
+                z.writestr(name, b)
+
+
+def _set_namedtuple(module, qualname):
+    def edit(desc):
+        node = desc["tree"]["c"][0]
+        assert node["t"] == "namedtuple"
+        node["module"], node["qualname"] = module, qualname
+    return edit
+
+
+@pytest.mark.parametrize("module, qualname", [
+    ("unittest.__main__", "TestProgram"),  # importing it runs test*.py here, then exits
+    ("evil_mod", "Point"),                 # a module beside the checkpoint
+    ("evil_mod.sub", "a.b.c"), ("os", "system")])
+def test_load_imports_no_module_named_by_the_file(tmp_path, monkeypatch, module, qualname):
+    # the user runs Python in the directory of a downloaded checkpoint: modules and test
+    # files there would be importable
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    marker = tmp_path / "marker"
+    payload = f"open({str(marker)!r}, 'a').write('ran')\n"
+    (tmp_path / "evil_mod.py").write_text(payload)
+    (tmp_path / "test_payload.py").write_text(payload)  # what unittest.__main__ would run
+    p = tmp_path / "good.npz"
+    io.save(p, {"s": Point(jnp.ones(2), 3)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        io.load(p)  # warm-up: whatever load imports legitimately is imported now
+    q = tmp_path / "crafted.npz"
+    _recraft(p, q, _set_namedtuple(module, qualname))
+    before = set(sys.modules)
+    try:
+        with pytest.warns(UserWarning, match="plain tuple"):
+            got = io.load(q)
+        assert not marker.exists(), f"loading a file naming {module} ran code"
+        assert type(got["s"]) is tuple and got["s"][1] == 3
+        # like= without a namedtuple at that position: still a plain tuple, no import
+        got = io.load(q, like={"s": (jnp.ones(2), 0)})
+        assert type(got["s"]) is tuple
+        # like= with the class at that position: the class comes from like, not the file
+        got = io.load(q, like={"s": Point(jnp.ones(2), 0)})
+        assert type(got["s"]) is Point
+    except SystemExit:
+        pytest.fail(f"loading a file naming {module} ran it and exited")
+    assert not marker.exists(), f"loading a file naming {module} ran code"
+    assert "evil_mod" not in sys.modules
+    assert set(sys.modules) == before, f"load imported {set(sys.modules) - before}"
+
+
+def test_namedtuple_class_comes_from_like_at_the_same_position(tmp_path):
+    Other = collections.namedtuple("Other", ["u", "v"])
+    p = tmp_path / "c.npz"
+    io.save(p, {"a": Point(1, 2), "b": Point(3, 4), "n": [Point(5, (Point(6, 7),))]})
+    got = io.load(p, like={"a": Point(0, 0), "b": (0, 0), "n": [Point(0, (Point(0, 0),))]})
+    assert type(got["a"]) is Point and type(got["b"]) is tuple  # not looked up by name
+    assert type(got["n"][0]) is Point and type(got["n"][0].y[0]) is Point
+    assert got["n"][0].y[0].y == 7
+    # a namedtuple with other fields at that position is not used: a clear mismatch
+    with pytest.raises(ValueError, match=rf"{p}.*\['a'\].*namedtuple\[Other\]"):
+        io.load(p, like={"a": Other(0, 0), "b": (0, 0), "n": [Point(0, (Point(0, 0),))]})
+
+
+@pytest.mark.parametrize("node", [
+    {"t": "dataclass", "module": "os", "qualname": "system", "c": []},
+    {"t": "custom", "module": "evil_mod", "qualname": "X", "c": []},
+    {"t": "namedtuple", "module": "os", "qualname": "X", "fields": ["a"], "c": []},
+    {"t": "leaf", "i": 0},  # the same leaf twice: no amplification by repeated references
+    {"t": "leaf", "i": -1},
+    {"t": "dict", "keys": [["z", 1]], "c": [{"t": "none"}]},
+])
+def test_crafted_nodes_are_refused(tmp_path, node):
+    p, q = tmp_path / "c.npz", tmp_path / "d.npz"
+    io.save(p, [np.ones(3), None])
+    _recraft(p, q, lambda d: d["tree"]["c"].__setitem__(1, node))
+    with pytest.raises(ValueError, match=rf"netcl.io.load: {q}: "):
+        io.load(q)
+
+
+# ---- save hygiene ----------------------------------------------------------------------------
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_resave_keeps_file_mode(tmp_path):
+    p = tmp_path / "c.npz"
+    io.save(p, {"a": 1})
+    ref = tmp_path / "ref"
+    ref.write_text("")
+    assert os.stat(p).st_mode & 0o777 == os.stat(ref).st_mode & 0o777  # a new file: umask
+    os.chmod(p, 0o600)
+    io.save(p, {"a": 2})
+    assert os.stat(p).st_mode & 0o777 == 0o600 and io.load(p) == {"a": 2}
+    os.chmod(p, 0o640)
+    io.save(p, {"a": 3})
+    assert os.stat(p).st_mode & 0o777 == 0o640
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGKILL and pid probing")
+def test_next_save_removes_temp_files_of_killed_writers(tmp_path):
+    import subprocess
+    p = tmp_path / "c.npz"
+    io.save(p, {"step": 1})
+    code = f"""if 1:
+        import os, signal
+        import numpy as np
+        from netcl import io
+        real = io._write
+        def killed_midway(f, members, compress):
+            real(f, members[:1], compress)
+            f.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        io._write = killed_midway
+        io.save({str(p)!r}, {{"step": 2, "w": np.ones(1000)}})
+    """
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ), timeout=120)
+    assert r.returncode == -9
+    dead = [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+    assert len(dead) == 1 and dead[0].startswith(".c.npz.")
+    # files to keep: a live writer (our parent) and our own pid (another thread) of this
+    # host, a writer of another host, another target's temp file
+    keep = [f".c.npz.{io._HOST}.{os.getppid()}.0123abcd.tmp",
+            f".c.npz.{io._HOST}.{os.getpid()}.0123abcd.tmp",
+            f".c.npz.{'f' * 8 if io._HOST != 'f' * 8 else '0' * 8}.{dead[0].split('.')[4]}"
+            ".0123abcd.tmp",
+            f".other.npz.{io._HOST}.{dead[0].split('.')[4]}.0123abcd.tmp"]
+    for n in keep:
+        (tmp_path / n).write_bytes(b"partial")
+    assert io.load(p) == {"step": 1}
+    io.save(p, {"step": 3})
+    assert sorted(os.listdir(tmp_path)) == sorted(keep + ["c.npz"])
+    assert io.load(p) == {"step": 3}
+
+
+def test_save_into_missing_directory_names_the_path(tmp_path):
+    p = tmp_path / "missing" / "c.npz"
+    with pytest.raises(FileNotFoundError, match=r"netcl.io.save.*does not exist") as e:
+        io.save(p, {"a": 1})
+    assert e.value.filename == str(p) and ".tmp" not in str(e.value)
+
+
+def test_hash_in_chunks_matches_tobytes_without_a_full_copy(monkeypatch):
+    import hashlib
+    import tracemalloc
+    big = np.ones((2048, 1024), np.float64)  # 16 MiB
+    for a, limit in ((big, 1 << 20), (big.T, (4 << 20) + (1 << 20))):
+        tracemalloc.start()
+        try:
+            io._sha256(a)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < limit, f"hashing {a.nbytes} bytes allocated {peak} bytes"
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(6, 5, 4))
+    cases = [base, base.T, base[:, ::2], np.asfortranarray(base), base[::-1, :, 1:],
+             np.float32(1.5), np.array(2.0), np.zeros((0, 3)), np.array([True, False]),
+             (base[0] + 1j * base[1]).T, np.arange(10, dtype=np.int16)[::3]]
+    for chunk in (1 << 22, 48, 8):  # small chunks exercise the row blocks and recursion
+        monkeypatch.setattr(io, "_CHUNK", chunk)
+        for a in cases:
+            assert io._sha256(a) == hashlib.sha256(np.asarray(a).tobytes()).hexdigest()
+
+
+def test_save_and_load_hold_one_copy_of_an_array(tmp_path):
+    p = tmp_path / "big.npz"
+    big = np.ones((4096, 1024), np.float64)  # 32 MiB
+    # save: NumPy's .npy writer copies 16 MiB blocks; no copy of the whole array for hashing
+    assert _peak_while(lambda: io.save(p, {"w": big})) < (16 << 20) + (4 << 20)
+    # load: the result, plus chunks (zipfile's readinto would read it all into a bytes object)
+    assert _peak_while(lambda: io.load(p)) < big.nbytes + (4 << 20)
+
+
+# ---- size bounds and damaged files --------------------------------------------------------------
+
+def _peak_while(f):
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        f()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+def test_inflating_members_are_refused_before_allocating(tmp_path):
+    # a compressed member far larger than the description says (consistent zip, right CRC)
+    p, q = tmp_path / "c.npz", tmp_path / "bomb.npz"
+    io.save(p, {"w": np.zeros(3, np.float32)})
+    with zipfile.ZipFile(p) as src, zipfile.ZipFile(q, "w", zipfile.ZIP_DEFLATED) as dst:
+        dst.writestr("__netcl_tree__.npy", src.read("__netcl_tree__.npy"))
+        with dst.open("leaf_0.npy", "w") as g:
+            np.lib.format.write_array(g, np.zeros(1 << 22, np.float32))  # 16 MiB
+    assert os.path.getsize(q) < 100_000
+    assert _peak_while(lambda: pytest.raises(ValueError, io.load, q)) < 1 << 20
+    with pytest.raises(ValueError, match=rf"{q}.*leaf_0.*\[4194304\] float32.*says \[3\]"):
+        io.load(q)
+    # a description claiming a huge array (checksum recomputed): refused from the sizes alone
+    r = tmp_path / "huge.npz"
+    _recraft(p, r, lambda d: d["leaves"][0].update(shape=[1 << 40]))
+    with pytest.raises(ValueError, match=rf"{r}.*leaf 0 claims shape \[{1 << 40}\]"):
+        io.load(r)
+    # a zip directory claiming more uncompressed bytes than deflate can produce
+    s = tmp_path / "sizes.npz"
+    data = bytearray(q.read_bytes())
+    cd = bytes(data).find(b"PK\x01\x02")  # central directory entries: sizes at +20/+24
+    while cd >= 0:
+        name_len = int.from_bytes(data[cd + 28:cd + 30], "little")
+        if data[cd + 46:cd + 46 + name_len] == b"leaf_0.npy":
+            data[cd + 24:cd + 28] = (1 << 31).to_bytes(4, "little")
+        cd = bytes(data).find(b"PK\x01\x02", cd + 4)
+    s.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=rf"{s}.*leaf_0.*claims 2147483648 bytes"):
+        io.load(s)
+
+
+def _write_big_marked(path, compress=False):
+    mark = (np.arange(1500, dtype=np.float32) * 0.37).astype(np.float32)  # 6 kB: more than
+    io.save(path, {"a": jnp.array(mark), "b": 5}, compress=compress)     # one zip read
+    return bytearray(path.read_bytes()), mark
+
+
+def test_damaged_npy_header_and_deep_descriptions(tmp_path):
+    p = tmp_path / "c.npz"
+    data, _ = _write_big_marked(p)
+    header = bytes(data).find(b"{'descr': '<f4'")
+    data[bytes(data).find(b"}", header)] = ord("|")  # NumPy's parser: tokenize.TokenError
+    p.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=rf"{p}.*leaf_0.*damaged .npy header"):
+        io.load(p)
+    q, r = tmp_path / "plain.npz", tmp_path / "deep.npz"
+    io.save(q, [None])
+
+    def nest(desc):
+        node = {"t": "none"}
+        for _ in range(5000):
+            node = {"t": "list", "c": [node]}
+        desc["tree"]["c"][0] = node
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20000)  # so that the attacker's own json.dumps works
+    try:
+        _recraft(q, r, nest)
+    finally:
+        sys.setrecursionlimit(limit)
+    with pytest.raises(ValueError, match=rf"{r}.*nested too deeply"):
+        io.load(r)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_byte_corruption_fuzz(tmp_path, compress):
+    """Seeded single-byte corruptions (random bytes, plus every byte of the leaf's .npy
+    header): a load returns the original values or raises ValueError naming the file, in
+    bounded memory."""
+    p = tmp_path / "c.npz"
+    data, mark = _write_big_marked(p, compress)
+    header = bytes(data).find(b"\x93NUMPY", bytes(data).find(b"leaf_0.npy"))
+    rng = np.random.default_rng(1)
+    spots = [int(i) for i in rng.integers(len(data), size=200)]
+    if not compress:
+        spots += list(range(header, header + 128))
+    outcomes = collections.Counter()
+
+    def run():
+        for i in spots:
+            bad = bytearray(data)
+            bad[i] ^= int(rng.integers(1, 256))
+            p.write_bytes(bytes(bad))
+            try:
+                got = io.load(p)
+            except ValueError as e:
+                assert f"netcl.io.load: {p}: " in str(e), str(e)
+                outcomes["ValueError"] += 1
+            else:  # e.g. a flip in a zip timestamp: harmless, but never wrong values
+                assert got["b"] == 5
+                np.testing.assert_array_equal(np.asarray(got["a"]), mark)
+                outcomes["same"] += 1
+    peak = _peak_while(run)
+    assert outcomes["ValueError"] > len(spots) // 2, outcomes
+    assert peak < 4 << 20, f"loading damaged 6 kB files allocated {peak} bytes"

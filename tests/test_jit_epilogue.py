@@ -231,18 +231,20 @@ def test_tiled_gpu_kernel_epilogue(monkeypatch, vector):
     from netcl.primitives import gemm_tiers
     tiled = gemm_tiers.GPU_TIERS["float"][-1]            # 32x32, rvec 4
     monkeypatch.setattr(gemm_tiers, "choose_config", lambda *a, **k: tiled)
-    monkeypatch.setattr(dot_epilogue, "_vector_width", lambda device: 4 if vector else 3)
     rng = np.random.default_rng(9)
     x = jnp.asarray(rng.standard_normal((45, 20)).astype(np.float32))
     w = jnp.asarray(rng.standard_normal((20, 70)).astype(np.float32))
     b = jnp.asarray(rng.standard_normal(70).astype(np.float32))
-    low = netcl.jit(dense_relu).lower(x, w, b)
-    src = low.kernels[0].source
-    assert "reqd_work_group_size(8, 8, 1)" in src
-    assert ("netcl_gemm_store_v(C, row * ldc + col" in src) == vector
-    assert_close(netcl.jit(dense_relu)(x, w, b),
-                 np.maximum(np.asarray(x) @ np.asarray(w) + np.asarray(b), 0), rtol=1e-5,
-                 atol=1e-5)
+    # 4 columns per epilogue call: the tier's rvec (vector stores); 3: scalar stores
+    with netcl.test_util.override_target(netcl.default_device(),
+                                         epilogue_vector_width=4 if vector else 3):
+        low = netcl.jit(dense_relu).lower(x, w, b)
+        src = low.kernels[0].source
+        assert "reqd_work_group_size(8, 8, 1)" in src
+        assert ("netcl_gemm_store_v(C, row * ldc + col" in src) == vector
+        assert_close(netcl.jit(dense_relu)(x, w, b),
+                     np.maximum(np.asarray(x) @ np.asarray(w) + np.asarray(b), 0), rtol=1e-5,
+                     atol=1e-5)
 
 
 @settings(max_examples=12, deadline=None)
@@ -398,12 +400,19 @@ def test_column_sums_of_several_arrays_share_one_kernel(rows, cols, n, dtype, se
             assert_close(g_, w_, rtol=1e-4, atol=1e-4)
 
 
-def test_column_sum_epilogue_with_a_work_item_per_column(monkeypatch):
+@pytest.fixture
+def gpu_column_sums():
+    """The GPUs' column-sum epilogue (a work-item per column) on this device."""
+    if not ON_OPENCL:
+        pytest.skip("no OpenCL device")
+    with netcl.test_util.override_target(netcl.default_device(), column_sum_width=1):
+        yield
+
+
+def test_column_sum_epilogue_with_a_work_item_per_column(gpu_column_sums):
     """The GPUs' form of the kernel (groups of 32 columns by row slices), run here by asking
     for one column per work-item on a CPU: one and two sums, eager's results (45 columns:
     a partial second group; 70 rows: slices of unequal length)."""
-    from netcl.primitives.reductions import sum_epilogue
-    monkeypatch.setattr(sum_epilogue, "CPU_COLUMNS", 1)
     rng = np.random.default_rng(6)
     g, h = (jnp.asarray(rng.standard_normal((70, 45)).astype(np.float32)) for _ in range(2))
     m = jnp.asarray(rng.standard_normal(45).astype(np.float32))

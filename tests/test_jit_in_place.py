@@ -137,7 +137,7 @@ def test_donated_strided_arrays_are_copied_and_invalidated():
         x = jnp.asarray(base).T          # strided: the call runs on a dense copy
         assert_close(f(x), base.T + 1)
         assert x.deleted
-        with pytest.raises(ValueError, match="donated"):
+        with pytest.raises(RuntimeError, match="Array has been deleted"):
             np.asarray(x)
 
 

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 import netcl
 import netcl.numpy as jnp
-from netcl.core.eval import eval_interpreter
 from netcl.primitives import reductions as R
 from util import layouts, rand, shapes, to_device
 
@@ -61,11 +60,8 @@ def gpu_kernels():
     """Run the GPU kernel family (work-groups, local-memory trees) on this device."""
     if ON_NUMPY:
         pytest.skip("no OpenCL device")
-    R._FORCE_STYLE = "gpu"
-    eval_interpreter.launchers.clear()
-    yield
-    R._FORCE_STYLE = None
-    eval_interpreter.launchers.clear()
+    with netcl.test_util.override_target(netcl.default_device(), reduction_style="gpu"):
+        yield
 
 
 # ---- sum / prod / max / min through netcl.numpy -----------------------------------------------

@@ -9,11 +9,16 @@ On the NumPy fallback device the buffer is simply a numpy array.
 Operators, reductions as methods and indexing are attached by `netcl.numpy` (they bind
 primitives); `ArrayBase` is shared with tracers so user code sees one interface.
 """
+import importlib
+import itertools
+
 import numpy as np
 import pyopencl as cl
 
 from . import dtypes
 from .shapes import contiguous_strides, prod
+
+_devices = importlib.import_module(".devices", __package__)   # (the module, not netcl.devices)
 
 
 class ArrayBase:
@@ -46,7 +51,12 @@ class ArrayBase:
 
 
 _layout_ids = {}
-_next_layout_id = [0]
+_next_layout_id = itertools.count()
+
+# The layout id of a deleted array: no launcher or executable is ever cached under it, so
+# eager dispatch and jit's fast path miss and reach the checks of their slow paths, and
+# live arrays pay nothing for the check.
+DELETED_LID = -1
 
 
 def layout_id(device, shape, dtype, weak_type, strides, offset):
@@ -57,9 +67,18 @@ def layout_id(device, shape, dtype, weak_type, strides, offset):
     if lid is None:
         if len(_layout_ids) > 200_000:
             _layout_ids.clear()
-        lid = _layout_ids[key] = _next_layout_id[0]
-        _next_layout_id[0] += 1
+        # (next() on a count and setdefault are atomic: two threads naming one new layout
+        # at once agree on its id, and two layouts never share one)
+        lid = _layout_ids.setdefault(key, next(_next_layout_id))
     return lid
+
+
+def deleted_message(x, where):
+    """JAX's wording for the use of a deleted (donated) array, after `where`."""
+    return (f"{where}: Array has been deleted with shape={x.dtype}{list(x.shape)}: it was "
+            "donated to a jit call (donate_argnums), which may have written its outputs over "
+            "its buffer, or deleted with .delete(). Use the call's result instead, or do not "
+            "donate an array that is used again.")
 
 
 class Array(ArrayBase):
@@ -79,6 +98,29 @@ class Array(ArrayBase):
         self._contig = contiguous
         self._lid = lid  # layout id, computed on first dispatch unless the launcher knows it
         self.deleted = False  # set when donated to a jit call
+
+    def delete(self):
+        """Free this array's buffer now (as a donation to a jit call does); any later use
+        raises RuntimeError.
+
+        >>> x = netcl.numpy.ones(3); x.delete(); x.is_deleted()
+        True
+        """
+        # (_buf stays: a launch another thread began on this array before the deletion
+        # must not pass a null buffer to the driver)
+        self._storage = None
+        self._lid = DELETED_LID
+        self.deleted = True
+
+    def is_deleted(self):
+        """Whether this array was deleted (donated to a jit call, or `delete()`)."""
+        return self.deleted
+
+    def _check_live(self, where):
+        """RuntimeError naming `where` if this array was deleted; else self."""
+        if self.deleted:
+            raise RuntimeError(deleted_message(self, where))
+        return self
 
     def _layout_id(self):
         lid = self._lid
@@ -111,7 +153,8 @@ class Array(ArrayBase):
         shape = tuple(host.shape)
         if device.is_numpy:
             return Array(device, host.copy(), None, shape, host.dtype, None, 0, weak_type)
-        out = Array.empty(device, shape, host.dtype, weak_type)
+        with _devices.LOCK:         # (the pool's books; the copy needs no lock)
+            out = Array.empty(device, shape, host.dtype, weak_type)
         if host.size:
             cl.enqueue_copy(device.queue, out._buf, host, is_blocking=True)
         return out
@@ -127,12 +170,12 @@ class Array(ArrayBase):
         host = self._to_host()
         return host if dtype is None else host.astype(dtype, copy=False)
 
-    def _to_host(self):
+    def _to_host(self, where="np.asarray"):
         if self.deleted:
-            raise ValueError("this array was donated to a jit call (donate_argnums) and has "
-                             "been deleted")
+            raise RuntimeError(deleted_message(self, where))
         if self.device.is_numpy:
             return np.array(self._buf, copy=True)
+        _devices.check_not_forked()     # (the read would wait forever)
         x = self if self._contig else self._dense()
         host = np.empty(x.shape, x.dtype)
         if host.size:
@@ -149,6 +192,7 @@ class Array(ArrayBase):
 
     def block_until_ready(self):
         """Wait until the work that computes this array has finished; returns self."""
+        self._check_live("block_until_ready")
         self.device.synchronize()
         return self
 
@@ -156,12 +200,12 @@ class Array(ArrayBase):
         return self
 
     def tolist(self):
-        return self._to_host().tolist()
+        return self._to_host("tolist").tolist()
 
     def item(self):
         if self.size != 1:
             raise ValueError(f"item: array of shape {self.shape} has {self.size} elements, not 1")
-        return self._to_host().reshape(()).item()
+        return self._to_host("item").reshape(()).item()
 
     def __float__(self):
         return float(self.item())
@@ -184,6 +228,8 @@ class Array(ArrayBase):
         return complex(self.item())
 
     def __repr__(self):
+        if self.deleted:
+            return f"Array(<deleted>, shape={self.shape}, dtype={self.dtype})"
         body = np.array2string(self._to_host(), separator=", ", prefix="Array(")
         weak = ", weak_type=True" if self.weak_type else ""
         return f"Array({body}, dtype={self.dtype}{weak})"

@@ -95,8 +95,8 @@ def vtype(dtype, width):
 # Primitives whose templates are valid OpenCL C for float vectors as well as scalars (vector
 # comparisons give -1/0 masks, which the vector ?: operator and &&, ||, ! accept).
 VECTOR_SAFE = frozenset("""neg abs sign exp exp2 log log1p expm1 sqrt rsqrt square reciprocal
-tanh logistic sin cos tan asin acos atan sinh cosh asinh acosh atanh erf floor ceil round add
-sub mul div rem pow atan2 max min copy integer_pow eq ne lt le gt ge select clamp is_finite
+tanh logistic sin cos tan asin acos atan sinh cosh asinh acosh atanh erf cbrt floor ceil round
+add sub mul div rem pow atan2 max min copy integer_pow eq ne lt le gt ge select clamp is_finite
 and or not xor convert_element_type""".split())
 _VEC_DTYPES = (dtypes.float32, dtypes.float16)
 
@@ -126,18 +126,15 @@ def op_vector_safe(prim_name, t_dtype, u_dtype, template):
                 kernels.compute_ctype(t_dtype) != kernels.compute_ctype(u_dtype))
 
 
-VECTOR_WIDTH = 8
-
-
 def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
     """OpenCL C source of one elementwise kernel.
 
     inputs:  [(dtype, kind)] with kind in 'c', 's', 'g' (see module docstring)
     body:    [Op] evaluated in order; inputs are x0, x1, ...
     outputs: [(dtype, var)] stored at the output index
-    width:   1, or VECTOR_WIDTH: each work-item computes that many consecutive elements with
-             vector types (CPU devices vectorise explicit vectors, not math across items),
-             finishing the last partial block with scalar code.
+    width:   1, or the target's vector width: each work-item computes that many consecutive
+             elements with vector types (CPU devices vectorise explicit vectors, not math
+             across items), finishing the last partial block with scalar code.
     Arguments: outputs..., n, (input, offset) per input, then meta and rank if any input is 'g'.
     """
     body = as_ops(body)
@@ -274,7 +271,7 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
     inputs = list(zip([x.dtype for x in args], kinds))
     body = as_ops(body)
     outputs = [(a.dtype, v) for a, v in zip(out_avals, out_vars)]
-    width = VECTOR_WIDTH if device.kind == "cpu" and vectorizable(inputs, body, outputs) else 1
+    width = device.target.vector_width if vectorizable(inputs, body, outputs) else 1
     src = render_elementwise(name, inputs, body, outputs, preamble, width)
     k = kernels.kernel(device, src, name)
     m = len(out_avals)

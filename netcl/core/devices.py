@@ -9,23 +9,107 @@ NumPy fallback, which is also what runs when no OpenCL platform exists at all.
 """
 import contextlib
 import contextvars
+import math
 import os
+import threading
 import warnings
 from dataclasses import dataclass
 
 _KIND_ORDER = {"gpu": 0, "accel": 1, "cpu": 2}
 
 
+def _cpu_device_count():
+    """NETCL_CPU_DEVICES as a positive int, None when unset or empty."""
+    raw = os.environ.get("NETCL_CPU_DEVICES")
+    if raw is None or not raw.strip():
+        return None
+    try:
+        n = int(raw.strip())
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"NETCL_CPU_DEVICES={raw!r}: expected a positive integer (the number "
+                         "of PoCL CPU devices, e.g. NETCL_CPU_DEVICES=2)")
+    return n
+
+
+def max_cached_bytes_from_env(default_gb=2.0):
+    """NETCL_MAX_CACHED_GB in bytes (`default_gb` where unset): how much memory a device's
+    buffer pool keeps cached."""
+    raw = os.environ.get("NETCL_MAX_CACHED_GB")
+    if raw is None:
+        return int(default_gb * 2**30)
+    try:
+        gb = float(raw)
+    except ValueError:
+        gb = math.nan
+    if not (math.isfinite(gb) and gb >= 0):
+        raise ValueError(f"NETCL_MAX_CACHED_GB={raw!r}: expected a finite number >= 0 of GiB "
+                         "(the device memory netcl's buffer pool may keep cached; e.g. 2 or "
+                         "0.5; 0 caches nothing)")
+    return int(gb * 2**30)
+
+
+def _writable_dir(path):
+    """Whether `path` is (or can be made) a directory this process can write to."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
+
+
+def _private_dir(path):
+    """Whether `path` is (or now is) a directory of this user's that no one else can write:
+    PoCL loads compiled kernels from its cache, so a shared temporary directory must not be
+    one another user made."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.stat(path)
+    except OSError:
+        return False
+    own = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+    return own and not st.st_mode & 0o022 and os.access(path, os.W_OK | os.X_OK)
+
+
+def _configure_pocl_cache():
+    """PoCL reports no device at all when it cannot write its kernel cache, and netcl would
+    then fall back to NumPy as if PoCL were not installed. Point it at a writable directory
+    instead, or name the unwritable one the user chose: returns what to tell the user where
+    PoCL is found (or no device is), else None."""
+    chosen = os.environ.get("POCL_CACHE_DIR")
+    if chosen is not None:
+        if not _writable_dir(chosen):
+            return (f"POCL_CACHE_DIR={chosen!r} is not a writable directory, and PoCL reports "
+                    "no device without its kernel cache (unset it or point it at a writable "
+                    "directory)")
+        return None
+    # where PoCL looks by default: $XDG_CACHE_HOME/pocl, else $HOME/.cache/pocl
+    home = os.environ.get("HOME")
+    base = os.environ.get("XDG_CACHE_HOME") or (os.path.join(home, ".cache") if home else None)
+    default = os.path.join(base, "pocl") if base else "$HOME/.cache/pocl (HOME is unset)"
+    if base and _writable_dir(default):
+        return None
+    import tempfile
+    user = getattr(os, "getuid", lambda: "user")()
+    fallback = os.path.join(tempfile.gettempdir(), f"netcl-pocl-cache-{user}")
+    if not _private_dir(fallback):
+        return (f"PoCL's kernel cache {default} is not writable (HOME={home!r}), nor is "
+                f"{fallback}; set POCL_CACHE_DIR to a writable directory")
+    os.environ["POCL_CACHE_DIR"] = fallback
+    return (f"PoCL's kernel cache {default} is not writable (HOME={home!r}); using "
+            f"POCL_CACHE_DIR={fallback} instead (set POCL_CACHE_DIR to choose)")
+
+
 def _configure_pocl():
     """Must run before PyOpenCL lists platforms: PoCL reads these once."""
-    n = os.environ.get("NETCL_CPU_DEVICES")
+    n = _cpu_device_count()
     if n and "POCL_DEVICES" not in os.environ:
-        n = int(n)
-        if n < 1:
-            raise ValueError(f"NETCL_CPU_DEVICES must be >= 1, got {n}")
         os.environ["POCL_DEVICES"] = " ".join(["pthread"] * n)
+        # Each device gets a share of the cores (the PoCL 3.0 wheel ignores
+        # POCL_CPU_MAX_CU_COUNT; POCL_MAX_PTHREAD_COUNT is what bounds its threads).
         cores = os.cpu_count() or 1
-        os.environ.setdefault("POCL_CPU_MAX_CU_COUNT", str(max(1, cores // n)))
+        os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", str(max(1, cores // n)))
 
 
 @dataclass(frozen=True)
@@ -40,6 +124,7 @@ class Capabilities:
     compute_units: int
     global_mem_size: int
     driver_version: str
+    max_mem_alloc_size: int = 0   # the largest single buffer (0: no limit known)
 
 
 class Device:
@@ -60,11 +145,11 @@ class Device:
             self.queue = cl.CommandQueue(context, cl_device)
             # GPUs keep up to a quarter of their memory cached: a big conv step frees and
             # reallocates several 0.3-0.6 GB im2col buffers, and a released buffer costs a
-            # driver call that waits for the device (W5 on an H200: 7.6 ms of host time).
+            # driver call that waits for the device, host time a CNN train step waits on.
             cap = None
             if kind == "gpu" and "NETCL_MAX_CACHED_GB" not in os.environ:
                 cap = max(2 << 30, cl_device.global_mem_size // 4)
-            self.pool = BufferPool(context, cap)
+            self.pool = BufferPool(context, cap, device=self)
             ext = cl_device.extensions
             self.capabilities = Capabilities(
                 vendor=cl_device.vendor.strip(), fp16="cl_khr_fp16" in ext,
@@ -74,13 +159,16 @@ class Device:
                 max_work_group_size=cl_device.max_work_group_size,
                 compute_units=cl_device.max_compute_units,
                 global_mem_size=cl_device.global_mem_size,
-                driver_version=cl_device.driver_version)
+                driver_version=cl_device.driver_version,
+                max_mem_alloc_size=cl_device.max_mem_alloc_size)
         else:
             self.capabilities = Capabilities("numpy", True, True, False, 0, 1, os.cpu_count() or 1,
                                              0, "numpy")
         # Work-group size for elementwise and row kernels: a multiple of the SIMD width on
         # GPUs; on PoCL it sets how many items one work-group function loops over.
         self.work_group = min(256, self.capabilities.max_work_group_size)
+        from .target import NUMPY, target_for
+        self.target = NUMPY if cl_device is None else target_for(cl_device, kind)
 
     @property
     def is_numpy(self):
@@ -92,6 +180,7 @@ class Device:
 
     def synchronize(self):
         if self.queue is not None:
+            check_not_forked()
             self.queue.finish()
 
     def memory_stats(self):
@@ -106,13 +195,72 @@ _devices = None
 _default = contextvars.ContextVar("netcl_default_device", default=None)
 _global_default = None
 
+# One lock orders every use of a shared cl.Kernel (set its arguments, enqueue it: two
+# threads interleaving those launch each other's buffers) and the pools' books: eager
+# dispatch and jit calls hold it while launchers run (and allocate), and a buffer going
+# back to its pool takes it. Reentrant: a launcher may dispatch (a dense copy) and a buffer
+# may be freed inside a launch. Users look it up as `devices.LOCK` at each use, so that a
+# forked child can replace it (below).
+LOCK = threading.RLock()
+
+# ---- fork ----------------------------------------------------------------------------
+# A child forked after OpenCL was initialised hangs at its first wait on the device (the
+# driver's threads do not survive fork). The child's first device use raises instead.
+_opencl_initialised = False
+_forked_after_init = False
+
+FORK_MESSAGE = ("netcl: this process was forked after OpenCL was initialised in its parent, "
+                "and OpenCL cannot be used in a forked child (it would hang). Start worker "
+                "processes with the 'spawn' or 'forkserver' start method "
+                "(multiprocessing.get_context('spawn'), or "
+                "multiprocessing.set_start_method('spawn')), or fork before the first netcl "
+                "use.")
+
+
+class _ForkedLock:
+    """The child's LOCK: every dispatch and allocation raises instead of hanging."""
+
+    def __enter__(self):
+        raise RuntimeError(FORK_MESSAGE)
+
+    def __exit__(self, *exc):
+        return False
+
+    acquire = __enter__
+
+    def release(self):
+        pass
+
+
+def _after_fork_in_child():
+    global LOCK, _forked_after_init
+    if _opencl_initialised:
+        _forked_after_init = True
+        LOCK = _ForkedLock()
+    else:   # the parent's lock may have been held by one of its other threads
+        LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def check_not_forked():
+    """Raise RuntimeError in a child forked after OpenCL was initialised (see FORK_MESSAGE)."""
+    if _forked_after_init:
+        raise RuntimeError(FORK_MESSAGE)
+
 
 def _discover():
+    global _opencl_initialised
     _configure_pocl()
+    max_cached_bytes_from_env()     # (a bad value fails here, whatever the device)
     if os.environ.get("NETCL_DEVICE", "").lower() == "numpy":
         return [Device(0, "numpy", "numpy", "numpy")]
+    cache_note = _configure_pocl_cache()
     try:
         import pyopencl as cl
+        _opencl_initialised = True
         platforms = cl.get_platforms()
     except Exception:  # no ICD loader, or no platform: the NumPy fallback
         platforms = []
@@ -130,9 +278,13 @@ def _discover():
             kind = ("gpu" if t & cl.device_type.GPU else
                     "accel" if t & cl.device_type.ACCELERATOR else "cpu")
             found.append((p.name.strip(), d.name.strip(), kind, d, ctx))
+    if cache_note and any("Portable" in f[0] for f in found):
+        warnings.warn(f"netcl: {cache_note}", stacklevel=3)
     if not found:
-        warnings.warn("netcl: no OpenCL device found; running on the NumPy fallback "
-                      "(pip install 'netcl[pocl]' for the PoCL CPU device)", stacklevel=3)
+        why = (f"PoCL found no device: {cache_note}" if cache_note
+               else "pip install 'netcl[pocl]' for the PoCL CPU device")
+        warnings.warn(f"netcl: no OpenCL device found; running on the NumPy fallback ({why})",
+                      stacklevel=3)
         return [Device(0, "numpy", "numpy", "numpy")]
     return [Device(i, *f) for i, f in enumerate(found)]
 
@@ -145,7 +297,9 @@ def devices(kind=None):
     """
     global _devices
     if _devices is None:
-        _devices = _discover()
+        with LOCK:      # (threads starting at once discover once: one context per platform)
+            if _devices is None:
+                _devices = _discover()
     if kind is None:
         return list(_devices)
     return [d for d in _devices if d.kind == kind]
@@ -185,7 +339,9 @@ def default_device(device=None):
             return d
         global _global_default
         if _global_default is None:
-            _global_default = _pick_default()
+            with LOCK:
+                if _global_default is None:
+                    _global_default = _pick_default()
         return _global_default
     if not isinstance(device, Device):
         raise TypeError(f"default_device: expected a netcl Device, got {type(device).__name__}")

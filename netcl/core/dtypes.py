@@ -4,6 +4,12 @@ Supported: bool, int32, uint32, float16 (storage; math in float), float32 (the d
 float64 (where the device has cl_khr_fp64). NumPy's int64/float64 inputs follow JAX:
 int64 becomes int32; float64 stays float64 only when it comes from a NumPy array or is
 asked for by name, so `jnp.array([1.0])` is float32.
+
+Two canonicalisations: `canonicalize` for dtype *arguments* (``dtype=``, ``astype``), which
+raises for dtypes netcl cannot hold (int8, complex, ...) instead of silently giving another,
+and `canonicalize_data` for the dtype of data handed in (a NumPy uint8 image becomes uint32,
+values kept). Python data goes through `from_python`/`check_int`: a Python int that would
+wrap in its 32-bit target raises OverflowError, as in JAX.
 """
 import numpy as np
 
@@ -28,8 +34,23 @@ COMPUTE_CTYPE = {bool_: "int", int32: "int", uint32: "uint", float16: "float",
 _RANK = {bool_: 0, uint32: 1, int32: 1, float16: 2, float32: 3, float64: 4}
 
 
+_SUPPORTED_NAMES = ", ".join(str(s) for s in SUPPORTED)
+# 64-bit ints named as a dtype give their 32-bit type, as in JAX with x64 disabled.
+_X64_INTS = {np.dtype(np.int64): int32, np.dtype(np.uint64): uint32}
+# Narrower ints in *data* widen (value preserving); as a dtype argument they raise.
+_NARROW_INTS = {np.dtype(np.int8): int32, np.dtype(np.int16): int32,
+                np.dtype(np.uint8): uint32, np.dtype(np.uint16): uint32}
+
+
 def canonicalize(dtype, *, arg="dtype", where="netcl"):
-    """Map any dtype-like (str, numpy dtype, Python type) to a supported numpy dtype."""
+    """The supported numpy dtype a dtype argument (str, numpy dtype, Python type) names.
+
+    int64/uint64 give int32/uint32 (JAX without x64); dtypes netcl cannot hold (int8, int16,
+    uint8, uint16, complex, object, strings, ...) raise a TypeError naming `where` and `arg`.
+
+    >>> canonicalize("float32")            # dtype('float32')
+    >>> canonicalize(np.int8, where="astype")   # TypeError: astype: dtype=int8 is not ...
+    """
     if dtype is float:
         return float32
     if dtype is int:
@@ -40,14 +61,85 @@ def canonicalize(dtype, *, arg="dtype", where="netcl"):
         d = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{where}: {arg}={dtype!r} is not a dtype") from None
-    if d == np.int64 or d == np.int16 or d == np.int8:
-        return int32
-    if d == np.uint64 or d == np.uint16 or d == np.uint8:
-        return uint32
     if d in SUPPORTED:
         return d
-    raise TypeError(f"{where}: {arg}={d} is not supported; netcl supports "
-                    f"{', '.join(str(s) for s in SUPPORTED)}")
+    if d in _X64_INTS:
+        return _X64_INTS[d]
+    raise TypeError(f"{where}: {arg}={d} is not supported; netcl supports {_SUPPORTED_NAMES} "
+                    "(int64/uint64 are taken as int32/uint32, as in JAX without x64)")
+
+
+def canonicalize_data(dtype, *, where="netcl"):
+    """The supported dtype that data of numpy dtype `dtype` is stored as: narrow ints widen
+    to int32/uint32 (values kept), 64-bit ints become 32-bit (JAX without x64).
+
+    >>> canonicalize_data(np.uint8)        # dtype('uint32')
+    """
+    d = np.dtype(dtype)
+    return _NARROW_INTS.get(d) or canonicalize(d, where=where)
+
+
+_INT_RANGE = {int32: (-2**31, 2**31 - 1), uint32: (0, 2**32 - 1)}
+
+
+def check_int(value, dtype, *, where="netcl", weak=False):
+    """Raise OverflowError where the Python int `value` does not fit integer `dtype` (a no-op
+    for other dtypes), instead of wrapping. `weak`: the int is a scalar operand of arithmetic
+    with a uint32 array, where int32 values are also taken (modulo 2**32, as in JAX:
+    `u - 1` and `u + (-1)` agree).
+
+    >>> check_int(2**40, int32, where="full")  # OverflowError: full: Python int 1099511627776 ...
+    """
+    rng = _INT_RANGE.get(dtype)
+    if rng is None:
+        return
+    lo, hi = rng
+    if weak and dtype == uint32:
+        lo = -2**31
+    if not lo <= value <= hi:
+        raise OverflowError(f"{where}: Python int {value} too large to convert to {dtype}")
+
+
+def _python_leaves(obj):
+    if isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _python_leaves(o)
+    else:
+        yield obj
+
+
+def from_python(obj, host, dtype=None, *, where="netcl"):
+    """`host` (np.asarray(obj), numeric) in the dtype netcl stores it as, without wrapping.
+
+    `dtype`: the canonical dtype asked for, or None: then `canonicalize_data` of host's, and
+    Python floats (float64 in NumPy) give float32, as jnp.array does. Where `obj` is Python
+    data (a scalar, list or tuple), ints out of the target integer dtype's range raise
+    OverflowError, as in JAX: `jnp.array([2**31])` would otherwise be -2**31. NumPy arrays
+    keep x64-off semantics (int64 values wrap to int32, as in JAX).
+
+    >>> from_python([1, 2**31], np.asarray([1, 2**31]), where="array")   # OverflowError
+    """
+    python = isinstance(obj, (bool, int, float, list, tuple))
+    if host.dtype == object and python:  # ints beyond 64 bits: NumPy keeps Python objects
+        big = next((v for v in _python_leaves(obj) if type(v) is int
+                    and not -2**63 <= v < 2**64), None)
+        if big is not None and dtype is not None and dtype.kind == "f":
+            host = np.asarray(obj, dtype=np.float64)  # 2**70 as a float is fine
+        elif big is not None:
+            raise OverflowError(f"{where}: Python int {big} too large to convert to "
+                                f"{dtype or int32}")
+    if host.dtype.kind not in "biuf":
+        raise TypeError(f"{where}: expected a numeric array, got {type(obj).__name__} "
+                        f"(NumPy sees dtype {host.dtype})")
+    if dtype is None:
+        dtype = canonicalize_data(host.dtype, where=where)
+        if python and host.dtype == float64:
+            dtype = DEFAULT_FLOAT
+    if python and host.dtype.kind in "iu" and host.size and dtype in _INT_RANGE:
+        lo, hi = int(host.min()), int(host.max())
+        check_int(lo if lo < _INT_RANGE[dtype][0] else hi, dtype, where=where)
+    with np.errstate(over="ignore"):  # Python floats beyond float32 become inf, as in JAX
+        return host.astype(dtype, copy=False)
 
 
 def is_float(dtype):
@@ -95,11 +187,14 @@ def result_type(*operands):
     return (DEFAULT_FLOAT if _weak_kind(weak) == 2 else DEFAULT_INT), False
 
 
-def scalar_dtype(value):
-    """The weak dtype of a Python scalar."""
+def scalar_dtype(value, where="netcl"):
+    """The weak dtype of a Python scalar; a Python int must fit int32 (OverflowError, as in
+    JAX), since its weak int32 would otherwise wrap."""
     if isinstance(value, (bool, np.bool_)):
         return bool_
     if isinstance(value, (int, np.integer)):
+        if type(value) is int:
+            check_int(value, int32, where=where)
         return int32
     if isinstance(value, (float, np.floating)):
         return float32

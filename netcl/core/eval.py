@@ -4,16 +4,27 @@ The hot path of the library. For each (primitive, params, input layouts, device)
 shapes and dtypes once (`abstract_eval`), builds a launcher once (kernel built, scalar
 arguments set), and afterwards a call is a dictionary lookup plus the launcher: set the
 buffer arguments, enqueue, wrap the output. On the NumPy fallback device the launcher
-runs the primitive's NumPy reference instead.
+runs the primitive's NumPy reference instead. Launchers run under `devices.LOCK` (they
+share their kernel objects between threads).
 """
+import importlib
+import sys
+
 import numpy as np
+import pyopencl as cl
 
 from . import dtypes
-from .array import Array
+from .array import Array, deleted_message
 from .devices import default_device
+from .pool import _OUT_OF_MEMORY
+from .shapes import prod
 from .tracing import Interpreter, Tracer, set_eval_interpreter
 
 _MAX_LAUNCHERS = 50_000
+
+# the module (netcl.core's `devices` is the function): its LOCK is looked up at each use,
+# so that a forked child's replacement takes effect
+_devices = importlib.import_module(".devices", __package__)
 
 
 class LeakedTracerError(RuntimeError):
@@ -47,19 +58,37 @@ class EvalInterpreter(Interpreter):
         try:
             launcher = self.launchers.get(key)
         except TypeError:  # unhashable params: run without caching
-            return self._build(prim, args, params)(*args)
+            with _devices.LOCK:
+                return self._build(prim, args, params)(*args)
         if launcher is None:
-            launcher = self._build(prim, args, params)
-            if len(self.launchers) >= _MAX_LAUNCHERS:
-                self.launchers.clear()
-            self.launchers[key] = launcher
-        return launcher(*args)
+            launcher = self._build_cached(key, prim, args, params)
+        # Launchers share their cl.Kernel: setting its arguments and enqueueing it must not
+        # interleave with another thread's launch of the same kernel. (acquire/release: half
+        # the cost of a with statement, on the path every eager op takes)
+        lock = _devices.LOCK
+        lock.acquire()
+        try:
+            return launcher(*args)
+        except MemoryError as e:    # the pool knows bytes only: add what the user called
+            raise _out_of_memory(e, prim, args) from None
+        except cl.Error as e:       # drivers that allocate at first use fail at the launch
+            if getattr(e, "code", None) not in _OUT_OF_MEMORY:
+                raise
+            if args and args[0].device.pool is not None:
+                args[0].device.pool.empty()     # (so that a retry may fit)
+            raise _out_of_memory(e, prim, args) from None
+        finally:
+            lock.release()
 
-    def launcher(self, prim, args, params):
+    def launcher(self, prim, args, params, shared=True):
         """The launcher `process` runs for these arguments (built and cached once), or None
-        where it would not cache one (non-array arguments, unhashable params)."""
+        where it would not cache one (non-array arguments, unhashable params). With
+        `shared=False` it is built for the caller alone and not cached: a primitive made for
+        one compiled function (jit's fused groups) must not outlive it in this table."""
         if not all(type(a) is Array for a in args):
             return None
+        if not shared:
+            return self._build(prim, args, params)
         key = (prim,) + tuple(a._layout_id() for a in args)
         if params:
             key = key + tuple(params.items())
@@ -68,16 +97,29 @@ class EvalInterpreter(Interpreter):
         except TypeError:
             return None
         if launcher is None:
-            launcher = self._build(prim, args, params)
-            if len(self.launchers) >= _MAX_LAUNCHERS:
-                self.launchers.clear()
-            self.launchers[key] = launcher
+            launcher = self._build_cached(key, prim, args, params)
         return launcher
+
+    def _build_cached(self, key, prim, args, params):
+        """Build the launcher for `key` (once: a thread that finds it built meanwhile uses
+        that one) and cache it."""
+        with _devices.LOCK:
+            launcher = self.launchers.get(key)
+            if launcher is None:
+                launcher = self._build(prim, args, params)
+                if len(self.launchers) >= _MAX_LAUNCHERS:
+                    self.launchers.clear()
+                self.launchers[key] = launcher
+            return launcher
 
     def _process_slow(self, prim, args, params):
         return self.process(prim, tuple(to_array(a, prim.name) for a in args), params)
 
     def _build(self, prim, args, params):
+        for a in args:
+            # (a deleted array's layout id has no launcher: every use of it comes here)
+            if a.deleted:
+                raise RuntimeError(deleted_message(a, _public_caller() or prim.name))
         if prim.call is not None:
             call = prim.call
             return lambda *xs: call.eval(xs, params)
@@ -90,10 +132,74 @@ class EvalInterpreter(Interpreter):
         out = prim.abstract_eval(*args, **params)
         if device.is_numpy:
             return numpy_launcher(prim, device, params, out)
+        _check_fits(prim, device, out)
         return prim.make_launcher(device, args, params, out)
 
     def concrete(self, tracer, what):
         raise LeakedTracerError(_leak_message(tracer))
+
+
+_NOT_PUBLIC = ("op", "method", "wrapper", "wrapped", "inner", "fun", "f")
+
+
+def _public_caller():
+    """The netcl function the user called (the outermost public netcl frame under user
+    code: not an operator, decorator or private helper), as `netcl.numpy.sum`, or None."""
+    f, frames = sys._getframe(1), []
+    while f is not None:
+        mod = f.f_globals.get("__name__", "")
+        if not (mod == "netcl" or mod.startswith("netcl.")):
+            break           # user code
+        if not mod.startswith("netcl.core."):     # (bind, dispatch: machinery)
+            frames.append(f)
+        f = f.f_back
+    for found in reversed(frames):
+        name, mod = found.f_code.co_name, found.f_globals["__name__"]
+        if name.startswith(("_", "<")) or name in _NOT_PUBLIC:
+            continue
+        parts = mod.split(".")
+        for i in range(1, len(parts) + 1):   # the shortest module that exports it
+            m = sys.modules.get(".".join(parts[:i]))
+            fn = getattr(m, name, None)
+            if getattr(getattr(fn, "__wrapped__", fn), "__code__", None) is found.f_code or \
+                    getattr(fn, "__code__", None) is found.f_code:
+                return f"{'.'.join(parts[:i])}.{name}"
+        return f"{mod}.{name}"
+    return None
+
+
+def _check_fits(prim, device, out):
+    """MemoryError, before anything runs, for an output larger than the device's largest
+    buffer (the driver's INVALID_BUFFER_SIZE would not say which array)."""
+    limit = device.capabilities.max_mem_alloc_size
+    if not limit:
+        return
+    for aval in (out if isinstance(out, (tuple, list)) else (out,)):
+        nbytes = prod(aval.shape) * np.dtype(aval.dtype).itemsize
+        if nbytes > limit:
+            from .pool import nbytes_str
+            where = _public_caller()
+            where = f"{where} ({prim.name})" if where else prim.name
+            raise MemoryError(
+                f"{where}: an array of shape {tuple(aval.shape)} and dtype {aval.dtype} needs "
+                f"{nbytes_str(nbytes)}, more than the largest buffer {device.name} allows "
+                f"(max_mem_alloc_size {nbytes_str(limit)}; device memory "
+                f"{nbytes_str(device.capabilities.global_mem_size)})")
+
+
+class OutOfMemoryError(MemoryError):
+    """A MemoryError that already names the call (nested dispatch adds nothing more)."""
+
+
+def _out_of_memory(error, prim, args):
+    if isinstance(error, OutOfMemoryError):
+        return error
+    where = _public_caller()
+    where = f"{where} ({prim.name})" if where else prim.name
+    ins = ", ".join(f"{a.dtype}{list(a.shape)}" for a in args)
+    return OutOfMemoryError(f"{where} on arguments {ins}: out of device memory: {error}"
+                            if isinstance(error, cl.Error) else f"{where} on arguments {ins}: "
+                            f"{error}")
 
 
 def _leak_message(tracer):
@@ -134,18 +240,16 @@ def to_array(x, where="netcl", device=None):
         raise LeakedTracerError(_leak_message(x))
     device = device or default_device()
     if isinstance(x, (bool, int, float, np.bool_)) and type(x) in (bool, int, float):
-        return scalar_constant(x, dtypes.scalar_dtype(x), device, weak=True)
+        return scalar_constant(x, dtypes.scalar_dtype(x, where), device, weak=True)
     try:
         host = np.asarray(x)
     except Exception:
         raise TypeError(f"{where}: expected an array, got {type(x).__name__}") from None
-    if host.dtype == object or host.dtype.kind not in "biuf":
-        raise TypeError(f"{where}: expected a numeric array, got {type(x).__name__} "
-                        f"with dtype {host.dtype}")
-    dt = dtypes.canonicalize(host.dtype, where=where)
-    if dt == dtypes.float64 and not device.capabilities.fp64:
-        dt = dtypes.float32
-    return Array.from_numpy(device, host.astype(dt, copy=False))
+    # dtype rules and int range checks for Python data live in dtypes (TypeError if not numeric)
+    host = dtypes.from_python(x, host, where=where)
+    if host.dtype == dtypes.float64 and not device.capabilities.fp64:
+        host = host.astype(dtypes.float32)
+    return Array.from_numpy(device, host)
 
 
 def scalar_constant(value, dtype, device, weak=True):

@@ -1,10 +1,11 @@
 """Generated OpenCL C -> built, cached programs and reusable kernels.
 
-Every kernel netcl launches passes through `build`: source + options + device context give
-one program, built once per process. Callers hold the returned `cl.Kernel` objects (never
+Every kernel netcl launches passes through `build`: source + options + device give one
+program, built once per process. Callers hold the returned `cl.Kernel` objects (never
 `program.name`, which makes a new kernel object on each access). A failed build raises
 `KernelBuildError` carrying the compiler's log and the numbered source.
 """
+import importlib
 import re
 import warnings
 
@@ -12,6 +13,8 @@ import numpy as np
 import pyopencl as cl
 
 from . import dtypes
+
+_devices = importlib.import_module(".devices", __package__)   # (the module)
 
 _programs = {}
 
@@ -29,8 +32,8 @@ class KernelBuildError(RuntimeError):
 PREAMBLE_FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
 
 # CPU kernels move 8-wide vectors with netcl_vload8(T, p) / netcl_vstore8(T, v, p) (see
-# `vload`). PoCL compiles vload8/vstore8 to out-of-line element copies: an adam update over
-# 1M floats ran 1.76 ms with them and 0.49 ms through a pointer to an under-aligned vector
+# `vload`). PoCL compiles vload8/vstore8 to out-of-line element copies, which make an adam
+# update several times slower than going through a pointer to an under-aligned vector
 # type (Clang's ext_vector_type with aligned(4): plain unaligned vector moves, valid at any
 # offset). Compilers other than Clang keep vload8/vstore8.
 _VECTOR_IO_CTYPES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float")
@@ -51,13 +54,24 @@ def _vector_io_preamble():
 
 PREAMBLE_VECTOR_IO = _vector_io_preamble()
 
+# netcl_convert8(T, x): x as a T8 vector. On Clang, __builtin_convertvector (inline): PoCL
+# (3.0, LLVM 14) on AVX-512 hosts compiles kernels without avx512f but links a builtin
+# library built with it, so a call passing or returning a 512-bit vector (convert_int8 of a
+# long8, vstore8 of a double8) breaks the ABI and the program comes out without its kernels.
+PREAMBLE_CONVERT8 = "\n".join([
+    "#ifdef __clang__",
+    "#define netcl_convert8(T, x) __builtin_convertvector((x), T##8)",
+    "#else",
+    "#define netcl_convert8(T, x) convert_##T##8(x)",
+    "#endif", ""])
+
 # Generated code spells cheap math builtins netcl_<name>(x). PoCL (3.0, LLVM 14) links its
 # builtins out of line, even fabs and isnan (pocl issue 549): each call spills the live
 # vector registers. On Clang CPU targets these become Clang's scalar builtins, which are
 # LLVM intrinsics (inline; the vectorisers re-form vsqrtps / vroundps), with results
-# identical to PoCL's own (the same IEEE operations, out of line). An adam update over 1M
-# floats: 550 -> 440 us. Other compilers get the OpenCL builtin. (NaN tests are spelled
-# x != x in the templates, inline everywhere.)
+# identical to PoCL's own (the same IEEE operations, out of line), so an adam update's
+# sqrt per element spills nothing. Other compilers get the OpenCL builtin. (NaN tests are
+# spelled x != x in the templates, inline everywhere.)
 INLINE_MATH = {             # name: (float body, double body) of x
     "sqrt": ("__builtin_sqrtf(x)", "__builtin_sqrt(x)"),
     "rsqrt": ("1.0f / __builtin_sqrtf(x)", "1.0 / __builtin_sqrt(x)"),   # PoCL's rsqrt too
@@ -74,7 +88,7 @@ def inline_math_preamble(names):
     """Definitions of the netcl_<name> functions in `names` (see INLINE_MATH)."""
     def defs(T, name, body):
         # vectors lane by lane, each lane written out: the SLP vectoriser turns that back
-        # into vector instructions (halving through .lo/.hi left adam scalar, 3.5x slower)
+        # into vector instructions (halving through .lo/.hi leaves adam scalar, far slower)
         lane = re.compile(r"\bx\b")
         lines = [f"NETCL_INLINE {T} netcl_{name}({T} x) {{ return {body}; }}"]
         lines += [f"NETCL_INLINE {T}{w} netcl_{name}({T}{w} x) {{ return ({T}{w})("
@@ -114,9 +128,12 @@ def vstore(dtype, width, ptr, value, cpu):
 
 def build(device, source, options=()):
     """Build (once) and return the cl.Program for `source` on `device`'s context."""
-    key = (device.context.int_ptr, source, options)
+    # Keyed by device, not only context: a program built for one device of a multi-device
+    # context has no binary for the others, and enqueueing its kernels there crashes PoCL.
+    key = (device.context.int_ptr, device.cl_device.int_ptr, source, options)
     prg = _programs.get(key)
     if prg is None:
+        _devices.check_not_forked()   # (a build in a forked child would hang)
         generated = source
         math = set(_INLINE_MATH_USE.findall(source))
         if math:
@@ -124,6 +141,8 @@ def build(device, source, options=()):
         if ("netcl_vload8" in source or "netcl_vstore8" in source) and \
                 "#define netcl_vload8" not in source:   # (a source may carry its own)
             source = PREAMBLE_VECTOR_IO + source
+        if "netcl_convert8" in generated:
+            source = PREAMBLE_CONVERT8 + source
         if "double" in generated and "cl_khr_fp64" not in generated:   # (first line)
             source = PREAMBLE_FP64 + source
         try:
@@ -134,7 +153,8 @@ def build(device, source, options=()):
                                                                devices=[device.cl_device])
         except cl.RuntimeError as e:
             raise KernelBuildError(device, source, str(e)) from None
-        _programs[key] = prg
+        # (two threads may build the same program at once; both then use the first)
+        prg = _programs.setdefault(key, prg)
     return prg
 
 
@@ -149,6 +169,12 @@ def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
     if scalar_arg_dtypes is not None:
         k.set_scalar_arg_dtypes(scalar_arg_dtypes)
     return k
+
+
+def clear_programs():
+    """Drop the process's built programs (launchers that hold a kernel keep theirs alive);
+    `netcl.clear_caches()` calls this."""
+    _programs.clear()
 
 
 def round_up(n, m):

@@ -6,11 +6,47 @@ next request of the same size class. The cached bytes are capped (`NETCL_MAX_CAC
 default 2, and a quarter of the memory of a GPU); past the cap a freed buffer is released
 to the driver.
 """
-import os
+import importlib
+import mmap
 
 import pyopencl as cl
 
+try:
+    import resource
+except ImportError:     # (not on Windows: no address-space limit to respect there)
+    resource = None
+
+# the module (netcl.core's `devices` is the function): its LOCK is looked up at each use
+_devices = importlib.import_module(".devices", __package__)
+
 _MIN_BYTES = 64  # OpenCL forbids zero-size buffers; tiny arrays share one size class.
+
+# Errors of a buffer creation that mean "no memory" (others are bugs and pass through).
+_OUT_OF_MEMORY = {cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE, cl.status_code.OUT_OF_RESOURCES,
+                  cl.status_code.OUT_OF_HOST_MEMORY}
+
+
+def nbytes_str(n):
+    return f"{n} bytes ({n / 2**30:.2f} GiB)" if n >= 2**30 else \
+        f"{n} bytes ({n / 2**20:.1f} MiB)"
+
+
+def _host_headroom_ok(nbytes):
+    """On a CPU device buffers are host memory, allocated by PoCL at first use, and a failed
+    allocation there crashes the process. Under an address-space limit (RLIMIT_AS), reserve
+    the range once (mmap, untouched: nothing is committed) to learn whether it still fits."""
+    if resource is None:
+        return True
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return True
+    try:
+        # (with room for the allocator's and the kernel launch's own needs)
+        probe = mmap.mmap(-1, nbytes + (64 << 20))
+    except (OSError, OverflowError, ValueError):
+        return False
+    probe.close()
+    return True
 
 
 def bucket_size(nbytes):
@@ -26,10 +62,11 @@ def bucket_size(nbytes):
 class BufferPool:
     """Hands out cl.Buffers by size class; `release` puts them back for reuse."""
 
-    def __init__(self, context, max_cached_bytes=None):
+    def __init__(self, context, max_cached_bytes=None, device=None):
         if max_cached_bytes is None:
-            max_cached_bytes = int(float(os.environ.get("NETCL_MAX_CACHED_GB", "2")) * 2**30)
+            max_cached_bytes = _devices.max_cached_bytes_from_env()
         self.context = context
+        self.device = device     # (a netcl Device: its limits and name in errors)
         self.max_cached_bytes = max_cached_bytes
         self._free = {}  # size class -> [cl.Buffer]
         self.hits = 0
@@ -44,66 +81,137 @@ class BufferPool:
 
     def allocate_class(self, size):
         """allocate() for a known size class (launchers compute it once)."""
-        free = self._free.get(size)
-        buf = None
-        if free:
-            try:  # list.pop is atomic: safe against a loader thread allocating too
+        with _devices.LOCK:
+            free = self._free.get(size)
+            if free:
                 buf = free.pop()
-            except IndexError:
-                pass
-        if buf is not None:
-            self.hits += 1
-            self.bytes_cached -= size
-        else:
-            self.misses += 1
-            try:
-                buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size)
-            except cl.Error:
-                # Out of device memory: give the cached buffers back and try once more.
-                self.empty()
-                buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size)
-        self.bytes_in_use += size
-        if self.bytes_in_use > self.peak_bytes_in_use:
-            self.peak_bytes_in_use = self.bytes_in_use
-        return buf, size
+                self.hits += 1
+                self.bytes_cached -= size
+            else:
+                self.misses += 1
+                buf = self._new_buffer(size)
+            self.bytes_in_use += size
+            if self.bytes_in_use > self.peak_bytes_in_use:
+                self.peak_bytes_in_use = self.bytes_in_use
+            return buf, size
+
+    def _new_buffer(self, size):
+        """A new cl.Buffer of `size` bytes; MemoryError (after the cached buffers went back
+        to the driver) where the device or the host has no room for it."""
+        dev = self.device
+        caps = dev.capabilities if dev is not None else None
+        if caps is not None and caps.max_mem_alloc_size and size > caps.max_mem_alloc_size:
+            raise MemoryError(self._no_room(size, "the device's largest buffer "
+                                            f"(max_mem_alloc_size) is "
+                                            f"{nbytes_str(caps.max_mem_alloc_size)}"))
+        if dev is not None and dev.kind == "cpu" and not _host_headroom_ok(size):
+            self.empty()
+            if not _host_headroom_ok(size):
+                soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+                raise MemoryError(self._no_room(size, "the process's address-space limit "
+                                                f"(RLIMIT_AS) is {nbytes_str(soft)}"))
+        try:
+            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size)
+        except cl.Error as e:
+            if _status(e) not in _OUT_OF_MEMORY:
+                raise
+        self.empty()    # give the cached buffers back and try once more
+        try:
+            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size)
+        except cl.Error as e:
+            if _status(e) not in _OUT_OF_MEMORY:
+                raise
+            raise MemoryError(self._no_room(size, f"the driver said {e}")) from None
+
+    def _no_room(self, size, why):
+        where = self.device.name if self.device is not None else "the device"
+        total = (f"; device memory {nbytes_str(self.device.capabilities.global_mem_size)}"
+                 if self.device is not None else "")
+        return (f"netcl: out of memory on {where}: a buffer of {nbytes_str(size)} does not "
+                f"fit ({why}; {nbytes_str(self.bytes_in_use)} in use by live arrays{total})")
 
     def release(self, buf, size):
-        self.bytes_in_use -= size
-        if self.bytes_cached + size <= self.max_cached_bytes:
-            self._free.setdefault(size, []).append(buf)
-            self.bytes_cached += size
-        else:
-            buf.release()
+        """Put a buffer back (any thread: the last reference to an array may die anywhere;
+        Storage.__del__ writes this out)."""
+        lock = _devices.LOCK
+        lock.acquire()
+        try:
+            self.bytes_in_use -= size
+            if self.bytes_cached + size <= self.max_cached_bytes:
+                self._free.setdefault(size, []).append(buf)
+                self.bytes_cached += size
+                return
+        finally:
+            lock.release()
+        buf.release()
 
     def empty(self):
         """Release every cached buffer to the driver."""
-        for bufs in self._free.values():
+        with _devices.LOCK:
+            free, self._free = self._free, {}
+            self.bytes_cached = 0
+        for bufs in free.values():
             for b in bufs:
                 b.release()
-        self._free.clear()
-        self.bytes_cached = 0
 
     def stats(self):
-        return {"hits": self.hits, "misses": self.misses, "bytes_in_use": self.bytes_in_use,
-                "bytes_cached": self.bytes_cached, "peak_bytes_in_use": self.peak_bytes_in_use}
+        with _devices.LOCK:
+            return {"hits": self.hits, "misses": self.misses, "bytes_in_use": self.bytes_in_use,
+                    "bytes_cached": self.bytes_cached,
+                    "peak_bytes_in_use": self.peak_bytes_in_use}
+
+
+def _status(error):
+    try:
+        return error.code
+    except Exception:
+        return None
 
 
 class Storage:
     """Owns one pooled buffer; when the last Array viewing it dies, the buffer goes back."""
     __slots__ = ("buf", "size", "pool", "__weakref__")
 
+    # Every eager op makes one Storage and drops one: the pool's hit path (allocate_class)
+    # and its release are written out here (fewer calls, which pays for part of the lock a
+    # release takes). Storages are made by launchers, which run under devices.LOCK (eager
+    # dispatch and jit calls hold it), so the hit path does not take it again.
+
     def __init__(self, pool, nbytes, size_class=None):
         self.pool = pool
-        if size_class is None:
-            self.buf, self.size = pool.allocate(nbytes)
+        size = self.size = bucket_size(nbytes) if size_class is None else size_class
+        free = pool._free.get(size)
+        if free:
+            try:
+                self.buf = free.pop()
+            except IndexError:      # (a caller without the lock raced another thread)
+                self.buf = pool.allocate_class(size)[0]
+                return
+            pool.hits += 1
+            pool.bytes_cached -= size
+            used = pool.bytes_in_use = pool.bytes_in_use + size
+            if used > pool.peak_bytes_in_use:
+                pool.peak_bytes_in_use = used
         else:
-            self.buf, self.size = pool.allocate_class(size_class)
+            self.buf = pool.allocate_class(size)[0]
 
     def __del__(self):
         try:
-            self.pool.release(self.buf, self.size)
-        except Exception:  # interpreter shutdown: the driver frees everything anyway
-            pass
+            # (an __init__ that raised, out of memory, left no buffer: nothing to give back)
+            buf, pool, size = self.buf, self.pool, self.size
+            lock = _devices.LOCK
+            lock.acquire()
+            try:
+                pool.bytes_in_use -= size
+                if pool.bytes_cached + size <= pool.max_cached_bytes:
+                    pool._free.setdefault(size, []).append(buf)
+                    pool.bytes_cached += size
+                    return
+            finally:
+                lock.release()
+            buf.release()
+        except Exception:   # interpreter shutdown (the driver frees everything anyway), or
+            pass            # a forked child (see devices.FORK_MESSAGE)
 
 
 def output_storage(pool, nbytes, size_class, offers):
@@ -114,8 +222,8 @@ def output_storage(pool, nbytes, size_class, offers):
     only at the index where it writes the output, before writing it (elementwise kernels
     and epilogues: see jit's in-place steps). The output then overwrites the input in
     place, and its cache lines are already there: adam's new moments written over the old
-    ones read no line from memory first (W4 on PoCL, parameters and optimizer state
-    donated: about 0.2 of a 10.3 ms step)."""
+    ones read no line from memory first (with parameters and optimizer state donated, a
+    sizeable share of an MLP train step on a CPU)."""
     for i, st in enumerate(offers):
         if st.size == size_class:
             return offers.pop(i)

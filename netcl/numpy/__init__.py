@@ -21,8 +21,9 @@ from .reductions import *  # noqa: F401,F403
 import numpy as _np
 
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
-int8 = int16 = int64 = int32  # JAX without x64 maps these to int32
-uint8 = uint16 = uint64 = uint32
+int64, uint64 = int32, uint32  # JAX without x64 maps these to int32 / uint32
+# Named so that asking for them raises (dtypes.canonicalize) instead of giving int32 silently.
+int8, int16, uint8, uint16 = (_np.dtype(t) for t in (_np.int8, _np.int16, _np.uint8, _np.uint16))
 float_ = float32
 integer, floating, number, bool = _np.integer, _np.floating, _np.number, bool_  # noqa: A001
 
@@ -45,3 +46,9 @@ from . import linalg  # noqa: E402,F401
 from . import methods as _methods  # noqa: E402
 
 _methods.install()
+
+# Errors escaping a public function name it (zeros, not full; divide, not true_divide). After
+# `install`, so that the array operators keep calling the functions themselves.
+from ._errors import wrap_namespace as _wrap_namespace  # noqa: E402
+
+_wrap_namespace(globals(), [_n for _n in list(globals()) if not _n.startswith("_")])

@@ -36,14 +36,23 @@ _PY_SCALARS = {bool: _WeakScalar(dtypes.bool_), int: _WeakScalar(dtypes.int32),
                float: _WeakScalar(dtypes.float32)}
 
 
-def promote(where, *args):
+def promote(where, *args, kinds=None, broadcast=False, check=None):
     """Convert args to arrays of one dtype (JAX promotion), not yet broadcast.
 
     Python scalars become constants of the promoted dtype directly (no cast op), which
-    keeps `x * 2.0` to one kernel and a dictionary lookup in eager mode.
+    keeps `x * 2.0` to one kernel and a dictionary lookup in eager mode. Everything is
+    checked before any conversion runs: the promoted dtype's kind is one of `kinds` (a
+    string of dtype kinds, "fiub"), with broadcast=True the shapes broadcast together, and
+    `check(*shapes)` (Python scalars have shape ()) raises for shapes the caller rejects.
     """
     xs = [a if type(a) in _PY_SCALARS else asarray_arg(a, where) for a in args]
     dtype, weak = dtypes.result_type(*[_PY_SCALARS.get(type(x), x) for x in xs])
+    if kinds is not None and dtype.kind not in kinds:
+        raise TypeError(f"{where}: operands of dtype "
+                        f"{', '.join(str(_PY_SCALARS.get(type(x), x).dtype) for x in xs)} "
+                        f"promote to {dtype}, which is not supported here")
+    if check is not None:
+        check(*[() if type(x) in _PY_SCALARS else tuple(x.shape) for x in xs])
     device = None
     out = []
     for x in xs:
@@ -55,20 +64,26 @@ def promote(where, *args):
         elif x.dtype == dtype and x.weak_type == weak:
             out.append(x)
         else:
+            if broadcast:  # before the first conversion kernel (else promote_broadcast's)
+                broadcast_shapes(*(a.shape for a in xs if type(a) not in _PY_SCALARS),
+                                 where=where)
+                broadcast = False
             out.append(convert_element_type(x, dtype, weak))
     return out
 
 
 def _scalar(value, dtype, weak, device, where):
-    try:
-        return scalar_constant(np.asarray(value, dtype=dtype).item(), dtype, device, weak)
-    except OverflowError:
-        raise ValueError(f"{where}: Python scalar {value!r} does not fit in {dtype}") from None
+    if type(value) is int:  # OverflowError where it would wrap (uint32 also takes int32's)
+        dtypes.check_int(value, dtype, where=where, weak=True)
+    if dtype == dtypes.uint32 and type(value) is int and value < 0:
+        value += 2**32   # modulo 2**32, as JAX converts a weak int32 scalar
+    return scalar_constant(np.asarray(value, dtype=dtype).item(), dtype, device, weak)
 
 
-def promote_broadcast(where, *args):
-    """Promote, then broadcast to the common shape (NumPy rules)."""
-    xs = promote(where, *args)
+def promote_broadcast(where, *args, kinds=None):
+    """Promote, then broadcast to the common shape (NumPy rules); shapes and `kinds` (see
+    `promote`) are checked before anything runs."""
+    xs = promote(where, *args, kinds=kinds, broadcast=len(args) > 1)
     shape = broadcast_shapes(*(x.shape for x in xs), where=where)
     if current_interpreter() is eval_interpreter:  # eager: scalars as cached broadcast views
         return [_broadcast_constant(x, shape) if type(a) in _PY_SCALARS and shape else
@@ -90,9 +105,9 @@ def _broadcast_constant(c, shape):
     return hit[1]
 
 
-def promote_to_float(where, *args):
+def promote_to_float(where, *args, kinds=None):
     """Promote; integer and bool results become the default float (as jnp.sin(int) does)."""
-    xs = promote_broadcast(where, *args)
+    xs = promote_broadcast(where, *args, kinds=kinds)
     if xs and xs[0].dtype.kind != "f":
         xs = [convert_element_type(x, dtypes.DEFAULT_FLOAT, x.weak_type) for x in xs]
     return xs

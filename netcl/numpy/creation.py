@@ -21,6 +21,28 @@ def _dtype(dtype, where):
     return None if dtype is None else dtypes.canonicalize(dtype, where=where)
 
 
+def _int_arg(v, where, arg, minimum=None):
+    """A Python int (or a TypeError/ValueError naming the function and argument)."""
+    try:
+        v = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{where}: {arg} must be an int, got {type(v).__name__} {v!r}") from None
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{where}: {arg} must be >= {minimum}, got {v}")
+    return v
+
+
+def _number(v, where, arg):
+    """A concrete number (a 0-d array is read back), or an error naming the argument."""
+    if isinstance(v, (Array, Tracer)):
+        if v.ndim:
+            raise ValueError(f"{where}: {arg} must be a scalar, got an array of shape {v.shape}")
+        return v.item()
+    if isinstance(v, (bool, int, float, np.number, np.bool_)):
+        return v
+    raise TypeError(f"{where}: {arg} must be a number, got {type(v).__name__} {v!r}")
+
+
 def _check_device(device, where):
     if device is not None and not isinstance(device, Device):
         raise TypeError(f"{where}: device must be a netcl Device, got {type(device).__name__}")
@@ -44,16 +66,14 @@ def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's na
         from .joining import stack
         return stack([array(o, dt, device=device) for o in object])
     host = np.asarray(object)
-    if host.dtype.kind not in "biuf":
+    if host.dtype.kind not in "biufO":  # O: maybe a huge Python int (from_python says)
         raise TypeError(f"array: cannot make a numeric array from {type(object).__name__} "
                         f"(numpy sees dtype {host.dtype})")
-    if dt is None:
-        dt = dtypes.canonicalize(host.dtype, where="array")
-        if not isinstance(object, np.ndarray) and host.dtype == np.float64:
-            dt = dtypes.float32  # Python floats: the default float, as jnp.array does
-    if dt == dtypes.float64 and not dev.capabilities.fp64:
+    # Python floats give the default float; Python ints that would wrap raise OverflowError
+    host = dtypes.from_python(object, host, dt, where="array")
+    if host.dtype == dtypes.float64 and not dev.capabilities.fp64:
         raise TypeError(f"array: float64 requested but {dev.name} has no fp64 support")
-    return Array.from_numpy(dev, host.astype(dt, copy=False))
+    return Array.from_numpy(dev, host)
 
 
 def _flat(obj):
@@ -80,8 +100,8 @@ def device_put(x, device=None):
     def put(leaf):
         if isinstance(leaf, Array):
             if leaf.device is dev:
-                return leaf
-            return Array.from_numpy(dev, leaf._to_host(), leaf.weak_type)
+                return leaf._check_live("device_put")
+            return Array.from_numpy(dev, leaf._to_host("device_put"), leaf.weak_type)
         if isinstance(leaf, Tracer):
             return leaf
         return to_array(leaf, "device_put", dev)
@@ -96,9 +116,10 @@ def full(shape, fill_value, dtype=None, device=None):
     dt = _dtype(dtype, "full")
     if isinstance(fill_value, (Array, Tracer)):
         return _full(shape, fill_value, dt or fill_value.dtype)
-    if dt is None:
-        dt = dtypes.scalar_dtype(fill_value) if isinstance(fill_value, (bool, int, float)) \
-            else dtypes.canonicalize(np.asarray(fill_value).dtype, where="full")
+    if dt is None and isinstance(fill_value, (bool, int, float)):
+        dt = dtypes.scalar_dtype(fill_value, "full")   # OverflowError beyond int32
+    elif dt is None:
+        dt = dtypes.canonicalize_data(np.asarray(fill_value).dtype, where="full")
     _check_device(device, "full")
     # A materialised copy, not a broadcast view: users expect full() to own its memory.
     return ew.copy(_full(shape, fill_value, dt, device=device))
@@ -156,6 +177,9 @@ def arange(start, stop=None, step=None, dtype=None):
         if isinstance(v, (Array, Tracer)):
             raise TypeError(f"arange: {name} must be a concrete Python number, got an array "
                             "(under jit, make it a static argument)")
+        if (v is not None or name == "start") and \
+                not isinstance(v, (bool, int, float, np.number, np.bool_)):
+            raise TypeError(f"arange: {name} must be a number, got {type(v).__name__} {v!r}")
     if stop is None:
         start, stop = 0, start
     if step is None:
@@ -167,9 +191,13 @@ def arange(start, stop=None, step=None, dtype=None):
         dt = dtypes.int32 if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) \
             else dtypes.float32
     n = builtins.max(0, int(np.ceil((stop - start) / step)))
+    if dt.kind in "iu" and n:  # every value must fit: int32 arithmetic would wrap past the end
+        step = step if n > 1 else 1
+        for v in (start, start + (n - 1) * step):
+            dtypes.check_int(int(v), dt, where="arange")
     from ..primitives.structural import iota
     idx = iota(dt if dt.kind != "b" else dtypes.int32, n)
-    if start == 0 and step == 1:
+    if (start == 0 and step == 1) or n == 0:
         return idx
     from .math import add, multiply
     return add(multiply(idx, np.asarray(step, dt)[()].item()), np.asarray(start, dt)[()].item()) \
@@ -178,9 +206,8 @@ def arange(start, stop=None, step=None, dtype=None):
 
 def linspace(start, stop, num=50, endpoint=True, dtype=None):
     """`num` evenly spaced samples from start to stop."""
-    num = operator.index(num)
-    if num < 0:
-        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    num = _int_arg(num, "linspace", "num", 0)
+    start, stop = _number(start, "linspace", "start"), _number(stop, "linspace", "stop")
     dt = _dtype(dtype, "linspace") or dtypes.float32
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
@@ -197,8 +224,9 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
 
 def eye(N, M=None, k=0, dtype=None):
     """A 2-d array with ones on the k-th diagonal."""
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
+    N = _int_arg(N, "eye", "N", 0)
+    M = N if M is None else _int_arg(M, "eye", "M", 0)
+    k = _int_arg(k, "eye", "k")
     return _diagonal_mask(N, M, k, _dtype(dtype, "eye"))
 
 
@@ -212,13 +240,14 @@ def _diagonal_mask(N, M, k, dt):
 
 
 def identity(n, dtype=None):
-    return eye(n, dtype=dtype)
+    return eye(_int_arg(n, "identity", "n", 0), dtype=dtype)
 
 
 def tri(N, M=None, k=0, dtype=None):
     """Lower-triangular ones: 1 where column <= row + k."""
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
+    N = _int_arg(N, "tri", "N", 0)
+    M = N if M is None else _int_arg(M, "tri", "M", 0)
+    k = _int_arg(k, "tri", "k")
     from ..primitives.structural import iota
     from .math import greater_equal, add
     from ..primitives.views import broadcast_in_dim

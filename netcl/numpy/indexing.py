@@ -365,7 +365,10 @@ def _getitem(x, idx):
 def _host_bool(a, where):
     if _is_array(a):
         return _host_mask(a, where) != 0
-    return np.asarray(a) != 0
+    h = np.asarray(a)
+    if h.dtype.kind not in "biuf":
+        raise TypeError(f"{where}: expected a numeric array, got {type(a).__name__}")
+    return h != 0
 
 
 def _sized(idx, size, fill_value):

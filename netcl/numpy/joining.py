@@ -45,9 +45,9 @@ def _sequence(arrays, where):
 
 
 def _convert(xs, dtype, where):
+    dt = None if dtype is None else dtypes.canonicalize(dtype, where=where)  # before promote
     xs = promote(where, *xs)
-    if dtype is not None:
-        dt = dtypes.canonicalize(dtype, where=where)
+    if dt is not None:
         xs = [x if x.dtype == dt else ew.convert_element_type(x, dt) for x in xs]
     return xs
 
@@ -127,14 +127,14 @@ def _atleast(x, n):
 
 def hstack(tup, dtype=None):
     """Stack horizontally: along axis 1, or axis 0 for 1-d arrays."""
-    xs = [_atleast(x, 1) for x in _convert(_sequence(tup, "hstack"), dtype, "hstack")]
-    return concatenate(xs, 0 if xs[0].ndim == 1 else 1)
+    xs = [_atleast(asarray_arg(x, "hstack"), 1) for x in _sequence(tup, "hstack")]
+    return concatenate(xs, 0 if xs[0].ndim == 1 else 1, dtype)
 
 
 def vstack(tup, dtype=None):
     """Stack vertically: 1-d arrays become rows, then join along axis 0."""
-    xs = [_atleast(x, 2) for x in _convert(_sequence(tup, "vstack"), dtype, "vstack")]
-    return concatenate(xs, 0)
+    xs = [_atleast(asarray_arg(x, "vstack"), 2) for x in _sequence(tup, "vstack")]
+    return concatenate(xs, 0, dtype)
 
 
 row_stack = vstack
@@ -142,13 +142,13 @@ row_stack = vstack
 
 def dstack(tup, dtype=None):
     """Stack along the third axis (arrays are made at least 3-d first)."""
-    xs = [_atleast(x, 3) for x in _convert(_sequence(tup, "dstack"), dtype, "dstack")]
-    return concatenate(xs, 2)
+    xs = [_atleast(asarray_arg(x, "dstack"), 3) for x in _sequence(tup, "dstack")]
+    return concatenate(xs, 2, dtype)
 
 
 def column_stack(tup):
     """1-d arrays become columns; 2-d arrays are joined along axis 1."""
-    xs = _convert(_sequence(tup, "column_stack"), None, "column_stack")
+    xs = [asarray_arg(x, "column_stack") for x in _sequence(tup, "column_stack")]
     xs = [_insert_axis(x, 1) if x.ndim == 1 else _atleast(x, 2) for x in xs]
     return concatenate(xs, 1)
 

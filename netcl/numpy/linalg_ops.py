@@ -5,6 +5,7 @@ results); operands are promoted as JAX does, bool products are computed in int32
 compared with 0. `norm` lives here too (`netcl.numpy.linalg.norm`).
 """
 import functools
+import math
 import operator
 
 import numpy as np
@@ -23,9 +24,10 @@ def _shape(x):
     return tuple(x.shape)
 
 
-def _promote_for_product(where, *args):
-    """Promoted operands, and whether they were bool (computed in int32, then != 0)."""
-    xs = promote(where, *args)
+def _promote_for_product(where, *args, check=None):
+    """Promoted operands, and whether they were bool (computed in int32, then != 0).
+    `check(*shapes)` raises for shapes the caller rejects, before any conversion runs."""
+    xs = promote(where, *args, check=check)
     if xs[0].dtype == dtypes.bool_:
         return [ew.convert_element_type(x, dtypes.int32) for x in xs], True
     return xs, False
@@ -55,7 +57,7 @@ def matmul(a, b, precision=None, preferred_element_type=None):
             and a.dtype != dtypes.bool_:
         was_bool = False  # the hot path: nothing to promote
     else:
-        (a, b), was_bool = _promote_for_product("matmul", a, b)
+        (a, b), was_bool = _promote_for_product("matmul", a, b, check=_matmul_plan)
     dn, keep, perm = _matmul_plan(tuple(a.shape), tuple(b.shape))
     y = dot_general_p.bind(a, b, dimension_numbers=dn,
                            precision=None if precision is None else _canon_precision(precision),
@@ -130,21 +132,38 @@ def dot(a, b, precision=None, preferred_element_type=None):
     >>> netcl.numpy.dot(netcl.numpy.ones((2, 3)), netcl.numpy.ones(3)).shape
     (2,)
     """
-    (a, b), was_bool = _promote_for_product("dot", a, b)
+    (a, b), was_bool = _promote_for_product("dot", a, b, check=_dot_check)
     if a.ndim == 0 or b.ndim == 0:
         from .math import multiply
         return _finish(multiply(a, b), was_bool)
     bk = 0 if b.ndim == 1 else b.ndim - 2
-    if a.shape[-1] != b.shape[bk]:
-        raise ValueError(f"dot: shapes {_shape(a)} and {_shape(b)} are not aligned: "
-                         f"{a.shape[-1]} (dim {a.ndim - 1}) != {b.shape[bk]} (dim {bk})")
     return _finish(dot_general(a, b, (((a.ndim - 1,), (bk,)), ((), ())), precision,
                                _pet(preferred_element_type, "dot")), was_bool)
 
 
+def _dot_check(sa, sb):
+    if sa and sb:
+        bk = 0 if len(sb) == 1 else len(sb) - 2
+        if sa[-1] != sb[bk]:
+            raise ValueError(f"dot: shapes {sa} and {sb} are not aligned: {sa[-1]} (dim "
+                             f"{len(sa) - 1}) != {sb[bk]} (dim {bk})")
+
+
+def _vdot_check(sa, sb):
+    if math.prod(sa) != math.prod(sb):
+        raise ValueError(f"vdot: operands of shapes {sa} and {sb} have different sizes "
+                         f"({math.prod(sa)} and {math.prod(sb)})")
+
+
+def _inner_check(sa, sb):
+    if sa and sb and sa[-1] != sb[-1]:
+        raise ValueError(f"inner: last dimensions of shapes {sa} and {sb} differ "
+                         f"({sa[-1]} vs {sb[-1]})")
+
+
 def vdot(a, b, precision=None, preferred_element_type=None):
     """Dot product of the flattened operands (real arrays: no conjugation)."""
-    (a, b), was_bool = _promote_for_product("vdot", a, b)
+    (a, b), was_bool = _promote_for_product("vdot", a, b, check=_vdot_check)
     if a.size != b.size:
         raise ValueError(f"vdot: operands of shapes {_shape(a)} and {_shape(b)} have different "
                          f"sizes ({a.size} and {b.size})")
@@ -155,7 +174,7 @@ def vdot(a, b, precision=None, preferred_element_type=None):
 
 def inner(a, b, precision=None, preferred_element_type=None):
     """Contract the last axes of a and b (scalars multiply)."""
-    (a, b), was_bool = _promote_for_product("inner", a, b)
+    (a, b), was_bool = _promote_for_product("inner", a, b, check=_inner_check)
     if a.ndim == 0 or b.ndim == 0:
         from .math import multiply
         return _finish(multiply(a, b), was_bool)
@@ -184,33 +203,39 @@ def _axes_list(ax, ndim, where, name):
 def tensordot(a, b, axes=2, precision=None, preferred_element_type=None):
     """Sum products over the given axes: an int n (a's last n with b's first n) or a pair of
     axis sequences."""
-    (a, b), was_bool = _promote_for_product("tensordot", a, b)
+    plan = []
+    (a, b), was_bool = _promote_for_product(
+        "tensordot", a, b, check=lambda sa, sb: plan.append(_tensordot_axes(sa, sb, axes)))
+    ax_a, ax_b = plan[0]
+    return _finish(dot_general(a, b, ((ax_a, ax_b), ((), ())), precision,
+                               _pet(preferred_element_type, "tensordot")), was_bool)
+
+
+def _tensordot_axes(sa, sb, axes):
+    """(a's axes, b's axes) that tensordot contracts, checked against the shapes."""
     if isinstance(axes, (int, np.integer)):
         n = operator.index(axes)
-        if n < 0 or n > a.ndim or n > b.ndim:
-            raise ValueError(f"tensordot: axes={n} is invalid for shapes {_shape(a)} and "
-                             f"{_shape(b)}")
-        ax_a, ax_b = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
+        if n < 0 or n > len(sa) or n > len(sb):
+            raise ValueError(f"tensordot: axes={n} is invalid for shapes {sa} and {sb}")
+        ax_a, ax_b = tuple(range(len(sa) - n, len(sa))), tuple(range(n))
     else:
         try:
             xa, xb = axes
         except (TypeError, ValueError):
             raise TypeError(f"tensordot: axes must be an int or a pair of axis sequences, got "
                             f"{axes!r}") from None
-        ax_a = _axes_list(xa, a.ndim, "tensordot", "axes")
-        ax_b = _axes_list(xb, b.ndim, "tensordot", "axes")
+        ax_a = _axes_list(xa, len(sa), "tensordot", "axes")
+        ax_b = _axes_list(xb, len(sb), "tensordot", "axes")
         if len(ax_a) != len(ax_b):
             raise ValueError(f"tensordot: axes {axes!r} pair {len(ax_a)} axes of a with "
                              f"{len(ax_b)} axes of b")
     for i, j in zip(ax_a, ax_b):
-        if a.shape[i] != b.shape[j]:
-            raise ValueError(f"tensordot: shape mismatch for axes {axes!r}: a of shape "
-                             f"{_shape(a)} has {a.shape[i]} on axis {i}, b of shape {_shape(b)} "
-                             f"has {b.shape[j]} on axis {j}")
+        if sa[i] != sb[j]:
+            raise ValueError(f"tensordot: shape mismatch for axes {axes!r}: a of shape {sa} has "
+                             f"{sa[i]} on axis {i}, b of shape {sb} has {sb[j]} on axis {j}")
     if len(set(ax_a)) != len(ax_a) or len(set(ax_b)) != len(ax_b):
         raise ValueError(f"tensordot: repeated axes in {axes!r}")
-    return _finish(dot_general(a, b, ((ax_a, ax_b), ((), ())), precision,
-                               _pet(preferred_element_type, "tensordot")), was_bool)
+    return ax_a, ax_b
 
 
 def kron(a, b):
@@ -314,6 +339,22 @@ def _einsum_plan(subscripts, shapes):
     return ins, outs
 
 
+def _einsum_sizes(subscripts, shapes):
+    """(input indices, output indices, {index: size}), checked against the shapes: sizes
+    are equal, or 1 (broadcast: the size-1 dimension is dropped from its operand)."""
+    ins, outs = _einsum_plan(subscripts, list(shapes))
+    sizes = {}
+    for idx, s in zip(ins, shapes):
+        for c, d in zip(idx, s):
+            if d != 1:
+                if sizes.get(c, d) != d:
+                    name = c if c.isascii() else "..."
+                    raise _einsum_error(subscripts, list(shapes), f"index {name!r} has sizes "
+                                        f"{sizes[c]} and {d}")
+                sizes[c] = d
+    return ins, outs, sizes
+
+
 def einsum(subscripts, *operands, out=None, optimize=None, precision=None,
            preferred_element_type=None):
     """Einstein summation over subscripts ('ij,jk->ik', 'bij,bjk->bik', '...ij,...jk->...ik',
@@ -328,21 +369,11 @@ def einsum(subscripts, *operands, out=None, optimize=None, precision=None,
         raise TypeError(f"einsum: subscripts must be a string, got {type(subscripts).__name__}")
     if not operands:
         raise ValueError(f"einsum: no operands for subscripts {subscripts!r}")
-    xs, was_bool = _promote_for_product("einsum", *operands)
-    shapes = [_shape(x) for x in xs]
-    ins, outs = _einsum_plan(subscripts, shapes)
+    plan = []
+    xs, was_bool = _promote_for_product(
+        "einsum", *operands, check=lambda *shapes: plan.append(_einsum_sizes(subscripts, shapes)))
+    ins, outs, sizes = plan[0]
     pet = _pet(preferred_element_type, "einsum")
-
-    # Sizes: equal, or 1 (broadcast: the size-1 dimension is dropped from its operand).
-    sizes = {}
-    for idx, s in zip(ins, shapes):
-        for c, d in zip(idx, s):
-            if d != 1:
-                if sizes.get(c, d) != d:
-                    name = c if c.isascii() else "..."
-                    raise _einsum_error(subscripts, shapes, f"index {name!r} has sizes "
-                                        f"{sizes[c]} and {d}")
-                sizes[c] = d
     for i, (x, idx) in enumerate(zip(xs, ins)):
         drop = [j for j, c in enumerate(idx) if x.shape[j] == 1 and sizes.get(c, 1) != 1]
         if drop:
@@ -407,8 +438,8 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (numpy's name)
 
     >>> netcl.numpy.linalg.norm(netcl.numpy.ones(4))   # 2.0
     """
-    from ._util import promote_to_float
-    (x,) = promote_to_float("norm", x)
+    from ._util import asarray_arg, promote_to_float
+    x = asarray_arg(x, "norm")  # converted to float after the checks
     if axis is None:
         if ord is not None and x.ndim not in (1, 2):
             raise ValueError(f"norm: ord={ord!r} needs a 1-d or 2-d array or an explicit axis, "
@@ -421,6 +452,16 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (numpy's name)
             raise ValueError(f"norm: axis={axis!r} must name one axis (vector norm) or two "
                              f"distinct axes (matrix norm) of shape {_shape(x)}")
         matrix = len(axes) == 2
+    if not (ord is None or isinstance(ord, str) or
+            isinstance(ord, (int, float, np.number)) and not isinstance(ord, bool)):
+        raise TypeError(f"norm: ord must be None, a number, or 'fro', got {ord!r}")
+    if isinstance(ord, str) and (ord != "fro" or not matrix):
+        raise ValueError(f"norm: ord={ord!r} is not a {'matrix' if matrix else 'vector'} norm "
+                         f"(shape {_shape(x)}, axis {axis!r})")
+    if matrix and not (ord is None or ord == "fro" or ord in (1, -1, np.inf, -np.inf)):
+        raise ValueError(f"norm: matrix ord={ord!r} is not supported (shape {_shape(x)}, "
+                         f"axis {axes}); supported: None, 'fro', 1, -1, inf, -inf")
+    (x,) = promote_to_float("norm", x)
     if ord is None or (ord == "fro" and matrix) or (ord == 2 and not matrix):
         r = ew.sqrt(_sum_squares(x, axes))
     elif matrix:

@@ -2,7 +2,7 @@
 expand_dims, broadcast_to, ravel, flip (all views when eager)."""
 import operator
 
-from ..core.shapes import broadcast_shapes, normalize_axes, normalize_axis, prod
+from ..core.shapes import broadcast_shapes, canonical_shape, normalize_axes, normalize_axis, prod
 from ..primitives import views
 from ._util import asarray_arg
 
@@ -45,6 +45,9 @@ def transpose(a, axes=None):
     a = asarray_arg(a, "transpose")
     if axes is None:
         axes = tuple(range(a.ndim))[::-1]
+    if not isinstance(axes, (tuple, list)):
+        raise TypeError(f"transpose: axes must be None or a sequence of ints, got "
+                        f"{type(axes).__name__} {axes!r}")
     axes = tuple(normalize_axis(ax, a.ndim, "transpose", "axes") for ax in axes)
     if sorted(axes) != list(range(a.ndim)):
         raise ValueError(f"transpose: axes {axes} are not a permutation of the axes of an "
@@ -61,11 +64,19 @@ def swapaxes(a, axis1, axis2):
     return views.transpose(a, tuple(perm))
 
 
+def _axis_list(v, arg):
+    if isinstance(v, (tuple, list)):
+        return list(v)
+    if hasattr(v, "__index__"):
+        return [v]
+    raise TypeError(f"moveaxis: {arg} must be an int or a sequence of ints, got "
+                    f"{type(v).__name__} {v!r}")
+
+
 def moveaxis(a, source, destination):
     """Move axes of `a` to new positions; the others keep their order."""
     a = asarray_arg(a, "moveaxis")
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    src, dst = _axis_list(source, "source"), _axis_list(destination, "destination")
     if len(src) != len(dst):
         raise ValueError(f"moveaxis: source {source} and destination {destination} differ "
                          "in length")
@@ -99,7 +110,7 @@ def expand_dims(a, axis):
 def broadcast_to(array, shape):
     """Broadcast to `shape` with NumPy rules (eagerly a view)."""
     a = asarray_arg(array, "broadcast_to")
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = canonical_shape(shape, "broadcast_to")
     if len(shape) < a.ndim or broadcast_shapes(a.shape, shape, where="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast an array of shape {a.shape} to {shape}")
     return views.broadcast_to_rank(a, shape)

@@ -1,9 +1,14 @@
 """Elementwise math of netcl.numpy (jax.numpy's names and promotion rules)."""
 import math as _math
+import operator
+
+import numpy as np
 
 from ..core import dtypes
+from ..core.array import Array
 from ..primitives import elementwise as ew
 from ..primitives.views import full_like
+from ..core.shapes import broadcast_shapes
 from ._util import asarray_arg, promote_broadcast, promote_to_float
 
 __all__ = []
@@ -92,7 +97,15 @@ __all__.append("fix")
 def round(x, decimals=0):  # noqa: A001 (numpy's name)
     """Round half to even, like numpy.round; `decimals` may be negative."""
     (x,) = promote_broadcast("round", x)
+    try:
+        decimals = operator.index(decimals)
+    except TypeError:
+        raise TypeError(f"round: decimals must be an int, got {type(decimals).__name__} "
+                        f"{decimals!r}") from None
     if x.dtype.kind != "f":
+        if decimals < 0:  # as JAX: rather than returning x unrounded
+            raise NotImplementedError(f"round: integer inputs ({x.dtype}) with decimals < 0 "
+                                      f"(got {decimals}) are not supported")
         return x
     if decimals == 0:
         return ew.round_(x, 1)
@@ -165,15 +178,27 @@ def fmod(x, y):
 
 @_export
 def power(x, y):
-    """x ** y. An integer Python exponent uses exact repeated multiplication."""
-    if isinstance(y, int) and not isinstance(y, bool) and -64 <= y <= 64:
+    """x ** y. An integer Python exponent uses exact repeated multiplication; a concrete
+    negative integer exponent of an integer (or bool) base raises, as in JAX and NumPy.
+
+    >>> jnp.power(jnp.array([2.0, 4.0]), -1)     # [0.5, 0.25]
+    >>> jnp.array([2, 1]) ** -1                  # IntegerPowerError (a ValueError)
+    """
+    if isinstance(y, np.integer) and not isinstance(y, np.bool_):
+        y = int(y)
+    if isinstance(y, int) and not isinstance(y, bool):
         (x,) = promote_broadcast("power", x)
         if y < 0 and x.dtype.kind != "f":
-            x, yy = promote_broadcast("power", x, y)
-            return ew.pow_(x, yy)
-        return ew.integer_pow(x, y)
-    x, y = promote_broadcast("power", x, y)
-    return ew.pow_(x, y)
+            raise ew.IntegerPowerError(f"power: Integers cannot be raised to negative powers, "
+                                       f"got a base of dtype {x.dtype} and exponent {y}")
+        if y <= 64:
+            return ew.integer_pow(x, y)
+    x, yv = promote_broadcast("power", x, y)
+    if x.dtype.kind != "f" and type(y) in (Array, np.ndarray) and y.ndim == 0 and \
+            int(np.asarray(y)) < 0:  # a concrete 0-d exponent: its value is known here
+        raise ew.IntegerPowerError(f"power: Integers cannot be raised to negative powers, got "
+                                   f"a base of dtype {x.dtype} and exponent {int(np.asarray(y))}")
+    return ew.pow_(x, yv)
 
 
 pow = power  # noqa: A001 (numpy's name)
@@ -221,9 +246,7 @@ def logical_not(x):
 
 def _bitwise(name, op):
     def f(x, y):
-        x, y = promote_broadcast(name, x, y)
-        if x.dtype.kind == "f":
-            raise TypeError(f"{name}: operands must be integer or bool, got {x.dtype}")
+        x, y = promote_broadcast(name, x, y, kinds="iub")
         return op(x, y)
     f.__name__ = name
     return _export(f)
@@ -275,8 +298,9 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     c = asarray_arg(condition, "where")
+    x, y = (v if type(v) in (bool, int, float) else asarray_arg(v, "where") for v in (x, y))
+    broadcast_shapes(c.shape, *(v.shape for v in (x, y) if hasattr(v, "shape")), where="where")
     x, y = promote_broadcast("where", x, y)
-    from ..core.shapes import broadcast_shapes
     from ..primitives.views import broadcast_to_rank
     shape = broadcast_shapes(c.shape, x.shape, where="where")
     return ew.select(broadcast_to_rank(_to_bool(c), shape), broadcast_to_rank(x, shape),
@@ -289,6 +313,11 @@ def clip(a, a_min=None, a_max=None):
     if a_min is None and a_max is None:
         raise ValueError("clip: at least one of a_min and a_max must be given")
     a = asarray_arg(a, "clip")
+    # every argument converted and the shapes checked before the first kernel
+    a_min, a_max = (b if b is None or type(b) in (bool, int, float) else asarray_arg(b, "clip")
+                    for b in (a_min, a_max))
+    broadcast_shapes(a.shape, *(b.shape for b in (a_min, a_max) if hasattr(b, "shape")),
+                     where="clip")
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:
@@ -323,8 +352,20 @@ __all__ += ["radians", "degrees"]
 
 @_export
 def hypot(x, y):
+    """sqrt(x**2 + y**2) without overflow or underflow in the squares (JAX's formula:
+    hypot(1e30, 1e30) is 1.41e30 in float32, not inf; the gradient at (0, 0) is finite).
+
+    >>> jnp.hypot(3.0, 4.0)     # 5.0
+    """
     x, y = promote_to_float("hypot", x, y)
-    return ew.sqrt(ew.add(ew.mul(x, x), ew.mul(y, y)))
+    x, y = ew.abs_(x), ew.abs_(y)
+    inf = full_like(x, float("inf"))
+    any_inf = ew.or_(ew.eq(x, inf), ew.eq(y, inf))   # hypot(inf, nan) is inf
+    big, small = ew.max_(x, y), ew.min_(x, y)
+    zero = ew.eq(big, full_like(x, 0))
+    ratio = ew.div(small, ew.select(zero, full_like(x, 1), big))
+    scaled = ew.mul(big, ew.sqrt(ew.add(full_like(x, 1), ew.mul(ratio, ratio))))
+    return ew.select(any_inf, inf, ew.select(zero, big, scaled))
 
 
 @_export
@@ -375,5 +416,4 @@ def float_power(x, y):
 @_export
 def cbrt(x):
     (x,) = promote_to_float("cbrt", x)
-    a = ew.pow_(ew.abs_(x), full_like(x, 1 / 3))
-    return ew.mul(ew.sign(x), a)
+    return ew.cbrt(x)   # the device's cbrt: exact cubes stay exact, grad(cbrt)(0) is inf

@@ -13,6 +13,8 @@ and `initial` follow NumPy.
 """
 import math as _math
 
+import numpy as np
+
 from ..core import dtypes
 from ..core.shapes import normalize_axes, normalize_axis
 from ..core.shapes import prod as _size
@@ -49,6 +51,14 @@ def _no_out(out, where):
 
 def _dtype_arg(dtype, where):
     return None if dtype is None else dtypes.canonicalize(dtype, where=where)
+
+
+def _mean_dtype(dtype, where):
+    """A mean's dtype argument: a number type (a mean of bools is not a bool)."""
+    dt = _dtype_arg(dtype, where)
+    if dt == dtypes.bool_:
+        raise TypeError(f"{where}: dtype=bool is not supported for a mean")
+    return dt
 
 
 def _keep(r, a_shape, axes, keepdims):
@@ -228,7 +238,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _no_out(out, "mean")
     axes = _axes(a, axis, "mean")
     work, res = _float_work(a)
-    dt = _dtype_arg(dtype, "mean")
+    dt = _mean_dtype(dtype, "mean")
     if dt is not None:
         work = dtypes.float32 if dt == dtypes.float16 else dt
         res = dt
@@ -246,9 +256,11 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         if ddof != 0:
             raise ValueError("var: pass ddof or correction, not both")
         ddof = correction
+    if not isinstance(ddof, (bool, int, float, np.number)):
+        raise TypeError(f"var: ddof must be a number, got {type(ddof).__name__} {ddof!r}")
     axes = _axes(a, axis, "var")
     work, res = _float_work(a)
-    dt = _dtype_arg(dtype, "var")
+    dt = _mean_dtype(dtype, "var")
     if dt is not None:
         work = dtypes.float32 if dt == dtypes.float16 else dt
         res = dt
@@ -267,6 +279,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):
     """Standard deviation over the given axes (the square root of `var`)."""
+    dt = _dtype_arg(dtype, "std")
+    if dt is not None and dt.kind != "f":  # before var's kernels: sqrt needs floats
+        raise TypeError(f"std: dtype must be a floating dtype, got {dt}")
     v = var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction)
     if v.dtype == dtypes.float16:
         return _cast(ew.sqrt(_cast(v, dtypes.float32)), dtypes.float16)
@@ -341,12 +356,10 @@ def _cumulative(name, prim_fn):
         dt = _sum_dtype(a, _dtype_arg(dtype, name))
         if dt == dtypes.bool_:
             dt = dtypes.int32
+        ax = 0 if axis is None else normalize_axis(axis, a.ndim, name)  # before the cast
         x = _cast(a, dt)
         if axis is None:
             x = views.reshape(x, (x.size,))
-            ax = 0
-        else:
-            ax = normalize_axis(axis, a.ndim, name)
         return prim_fn(x, ax)
     f.__name__ = name
     f.__doc__ = (f"Running {'sum' if 'sum' in name else 'product'} along `axis` (of the "
@@ -394,6 +407,7 @@ def _isnan(a):
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Sum treating NaNs as zero."""
     a = asarray_arg(a, "nansum")
+    _axes(a, axis, "nansum"), _dtype_arg(dtype, "nansum"), _no_out(out, "nansum")  # first
     if a.dtype.kind == "f":
         a = ew.select(_isnan(a), views.full_like(a, 0), a)
     return sum(a, axis, dtype, out, keepdims, initial, where)
@@ -402,6 +416,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Product treating NaNs as one."""
     a = asarray_arg(a, "nanprod")
+    _axes(a, axis, "nanprod"), _dtype_arg(dtype, "nanprod"), _no_out(out, "nanprod")  # first
     if a.dtype.kind == "f":
         a = ew.select(_isnan(a), views.full_like(a, 1), a)
     return prod(a, axis, dtype, out, keepdims, initial, where)
@@ -410,6 +425,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 def _nan_extreme(name, fn, fill):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         a = asarray_arg(a, name)
+        _axes(a, axis, name), _no_out(out, name)  # before the NaN mask's kernels
         if a.dtype.kind != "f":
             return fn(a, axis, out, keepdims, initial, where)
         nan = _isnan(a)
@@ -429,6 +445,7 @@ nanmin = _nan_extreme("nanmin", min, _math.inf)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Mean of the non-NaN elements (NaN where there are none)."""
     a = asarray_arg(a, "nanmean")
+    _axes(a, axis, "nanmean"), _mean_dtype(dtype, "nanmean"), _no_out(out, "nanmean")  # first
     if a.dtype.kind != "f":
         return mean(a, axis, dtype, out, keepdims, where=where)
     _no_out(out, "nanmean")
@@ -441,6 +458,9 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 def _nan_arg(name, fn, fill):
     def f(a, axis=None, out=None, keepdims=False):
         a = asarray_arg(a, name)
+        if axis is not None:  # checked before the NaN mask's kernels
+            normalize_axis(axis, a.ndim, name)
+        _no_out(out, name)
         if a.dtype.kind != "f":
             return fn(a, axis, out, keepdims)
         nan = _isnan(a)

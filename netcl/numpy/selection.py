@@ -189,7 +189,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     ax2 = normalize_axis(axis2, a.ndim, "diagonal", "axis2")
     if ax1 == ax2:
         raise ValueError(f"diagonal: axis1 and axis2 cannot be the same (both {ax1})")
-    offset = operator.index(offset)
+    offset = _int(offset, "diagonal", "offset")
     rest = [d for d in range(a.ndim) if d not in (ax1, ax2)]
     t = views.transpose(a, tuple(rest) + (ax1, ax2))
     n, m = a.shape[ax1], a.shape[ax2]
@@ -206,7 +206,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 def diag(v, k=0):
     """1-d input: a 2-d array with v on the k-th diagonal; 2-d input: its k-th diagonal."""
     v = asarray_arg(v, "diag")
-    k = operator.index(k)
+    k = _int(k, "diag", "k")
     if v.ndim == 2:
         return diagonal(v, k)
     if v.ndim != 1:
@@ -228,6 +228,7 @@ def diag(v, k=0):
 def diagflat(v, k=0):
     """The flattened input on the k-th diagonal of a 2-d array."""
     v = asarray_arg(v, "diagflat")
+    _int(k, "diagflat", "k")
     return diag(views.reshape(v, (v.size,)), k)
 
 
@@ -245,7 +246,7 @@ def _triangle(m, k, lower, where):
     if m.ndim < 2:
         raise ValueError(f"{where}: needs an array of at least two dimensions, got shape "
                          f"{tuple(m.shape)}")
-    k = operator.index(k)
+    k = _int(k, where, "k")
     return ew.select(_tri_mask(m.shape, k, lower), m, views.full(m.shape, 0, m.dtype))
 
 
@@ -275,8 +276,9 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
 
 def diag_indices(n, ndim=2):
     """Indices of the main diagonal of an n x n x ... array: ndim copies of arange(n)."""
-    i = _upload_index(np.arange(operator.index(n)))
-    return (i,) * operator.index(ndim)
+    n, ndim = _int(n, "diag_indices", "n"), _int(ndim, "diag_indices", "ndim")
+    i = _upload_index(np.arange(n))
+    return (i,) * ndim
 
 
 def diag_indices_from(arr):
@@ -289,12 +291,27 @@ def diag_indices_from(arr):
 
 def tril_indices(n, k=0, m=None):
     """Row and column indices of the lower triangle of an (n, m) array."""
+    n, k, m = _tri_args(n, k, m, "tril_indices")
     return tuple(_upload_index(i) for i in np.tril_indices(n, k, m))
 
 
 def triu_indices(n, k=0, m=None):
     """Row and column indices of the upper triangle of an (n, m) array."""
+    n, k, m = _tri_args(n, k, m, "triu_indices")
     return tuple(_upload_index(i) for i in np.triu_indices(n, k, m))
+
+
+def _tri_args(n, k, m, where):
+    """n, k, m as Python ints (m may be None), or a TypeError naming the argument."""
+    return (_int(n, where, "n"), _int(k, where, "k"), None if m is None else _int(m, where, "m"))
+
+
+def _int(v, where, arg):
+    """v as a Python int, or a TypeError naming the function and the argument."""
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{where}: {arg} must be an int, got {type(v).__name__} {v!r}") from None
 
 
 def tril_indices_from(arr, k=0):

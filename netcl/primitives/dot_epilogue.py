@@ -13,16 +13,6 @@ from . import gemm
 from .linalg import (_Prep, _free_dims, _gemm_setup, _merge, _preparer, _set_operands,
                      _split_count, launched_kernels)
 
-_CPU_DENSE_EXTRAS = 2
-
-
-def _vector_width(device):
-    """Columns per vector epilogue call: the CPU kernels' float8 registers, the GPU float
-    tiers' rvec (4)."""
-    from ..core import codegen
-    return codegen.VECTOR_WIDTH if device.kind == "cpu" else 4
-
-
 def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, out_vars,
                      rows, cols):
     """(statements, width): the epilogue for `width` consecutive columns (see
@@ -30,8 +20,8 @@ def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, 
     ('', 0) where kernels should stay scalar: non-float32 values, ops without a vector
     form."""
     from ..core import codegen
-    w = _vector_width(device)
-    cpu = device.kind == "cpu"
+    w = device.target.epilogue_vector_width
+    cpu = device.target.kernel_family == "cpu"
     body = codegen.as_ops(body)
     if kd != dtypes.float32 or \
             any(x.dtype != dtypes.float32 for x in extras) or \
@@ -72,11 +62,10 @@ def build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals, row
     order) or 0-d; out_vars name the values stored into `out_avals` (dense, row-major)."""
     from ..core import codegen
     shape = out_avals[0].shape
-    if device.kind == "cpu" and sum(x.ndim > 0 and x._contig for x in extras) > _CPU_DENSE_EXTRAS:
+    most = device.target.max_dense_epilogue_extras
+    if most >= 0 and sum(x.ndim > 0 and x._contig for x in extras) > most:
         # A CPU work-item reads its tile of each dense extra row by row, which the hardware
-        # prefetcher does not follow: a streaming kernel over them is faster (adam after a
-        # 1024x1024 weight gradient: +2.0 ms in the GEMM against 1.2 ms as a kernel of its
-        # own, PoCL, 2 cores).
+        # prefetcher does not follow: a streaming kernel over them is faster.
         return None
     params, names, lines = [], [], ["#pragma OPENCL FP_CONTRACT OFF"]
     positions = [p for p in range(len(extras) + 1) if p != acc_index]

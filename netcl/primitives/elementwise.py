@@ -7,10 +7,12 @@ computed in float. Integer division and remainder follow XLA: x / 0 == -1, x % 0
 INT_MIN / -1 == INT_MIN (no undefined behaviour on any device).
 """
 import math
+import operator
 
 import numpy as np
 
 from ..core import dtypes
+from ..core.array import ArrayBase
 from ..core.ad_util import deflinear_elementwise, defjvp, defvjp
 from ..core.codegen import HELPERS, make_elementwise_launcher
 from ..core.tracing import Primitive, ShapedArray
@@ -78,6 +80,15 @@ def _np_float(fn):
         with np.errstate(all="ignore"):
             work = [x.astype(np.float32) if x.dtype == np.float16 else x for x in xs]
             return np.asarray(fn(*work, **params)).astype(dt)
+    return ref
+
+
+def _np_via_float64(fn):
+    """Reference computed in float64 and rounded once: NumPy's float32 tanh and cbrt are off
+    by an ulp where the result should be exact (tanh(9.02) is 1, cbrt(27.0) is 3)."""
+    def ref(x):
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(x.astype(np.float64))).astype(x.dtype)
     return ref
 
 
@@ -290,7 +301,13 @@ sqrt_p = _unary("sqrt", "netcl_sqrt({0})", _np_float(np.sqrt))
 rsqrt_p = _unary("rsqrt", "netcl_rsqrt({0})", _np_float(lambda x: 1 / np.sqrt(x)))
 square_p = _unary("square", "({0} * {0})", lambda x: np.square(x), "fiu")
 reciprocal_p = _unary("reciprocal", "(({T})1 / {0})", _np_float(np.reciprocal))
-tanh_p = _unary("tanh", "tanh({0})", _np_float(np.tanh))
+# Saturated explicitly where float32 tanh rounds to +-1 (|x| >= 9.0109134): PoCL's tanh
+# stops at +-0.99999994 even for +-inf, which made gelu(-1e4) -3e-4 instead of -0. A select
+# on comparisons keeps the template vector safe; NaN compares false and stays NaN.
+_TANH_ONE_F32 = "9.0109134f"
+tanh_p = _unary("tanh", lambda d, o: "tanh({0})" if d[0] == dtypes.float64 else
+                f"({{0}} >= {_TANH_ONE_F32} ? ({{T}})1 : ({{0}} <= -{_TANH_ONE_F32} ? ({{T}})-1 "
+                ": tanh({0})))", _np_via_float64(np.tanh))
 logistic_p = _unary("logistic", "(({T})1 / (({T})1 + exp(-{0})))",
                     _np_float(lambda x: 1 / (1 + np.exp(-x))))
 sin_p = _unary("sin", "sin({0})", _np_float(np.sin))
@@ -305,6 +322,7 @@ asinh_p = _unary("asinh", "asinh({0})", _np_float(np.arcsinh))
 acosh_p = _unary("acosh", "acosh({0})", _np_float(np.arccosh))
 atanh_p = _unary("atanh", "atanh({0})", _np_float(np.arctanh))
 erf_p = _unary("erf", "erf({0})", _np_float(_erf))
+cbrt_p = _unary("cbrt", "cbrt({0})", _np_via_float64(np.cbrt))
 erf_inv_p = _unary("erf_inv", lambda d, o: "netcl_erfinv_d({0})" if d[0] == dtypes.float64
                    else "netcl_erfinv({0})", _erfinv_ref)
 floor_p = _unary("floor", "netcl_floor({0})", _np_float(np.floor))
@@ -335,7 +353,24 @@ def _integer_pow_template(in_dtypes, out_dtype, y):
     return "(({T})1 / (" + prod_ + "))" if y < 0 else f"({prod_})"
 
 
+class IntegerPowerError(ValueError, TypeError):
+    """An integer raised to a negative power: NumPy raises ValueError for it, JAX TypeError;
+    this is both, so code written for either catches it."""
+
+
 integer_pow_p = _elementwise_prim("integer_pow", 1, "fiu")
+_integer_pow_shape_rule = integer_pow_p.abstract_eval
+
+
+def _integer_pow_abstract(x, *, y):
+    # 1 / x**n truncated is 0 for |x| > 1 (a silent wrong answer), and a trap for x == 0
+    if y < 0 and x.dtype.kind != "f":
+        raise IntegerPowerError(f"integer_pow: Integers cannot be raised to negative powers, "
+                                f"got integer_pow({x.dtype}{list(x.shape)}, {y})")
+    return _integer_pow_shape_rule(x, y=y)
+
+
+integer_pow_p.abstract_eval = _integer_pow_abstract
 integer_pow_p.lowering = _integer_pow_template
 integer_pow_p.reference = lambda x, y: (_np_float(lambda v: np.power(v, float(y)))(x)
                                         if x.dtype.kind == "f" else _pow_ref(x, np.full_like(x, y)))
@@ -463,7 +498,7 @@ for _p in (neg_p, abs_p, sign_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p,
            atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, erf_p, erf_inv_p, floor_p, ceil_p,
            is_finite_p, not_p, add_p, sub_p, mul_p, div_p, rem_p, floor_div_p, pow_p, atan2_p,
            max_p, min_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, select_p,
-           clamp_p, copy_p):
+           clamp_p, copy_p, cbrt_p):
     _f = _fn(_p)
     globals()[_f.__name__] = _export(_f)
 
@@ -471,19 +506,30 @@ for _p in (neg_p, abs_p, sign_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p,
 @_export
 def round_(x, rounding_method=0):
     """Round to integral values; rounding_method 0 = away from zero, 1 = to nearest even."""
-    return round_p.bind(x, rounding_method=int(rounding_method))
+    return round_p.bind(x, rounding_method=_int_param(rounding_method, "round",
+                                                      "rounding_method"))
 
 
 @_export
 def integer_pow(x, y):
     """x ** y for a Python int y (exact repeated multiplication)."""
-    return integer_pow_p.bind(x, y=int(y))
+    return integer_pow_p.bind(x, y=_int_param(y, "integer_pow", "y"))
+
+
+def _int_param(v, where, arg):
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{where}: {arg} must be a Python int, got {v!r}") from None
 
 
 @_export
 def convert_element_type(x, new_dtype, weak_type=False):
     """Cast to `new_dtype` (float -> int truncates toward zero and saturates; NaN -> 0)."""
     new_dtype = dtypes.canonicalize(new_dtype, arg="new_dtype", where="convert_element_type")
+    if not isinstance(x, ArrayBase):
+        from .views import operand
+        x = operand(x, "convert_element_type")
     if x.dtype == new_dtype and x.weak_type == weak_type:
         return x
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
@@ -499,7 +545,8 @@ def _c(x, v):
 
 
 deflinear_elementwise(neg_p, lambda g, out, x: neg(g))
-deflinear_elementwise(abs_p, lambda g, out, x: mul(g, sign(x)))
+# select(x >= 0, g, -g), not g * sign(x): the derivative at 0 is 1, JAX's convention
+deflinear_elementwise(abs_p, lambda g, out, x: select(ge(x, _c(x, 0)), g, neg(g)))
 deflinear_elementwise(exp_p, lambda g, out, x: mul(g, out))
 deflinear_elementwise(exp2_p, lambda g, out, x: mul(g, mul(out, _c(x, math.log(2)))))
 deflinear_elementwise(log_p, lambda g, out, x: div(g, x))
@@ -525,6 +572,8 @@ deflinear_elementwise(acosh_p, lambda g, out, x: mul(g, rsqrt(mul(sub(x, _c(x, 1
 deflinear_elementwise(atanh_p, lambda g, out, x: div(g, sub(_c(x, 1), mul(x, x))))
 deflinear_elementwise(erf_p, lambda g, out, x: mul(g, mul(_c(x, 2 / math.sqrt(math.pi)),
                                                           exp(neg(mul(x, x))))))
+# 1 / (3 cbrt(x)^2): inf at 0, as in JAX (sign(x) * |x|^(1/3) gave 0 * inf = NaN there)
+deflinear_elementwise(cbrt_p, lambda g, out, x: mul(g, div(_c(x, 1 / 3), mul(out, out))))
 deflinear_elementwise(erf_inv_p, lambda g, out, x: mul(g, mul(_c(x, math.sqrt(math.pi) / 2),
                                                               exp(mul(out, out)))))
 deflinear_elementwise(integer_pow_p, lambda g, out, x, y: (

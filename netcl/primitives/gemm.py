@@ -346,7 +346,7 @@ def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool,
         slow = " ".join(slow)
         if gather and LV > 1:
             # an edge tile still gathers whole vectors where they lie inside the operand
-            # (W5's kernel gradients: 288 rows, the third 128-row tile a quarter full)
+            # (a CNN's kernel gradient of 288 rows: the third 128-row tile a quarter full)
             if contig_is_k:
                 whole = f"{r}_b < {ext} && k0 + {kk} + {LV} <= K"
             else:

@@ -46,9 +46,9 @@ def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None
         src.append("            __global const T* p = B + (k0 + k) * ldb + n0;")
         # B is often a weight matrix last written a whole optimizer update ago, out of cache:
         # its rows are 4 KB apart and 256 B long, too short for the hardware prefetcher, and
-        # the copy stalls the group. Prefetching 8 rows ahead (Clang's builtin, on CPU
-        # targets only; PoCL's prefetch() is a no-op): W4's forward products in a train
-        # step, min of 30 steps, 1431-1443 -> 1365-1383 us and 1847-1884 -> 1758-1760 us.
+        # the copy stalls the group. Hence prefetching 8 rows ahead (Clang's builtin, on CPU
+        # targets only; PoCL's prefetch() is a no-op), which shortens an MLP train step's
+        # forward products.
         src.append("#if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))")
         src.append(f"            for (int w = 0; w < {BN}; w += {64 // (4 if T == 'float' else 8)}) "
                    "__builtin_prefetch(p + 8 * ldb + w);")
@@ -85,8 +85,8 @@ def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None
         src.append("          }")
     if ta:
         # rows of A^T copied whole (ap[k][BM]), a straight vectorised copy: slivers of MR
-        # (6) values per k took 15% of a weight gradient's time (1024x1024x128 TN, perf
-        # samples), the row copy 7% (2.23 -> 2.06 ms on PoCL, 2 cores)
+        # (6) values per k are short strided copies, about twice as costly in a weight
+        # gradient (a TN product with a short K) as the row copy
         BMc = cfg.bm
         src.append(f"          const int mfull = m0 + {BMc} <= M;")
         src.append("          for (int k = 0; k < kc; ++k) {")
@@ -122,9 +122,9 @@ def _transposed_blocks(NR: int) -> list[str]:
     """Packing lines for B^T (float): while 8 whole columns of the sliver remain (``w0`` on),
     8x8 blocks are loaded as 8 row vectors, transposed in registers (the unpack / shuffle /
     lane-swap steps of an AVX transpose, written as swizzles Clang lowers to one instruction
-    each) and stored as vectors. The element-by-element copy this replaces (strided local
-    stores) cost an NT 128x1024x1024 product 0.22 of its 1.84 ms on PoCL; the rows' last
-    kc % 8 values and partial column blocks still go one by one."""
+    each) and stored as vectors. An element-by-element copy (strided local stores) would
+    take a sizeable share of an NT product's time; the rows' last kc % 8 values and partial
+    column blocks still go one by one."""
     def mix(a, b, idx):   # (a|b)[idx...], idx < 8 from a, >= 8 from b
         return "(float8)(" + ", ".join(f"{a if i < 8 else b}.s{i % 8}" for i in idx) + ")"
     lines = [f"            for (; w0 + 8 <= {NR} && n0 + s * {NR} + w0 + 8 <= N; w0 += 8) {{",
@@ -206,8 +206,8 @@ def _store_tile(cfg: GemmConfig, T: str, epilogue) -> list[str]:
         epilogue.vector_width == VW
     if vector_epi or _plain_vector_store(cfg, T, epilogue):
         # whole tiles: the epilogue runs on the accumulator vectors themselves, or they are
-        # stored as they are (a plain product: the weight gradients' 1024x1024x128, 3.57 ->
-        # 3.51 CPU-ms against element stores from the spilled tile, PoCL, 2 cores)
+        # stored as they are (a plain product such as a weight gradient), a little cheaper
+        # than element stores from the spilled tile
         src.append(f"    if (r0 + {MR} <= M && c0 + {NR} <= N) {{")
         for i in range(MR):
             for v in range(NV):
@@ -234,8 +234,8 @@ def _store_tile(cfg: GemmConfig, T: str, epilogue) -> list[str]:
     return src
 
 
-# ---- prepacked operands: weight gradients (A^T B with a short K) re-packed the same panels
-# in every group (13% of a 1024x1024x128 TN product in perf samples); packed once up front,
+# ---- prepacked operands: weight gradients (A^T B with a short K) would re-pack the same
+# panels in every group, a noticeable share of such a product's time; packed once up front,
 # every group streams its slivers straight from global memory.
 
 PACK_KERNEL_NAME = "netcl_pack_slivers"
@@ -246,7 +246,8 @@ def pack_source(T: str, wa: int, wb: int) -> str:
     ``off_a`` on, rows ``lda`` apart) into ``pa[s][k][wa]`` and (k, 1) row k of B (K x N,
     ``off_b``, ``ldb``) into ``pb[s][k][wb]``: slivers of ``wa`` (``wb``) columns, the last
     zero-padded. Launched over (K rounded up to 16, 2) in groups of (16, 1). (A work-item
-    per sliver, writing one contiguous block, took 84 us against 72 for 1024x128 twice.)"""
+    per sliver, writing one contiguous block, is slower: each reads a short piece of every
+    row.)"""
     return _header(T) + f"""void netcl_pack_row(__global T* restrict out, __global const T* restrict x, const int k,
                     const int K, const int n, const int w) {{
     const int full = n / w;

@@ -184,9 +184,7 @@ def mma_source(cfg: MmaConfig, ta: bool, tb: bool, epilogue=None, gather_a: str 
 
 
 def supports_mma(cl_device) -> bool:
-    """True on NVIDIA GPUs of compute capability 8.0 or newer (TF32 mma.sync)."""
-    try:
-        return "NVIDIA" in cl_device.vendor.upper() and \
-            int(cl_device.compute_capability_major_nv) >= 8
-    except Exception:      # no cl_nv_device_attribute_query
-        return False
+    """True on NVIDIA GPUs of compute capability 8.0 or newer (TF32 mma.sync); netcl's own
+    kernels read `device.target.tensor_cores`."""
+    from ..core.target import nvidia_tensor_cores
+    return nvidia_tensor_cores(cl_device)

@@ -1,4 +1,4 @@
-"""Which GEMM configuration (gemm.GemmConfig) a device and a product shape get: the measured
+"""Which GEMM configuration (gemm.GemmConfig) a device and a product shape get: the tuned
 tiers per device class and dtype, biggest block first, and `choose_config`, which picks one
 that fits the device and gives every compute unit work (then, on CPUs, deepens its K panels).
 gemm.py and gemm_cpu.py generate the kernels; this file only chooses."""
@@ -9,12 +9,14 @@ from dataclasses import replace
 from .gemm import _DTYPES, GemmConfig
 
 
-def _is_cpu(device) -> bool:
+def family_of(cl_device) -> str:
+    """The tier table ("cpu" or "gpu") of a bare OpenCL device, for tools that tune or test
+    GEMMs outside netcl; netcl's own products pass their device's `Target.gemm_tiers`."""
     import pyopencl as cl
     try:
-        return bool(device.type & cl.device_type.CPU)
+        return "cpu" if cl_device.type & cl.device_type.CPU else "gpu"
     except Exception:  # pragma: no cover - exotic drivers
-        return False
+        return "gpu"
 
 
 def _fits(cfg: GemmConfig, dtype: str, max_wg: int, local_mem: int) -> bool:
@@ -23,15 +25,13 @@ def _fits(cfg: GemmConfig, dtype: str, max_wg: int, local_mem: int) -> bool:
 
 # Tiers per device class and dtype, biggest block first: choose_config takes the
 # first tier that fits the device and still gives every compute unit work.
-# CPU: measured with benchmarks/gemm_tune.py on PoCL 3.0, 2-core znver3;
-# GPU: on an NVIDIA H200 (see benchmarks/results/gemm_*).
+# Tuned with benchmarks/gemm_tune.py (CPU tiers on PoCL, GPU tiers on an NVIDIA GPU); the
+# timings are in benchmarks/results/gemm_*.
 CPU_TIERS = {
     # 132 = 22 * 6 and 66 = 11 * 6 rows: one or two blocks cover 128 rows (a batch of 128)
     # padding 3% where 48-row blocks pad 12.5%, and every block re-packs the B panel it
-    # shares with the blocks above and below it (4 CPU-ms of an NT 128x1024x1024 packed 3
-    # times, 3.6 packed once).  CPU-ms per product (benchmarks/gemm_tune.py --w4):
-    # 128x1024x1024 NN: 132 rows 3.3, 66 3.5, 48 4.1; NT 3.6 / 3.9 / 5.5;
-    # 1024^3 NN 27.2 (96x64 kc512: 27.6).
+    # shares with the blocks above and below it, so fewer, taller blocks pack it fewer
+    # times; the tallest block is the fastest on an MLP's products and on 1024^3.
     "float": [
         GemmConfig(kind="cpu", wg_m=22, wg_n=4, tm=6, tn=16, bk=256, vec=8),
         GemmConfig(kind="cpu", wg_m=11, wg_n=4, tm=6, tn=16, bk=256, vec=8),
@@ -45,20 +45,20 @@ CPU_TIERS = {
     ],
 }
 GPU_TIERS = {
-    # H200, square n (TFLOP/s): 128x128 16x8/thread: 44.8 at 8192 (cuBLAS 50.5);
-    # 64x128 4x8: 26.2 at 1024 (cuBLAS 26.2), 35.9 at 2048; 32x32: 20.5 at 1024.
+    # 128x128 with 16x8 per thread for large products (close to cuBLAS on square ones),
+    # 64x128 with 4x8 for mid-sized ones, 32x32 the smallest.
     "float": [
         GemmConfig(kind="tiled", wg_m=8, wg_n=16, tm=16, tn=8, bk=8, vec=4, rvec=4, pad=4, double_buffer=True),
         # 128x64, for tall products with 64 columns (convolutions with 64 output channels:
-        # M = 262144, N = 64, K = 288: 35.6 TFLOP/s against 26.4 with 32x32 tiles)
+        # M = 262144, N = 64, K = 288, well ahead of 32x32 tiles)
         GemmConfig(kind="tiled", wg_m=16, wg_n=16, tm=8, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
-        # 128x32, for 32 columns (same conv shape with N = 64: 33.2 TFLOP/s)
+        # 128x32, for 32 columns (on the same conv shape nearly as fast as 128x64)
         GemmConfig(kind="tiled", wg_m=16, wg_n=8, tm=8, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
         GemmConfig(kind="tiled", wg_m=16, wg_n=16, tm=4, tn=8, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
-        # 32x32, double-buffered: 28 us against 33 single-buffered for an MLP's 256x1024x784
+        # 32x32, double-buffered: faster than single-buffered for an MLP's 256x1024x784
         GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=4, tn=4, bk=16, vec=4, rvec=4, pad=4, double_buffer=True),
     ],
-    # H200, n = 4096: 128x128 8x8: 21.3 TFLOP/s; 64x64 4x4: 15.8; 32x32: 14.1
+    # the bigger the tile, the faster on large products (128x128 with 8x8 per thread first)
     "double": [
         GemmConfig(kind="tiled", wg_m=16, wg_n=16, tm=8, tn=8, bk=8, vec=2, rvec=2, pad=2, double_buffer=True),
         GemmConfig(kind="tiled", wg_m=16, wg_n=16, tm=4, tn=4, bk=8, vec=2, rvec=2, pad=2, double_buffer=True),
@@ -66,14 +66,14 @@ GPU_TIERS = {
     ],
 }
 # GPUs, products with at most 16 rows or columns (a classifier's 10 outputs): 16x16 blocks
-# give the few columns more work-groups (H200, 256x10x1024: 27.6 us against 35.7 with 32x32).
+# give the few columns more work-groups (faster than 32x32 on a 256x10x1024 product).
 GPU_TINY = {
     "float": GemmConfig(kind="tiled", wg_m=8, wg_n=8, tm=2, tn=2, bk=16, vec=2, rvec=2, pad=2,
                         double_buffer=True),
 }
 # CPUs, products with at most 16 columns (a classifier's 10 outputs): one 16-column sliver
-# per group, so no work-item computes only padding (PoCL, 2 znver3 cores, 10 launches:
-# 128x10x1024 NN 200 -> 59 us, 1024x10x128 TN 234 -> 56 us against the 16x32 tier).
+# per group, so no work-item computes only padding (several times faster than the 16x32
+# tier on a classifier's 128x10x1024 NN and 1024x10x128 TN products).
 CPU_NARROW = {
     "float": [GemmConfig(kind="cpu", wg_m=8, wg_n=1, tm=6, tn=16, bk=256, vec=8),
               GemmConfig(kind="cpu", wg_m=4, wg_n=1, tm=6, tn=16, bk=256, vec=8)],
@@ -90,8 +90,10 @@ GPU_CONFIGS = {dt: t[:1] for dt, t in GPU_TIERS.items()}
 GPU_SMALL = {dt: t[-1] for dt, t in GPU_TIERS.items()}
 
 
-def choose_config(device, dtype: str, M: int, N: int, K: int, trans_a: bool = True) -> GemmConfig:
-    """Pick a tile configuration for ``device`` (a ``pyopencl.Device``) and shape.
+def choose_config(device, dtype: str, M: int, N: int, K: int, trans_a: bool = True,
+                  family: str = None) -> GemmConfig:
+    """Pick a tile configuration for ``device`` (a ``pyopencl.Device``) and shape, from the
+    tier table ``family`` ("cpu" or "gpu"; by default the device type's, `family_of`).
 
     Takes the biggest tier (fastest per element on large products) that fits
     ``max_work_group_size`` and ``local_mem_size`` and that, for this M x N,
@@ -100,7 +102,7 @@ def choose_config(device, dtype: str, M: int, N: int, K: int, trans_a: bool = Tr
     panel depth then grows with K (`_cpu_panel_depth`; ``trans_a=False`` says A is not
     staged in local memory, which leaves room for deeper panels).
     """
-    cfg = _choose_tier(device, dtype, M, N, K)
+    cfg = _choose_tier(device, dtype, M, N, K, family or family_of(device))
     if cfg.kind == "cpu":
         cfg = _cpu_panel_depth(cfg, dtype, K, int(device.local_mem_size), trans_a)
     return cfg
@@ -109,10 +111,9 @@ def choose_config(device, dtype: str, M: int, N: int, K: int, trans_a: bool = Tr
 def _cpu_panel_depth(cfg: GemmConfig, dtype: str, K: int, local_mem: int, trans_a: bool) -> GemmConfig:
     """`cfg` with K panels of 512 or 1024 rows where K is that long and the panel fits local
     memory: every panel costs a group a barrier (PoCL saves and restores each work-item's
-    accumulators there) and a pass packing B. PoCL 3.0, 2 znver3 cores, min of 11 batches,
-    panels of 256 -> 1024: 128x1024x1024 NN 1.665 -> 1.622 ms, NT 1.657 -> 1.580, 128x1024x784
-    NN 1.281 -> 1.256, NT 1.325 -> 1.228; 1024^3 NN 13.31 -> 12.76. (Depths are powers of two
-    so that products of similar K share one kernel.)"""
+    accumulators there) and a pass packing B, so fewer, deeper panels make an MLP's
+    products and large square ones a little faster. (Depths are powers of two so that
+    products of similar K share one kernel.)"""
     depth = cfg.bk
     while depth < min(K, 1024):
         depth *= 2
@@ -122,7 +123,7 @@ def _cpu_panel_depth(cfg: GemmConfig, dtype: str, K: int, local_mem: int, trans_
     return cfg if depth == cfg.bk else replace(cfg, bk=depth)
 
 
-def _choose_tier(device, dtype: str, M: int, N: int, K: int) -> GemmConfig:
+def _choose_tier(device, dtype: str, M: int, N: int, K: int, family: str) -> GemmConfig:
     if dtype not in _DTYPES:
         raise ValueError(f"dtype must be 'float' or 'double', got {dtype!r}")
     max_wg = int(device.max_work_group_size)
@@ -131,7 +132,8 @@ def _choose_tier(device, dtype: str, M: int, N: int, K: int) -> GemmConfig:
         cus = max(1, int(device.max_compute_units))
     except Exception:
         cus = 1
-    if _is_cpu(device):
+    cpu = family == "cpu"
+    if cpu:
         tiers, min_blocks = CPU_TIERS[dtype], 2 * cus
     else:
         tiers, min_blocks = GPU_TIERS[dtype], cus
@@ -139,20 +141,19 @@ def _choose_tier(device, dtype: str, M: int, N: int, K: int) -> GemmConfig:
     if not fitting:
         return FALLBACK
     tiny = GPU_TINY.get(dtype)
-    if not _is_cpu(device) and min(M, N) <= 16 and tiny is not None and \
+    if not cpu and min(M, N) <= 16 and tiny is not None and \
             _fits(tiny, dtype, max_wg, local_mem):
         return tiny
-    if _is_cpu(device) and N <= CPU_NARROW[dtype][0].bn:
+    if cpu and N <= CPU_NARROW[dtype][0].bn:
         narrow = [c for c in CPU_NARROW[dtype] if _fits(c, dtype, max_wg, local_mem)]
         for cfg in narrow:
             if -(-max(M, 1) // cfg.bm) >= 0.75 * min_blocks:
                 return cfg
         if narrow:
             return narrow[-1]
-    if _is_cpu(device) and K <= 256 and len(fitting) > 2:
+    if cpu and K <= 256 and len(fitting) > 2:
         # short contractions (weight gradients over a batch of 128): the second tier's
-        # smaller blocks pack less per flop (1024x1024x128 TN: 66 rows 4.30 CPU-ms, 132 rows
-        # 4.53)
+        # smaller blocks pack less per flop, and win on a 1024x1024x128 TN product
         fitting = fitting[1:]
     m, n = max(M, 1), max(N, 1)
     for cfg in fitting:

@@ -14,6 +14,7 @@ offset; otherwise it is copied once into the canonical (batch, M, K) / (batch, K
 float16 is storage only: operands are converted to float32 on the way in and back on the way
 out (the same path serves `preferred_element_type`).
 """
+import operator
 import warnings
 
 import numpy as np
@@ -25,6 +26,7 @@ from ..core.ad_util import Zero, is_zero
 from ..core.shapes import contiguous_strides, prod
 from ..core.tracing import Primitive, ShapedArray
 from . import gemm, gemm_cpu, gemm_tiers, split_k
+from .views import operand
 
 __all__ = ["dot_general", "dot", "batch_matmul"]
 
@@ -172,7 +174,7 @@ def _simple_dims(tile, batch, M, N):
     return (up(N, tile), up(M, tile), batch), (tile, tile, 1)
 
 
-_gemm_failed = set()  # (context, source) pairs whose build failed: use the simple kernel
+_gemm_failed = set()  # (device, source) pairs whose build failed: use the simple kernel
 
 
 def _gemm_kernel(device, kdtype, trans_a, trans_b, B, M, N, K, epilogue=None, packable=False):
@@ -183,7 +185,8 @@ def _gemm_kernel(device, kdtype, trans_a, trans_b, B, M, N, K, epilogue=None, pa
     if kdtype in (dtypes.float32, dtypes.float64):
         name = "float" if kdtype == dtypes.float32 else "double"
         try:
-            cfg = gemm_tiers.choose_config(device.cl_device, name, M, N, K, trans_a)
+            cfg = gemm_tiers.choose_config(device.cl_device, name, M, N, K, trans_a,
+                                           family=device.target.gemm_tiers)
             # packing pays where groups re-pack both operands: A once per column block, B
             # once per row block (a classifier's 10 columns make one column block)
             packed = packable and cfg.kind == "cpu" and M > cfg.bm and N > cfg.bn
@@ -191,7 +194,7 @@ def _gemm_kernel(device, kdtype, trans_a, trans_b, B, M, N, K, epilogue=None, pa
                 gemm.gemm_source(cfg, name, trans_a, trans_b, epilogue)
         except Exception as e:  # a config the generator rejects: use the simple kernel
             src, cfg, packed = None, e, False
-        key = (device.context.int_ptr, src)
+        key = (device.cl_device.int_ptr, src)   # (a build fails per device)
         if src is not None and key not in _gemm_failed:
             try:
                 k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
@@ -304,15 +307,14 @@ def _preparer(pa, pb):
 
 
 # Weight gradients (A^T B) on CPUs from this many multiply-adds on read their operands
-# packed once (gemm_cpu.pack_source) instead of re-packing them in every group: PoCL,
-# 2 cores, min of batches: 1024x1024x128 2.01 -> 1.75 ms, 784x1024x128 1.51 -> 1.34 (pack
-# launch included; jitted, 2.19 -> 1.78 and 1.66 -> 1.35).
-# Below it the extra launch costs more than the packing it saves.
+# packed once (gemm_cpu.pack_source) instead of re-packing them in every group, which
+# saves more than the pack launch costs on an MLP's weight gradients (1024x1024x128,
+# 784x1024x128). Below it the extra launch costs more than the packing it saves.
 PACK_MIN_FMAS = 1 << 20
 
 
 def _packable(device, kd, pa, pb, B, M, N, K):
-    return device.kind == "cpu" and pa.trans and not pb.trans and B == 1 and \
+    return device.target.kernel_family == "cpu" and pa.trans and not pb.trans and B == 1 and \
         kd in (dtypes.float32, dtypes.float64) and M * N * K >= PACK_MIN_FMAS
 
 
@@ -384,10 +386,11 @@ def _gemm_setup(device, lhs, rhs, pa, pb, kd, B, M, N, K, epilogue=None):
 
 def _split_count(device, kd, B, M, N, K):
     """How many K chunks this product runs as on `device` (split_k.py; 1: one GEMM)."""
-    if B != 1 or kd not in (dtypes.float32, dtypes.float64) or device.kind == "cpu":
+    if B != 1 or kd not in (dtypes.float32, dtypes.float64) or not device.target.split_k:
         return 1
     cfg = gemm_tiers.choose_config(device.cl_device,
-                                   "float" if kd == dtypes.float32 else "double", M, N, K)
+                                   "float" if kd == dtypes.float32 else "double", M, N, K,
+                                   family=device.target.gemm_tiers)
     return split_k.gpu_parts(device, -(-M // cfg.bm) * -(-N // cfg.bn), K)
 
 
@@ -608,7 +611,7 @@ def _canon_dims(ds, ndim, which):
     if isinstance(ds, (int, np.integer)):
         ds = (ds,)
     try:
-        out = tuple(int(d) for d in ds)
+        out = tuple(operator.index(d) for d in ds)
     except TypeError:
         raise TypeError(f"dot_general: {which} dimensions must be ints, got {ds!r}") from None
     return tuple(d + ndim if -ndim <= d < 0 else d for d in out)
@@ -630,6 +633,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
     >>> dot_general(a, b, (((1,), (0,)), ((), ())))      # a @ b for matrices
     """
+    lhs, rhs = operand(lhs, "dot_general"), operand(rhs, "dot_general")
     try:
         dn = _canon_cache.get((dimension_numbers, lhs.ndim, rhs.ndim))
     except TypeError:  # lists: unhashable
@@ -667,6 +671,7 @@ def _canon_dn(dimension_numbers, lndim, rndim):
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
     """lax.dot: vector·vector, matrix·vector, vector·matrix or matrix·matrix product."""
+    lhs, rhs = operand(lhs, "dot"), operand(rhs, "dot")
     if not (1 <= lhs.ndim <= 2 and 1 <= rhs.ndim <= 2):
         raise TypeError(f"dot: operands must have rank 1 or 2, got shapes {tuple(lhs.shape)} "
                         f"and {tuple(rhs.shape)} (use dot_general or netcl.numpy.matmul)")
@@ -680,6 +685,7 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
 
 def batch_matmul(lhs, rhs, precision=None):
     """lax.batch_matmul: (..., m, k) @ (..., k, n) with equal leading (batch) dimensions."""
+    lhs, rhs = operand(lhs, "batch_matmul"), operand(rhs, "batch_matmul")
     if lhs.ndim < 2 or lhs.ndim != rhs.ndim or lhs.shape[:-2] != rhs.shape[:-2]:
         raise ValueError(f"batch_matmul: operands need equal rank >= 2 and equal batch "
                          f"dimensions, got shapes {tuple(lhs.shape)} and {tuple(rhs.shape)}")

@@ -45,7 +45,7 @@ def threefry_body(k0, k1, x0, x1, prefix="t"):
 
     5 groups of 4 rounds (a += b; b = rotl(b, r) ^ a), each group followed by a key
     injection (a += ks[(g+1)%3]; b += ks[(g+2)%3] + g+1). Rotations are written as shifts:
-    PoCL vectorizes those across work-items but not the rotate() builtin (6x slower), and
+    PoCL vectorizes those across work-items but not the rotate() builtin, and
     GPU compilers turn either into one funnel shift."""
     body = [(f"{prefix}k2", "uint", f"({k0}) ^ ({k1}) ^ 0x{_PARITY:08X}u"),
             (f"{prefix}a0", "uint", f"({x0}) + ({k0})"),

@@ -1,7 +1,7 @@
 """Split-K for GEMMs with few output tiles and a long contraction.
 
 A product like a classifier's (256 x 8192) @ (8192 x 10) has 16 output tiles: on a GPU, 16
-work-groups each walk K = 8192 while the other compute units idle (0.23 ms on an H200).
+work-groups each walk K = 8192 while the other compute units idle.
 Splitting K into equal chunks runs them as one batched GEMM into a [parts][M][N]
 temporary, and one small kernel adds the parts in a fixed order (deterministic results).
 dot_general uses it on GPUs; the convolutions' kernel gradients (conv_gemm.py) share the
@@ -35,10 +35,10 @@ def even_parts(K, parts, align=16):
 def gpu_parts(device, tiles, K, min_chunk=512):
     """How many equal K chunks a GPU product with `tiles` output tiles should run as (1: no
     split): enough work-groups for a few per compute unit, chunks of at least min_chunk."""
-    target = 4 * device.capabilities.compute_units
-    if device.kind == "cpu" or tiles * 2 >= target or K < 8 * min_chunk:
+    groups = 4 * device.capabilities.compute_units
+    if not device.target.split_k or tiles * 2 >= groups or K < 8 * min_chunk:
         return 1
-    parts = even_parts(K, max(2, min(-(-target // tiles), K // min_chunk, 64)))
+    parts = even_parts(K, max(2, min(-(-groups // tiles), K // min_chunk, 64)))
     return parts if K % parts == 0 else 1
 
 

@@ -7,16 +7,34 @@ strided index of `core.codegen`; jit fuses them into index arithmetic the same w
 Also here: `full`/`full_like` (a broadcast scalar constant) and the batching helpers.
 """
 import builtins
+import operator
 
 import numpy as np
 
 from ..core import dtypes
-from ..core.array import Array
+from ..core.array import Array, ArrayBase
 from ..core.shapes import canonical_shape, contiguous_strides, normalize_axes, prod
 from ..core.tracing import Primitive, ShapedArray
 
 __all__ = ["broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev", "slice",
            "full", "full_like", "broadcast_to_rank"]
+
+
+def operand(x, where):
+    """x as an Array or Tracer: lax functions take those, NumPy arrays and Python scalars;
+    anything else is a TypeError naming `where`."""
+    if isinstance(x, ArrayBase):
+        return x
+    from ..core.eval import to_array
+    return to_array(x, where)
+
+
+def int_tuple(values, where, arg):
+    """A sequence of ints as a tuple, or a TypeError naming `where` and `arg`."""
+    try:
+        return tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise TypeError(f"{where}: {arg} must be a sequence of ints, got {values!r}") from None
 
 
 def _view_launcher(view_fn):
@@ -100,8 +118,9 @@ broadcast_in_dim_p.batch = _broadcast_in_dim_batch
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
     """lax.broadcast_in_dim: x's dimension i becomes result dimension broadcast_dimensions[i]."""
+    x = operand(x, "broadcast_in_dim")
     shape = canonical_shape(shape, "broadcast_in_dim")
-    bd = tuple(int(b) for b in broadcast_dimensions)
+    bd = int_tuple(broadcast_dimensions, "broadcast_in_dim", "broadcast_dimensions")
     if tuple(x.shape) == shape and bd == tuple(range(len(shape))):
         return x
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bd)
@@ -180,6 +199,7 @@ reshape_p.batch = _reshape_batch
 
 def reshape(x, new_sizes, dimensions=None):
     """lax.reshape (row-major); `dimensions` transposes first, as in JAX."""
+    x = operand(x, "reshape")
     if dimensions is not None:
         x = transpose(x, dimensions)
     new_sizes = canonical_shape(new_sizes, "reshape", "new_sizes")
@@ -227,7 +247,8 @@ transpose_p.batch = _transpose_batch
 
 def transpose(x, permutation):
     """lax.transpose: result axis i is operand axis permutation[i]."""
-    permutation = tuple(int(p) for p in permutation)
+    x = operand(x, "transpose")
+    permutation = int_tuple(permutation, "transpose", "permutation")
     if permutation == tuple(range(len(permutation))) and len(permutation) == x.ndim:
         return x
     return transpose_p.bind(x, permutation=permutation)
@@ -237,7 +258,9 @@ def transpose(x, permutation):
 
 def squeeze(x, dimensions):
     """lax.squeeze: drop the given size-1 dimensions."""
-    dims = normalize_axes(tuple(dimensions), x.ndim, "squeeze", "dimensions")
+    x = operand(x, "squeeze")
+    dims = normalize_axes(int_tuple(dimensions, "squeeze", "dimensions"), x.ndim, "squeeze",
+                          "dimensions")
     for d in dims:
         if x.shape[d] != 1:
             raise ValueError(f"squeeze: dimension {d} of shape {x.shape} is not 1")
@@ -246,8 +269,10 @@ def squeeze(x, dimensions):
 
 def expand_dims(x, dimensions):
     """lax.expand_dims: insert size-1 dimensions at the given result positions."""
+    x = operand(x, "expand_dims")
+    dimensions = int_tuple(dimensions, "expand_dims", "dimensions")
     ndim = x.ndim + len(dimensions)
-    dims = normalize_axes(tuple(dimensions), ndim, "expand_dims", "dimensions")
+    dims = normalize_axes(dimensions, ndim, "expand_dims", "dimensions")
     shape = list(x.shape)
     for d in dims:
         shape.insert(d, 1)
@@ -283,7 +308,9 @@ rev_p.batch = lambda args, dims, dimensions: (
 
 def rev(x, dimensions):
     """lax.rev: reverse the order of elements along `dimensions`."""
-    dims = normalize_axes(tuple(dimensions), x.ndim, "rev", "dimensions")
+    x = operand(x, "rev")
+    dims = normalize_axes(int_tuple(dimensions, "rev", "dimensions"), x.ndim, "rev",
+                          "dimensions")
     return rev_p.bind(x, dimensions=dims) if dims else x
 
 
@@ -346,9 +373,10 @@ slice_p.batch = _slice_batch
 
 def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 (JAX's name)
     """lax.slice: the elements start <= i < limit stepping by strides, per dimension."""
-    start = tuple(int(s) for s in start_indices)
-    limit = tuple(int(s) for s in limit_indices)
-    strides = (1,) * len(start) if strides is None else tuple(int(s) for s in strides)
+    x = operand(x, "slice")
+    start = int_tuple(start_indices, "slice", "start_indices")
+    limit = int_tuple(limit_indices, "slice", "limit_indices")
+    strides = (1,) * len(start) if strides is None else int_tuple(strides, "slice", "strides")
     if start == (0,) * x.ndim and limit == tuple(x.shape) and strides == (1,) * x.ndim:
         return x
     return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
@@ -378,22 +406,26 @@ def full(shape, fill_value, dtype=None, device=None):
     from ..core.devices import default_device
     shape = canonical_shape(shape, "full")
     if dtype is None:
-        dtype = dtypes.scalar_dtype(fill_value) if not hasattr(fill_value, "dtype") \
+        dtype = dtypes.scalar_dtype(fill_value, "full") if not hasattr(fill_value, "dtype") \
             else fill_value.dtype
     dtype = dtypes.canonicalize(dtype, where="full")
+    if type(fill_value) is int:  # would wrap in astype below (uint32 takes int32 values too)
+        dtypes.check_int(fill_value, dtype, where="full", weak=True)
     if isinstance(fill_value, (bool, int, float, np.number, np.bool_)):
         c = scalar_constant(np.asarray(fill_value).astype(dtype).item(), dtype,
                             device or default_device(), weak=False)
     else:  # a 0-d array or tracer
         from .elementwise import convert_element_type
+        fill_value = operand(fill_value, "full")
+        if fill_value.ndim:  # before the conversion kernel
+            raise ValueError(f"full: fill_value must be a scalar, got shape {fill_value.shape}")
         c = convert_element_type(fill_value, dtype)
-        if c.ndim:
-            raise ValueError(f"full: fill_value must be a scalar, got shape {c.shape}")
     return broadcast_in_dim(c, shape, ())
 
 
 def full_like(x, fill_value, dtype=None, shape=None):
     """`full` with x's shape and dtype unless given."""
+    x = operand(x, "full_like")
     return full(x.shape if shape is None else shape, fill_value,
                 x.dtype if dtype is None else dtype,
                 device=x.device if isinstance(x, Array) else None)
@@ -419,7 +451,11 @@ def bdim_at_front(x, bdim, size):
 
 def broadcast_to_rank(x, shape):
     """Broadcast x (numpy rules) to `shape`: used by netcl.numpy before binding."""
-    if tuple(x.shape) == tuple(shape):
+    x = operand(x, "broadcast_to_rank")
+    if x.shape == shape:
+        return x
+    shape = canonical_shape(shape, "broadcast_to_rank")
+    if tuple(x.shape) == shape:
         return x
     n = len(shape) - x.ndim
     dims = tuple(range(n, len(shape)))

@@ -32,7 +32,7 @@ def bernoulli(key, p=0.5, shape=None):
         host = np.asarray(p)
         if host.dtype.kind != "f":
             raise TypeError(f"bernoulli: p must have a floating dtype, got {host.dtype}")
-        pd = dtypes.canonicalize(host.dtype, where="bernoulli")
+        pd = dtypes.canonicalize_data(host.dtype, where="bernoulli")
     if shape is None:
         shape = _shape_of(p)
     else:

@@ -303,12 +303,14 @@ def _argnums_tuple(argnums, nargs, fname):
     return tuple(a % nargs for a in nums), multi
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def value_and_grad(fun, argnums=0, has_aux=False, *, _name="value_and_grad"):
     """Like grad, but returns (value, gradient).
 
     >>> loss, g = netcl.value_and_grad(loss_fn)(params, x, y)
     """
-    fname = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
+    if not callable(fun):
+        raise TypeError(f"{_name}: expected a function, got {type(fun).__name__} {fun!r}")
+    fname = f"{_name}({getattr(fun, '__name__', 'fun')})"  # grad's errors say grad
 
     def wrapped(*args, **kwargs):
         nums, multi = _argnums_tuple(argnums, len(args), fname)
@@ -353,7 +355,7 @@ def grad(fun, argnums=0, has_aux=False):
 
     >>> netcl.grad(lambda x: jnp.sum(x ** 2))(jnp.arange(3.0))   # [0, 2, 4]
     """
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, _name="grad")
 
     def wrapped(*args, **kwargs):
         (out, g) = vg(*args, **kwargs)

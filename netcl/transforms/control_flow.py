@@ -14,6 +14,23 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .staging import StagingInterpreter, stage
 
 
+def _check_callable(f, where, arg):
+    if not callable(f):
+        raise TypeError(f"{where}: {arg} must be a function, got {type(f).__name__} {f!r}")
+
+
+def _check_scalar(v, where, arg, kinds="biuf"):
+    """v is a Python/NumPy number or a 0-d array of one of `kinds`, else a TypeError."""
+    import numpy as np
+    if isinstance(v, (Array, Tracer)):
+        if v.ndim or v.dtype.kind not in kinds:
+            raise TypeError(f"{where}: {arg} must be a scalar, got an array of shape "
+                            f"{tuple(v.shape)} and dtype {v.dtype}")
+    elif not isinstance(v, (bool, int, float, np.number, np.bool_)) or \
+            np.asarray(v).dtype.kind not in kinds:
+        raise TypeError(f"{where}: {arg} must be a scalar, got {type(v).__name__} {v!r}")
+
+
 def _concrete_pred(pred):
     """bool(pred) when it has a value, else None."""
     if isinstance(pred, (bool, int)):
@@ -35,6 +52,9 @@ def cond(pred, true_fun, false_fun, *operands):
     """
     if len(operands) == 0:
         raise TypeError("cond: give the branch operands after the two functions")
+    _check_scalar(pred, "cond", "pred")
+    _check_callable(true_fun, "cond", "true_fun")
+    _check_callable(false_fun, "cond", "false_fun")
     c = _concrete_pred(pred)
     if c is not None:
         return true_fun(*operands) if c else false_fun(*operands)
@@ -143,6 +163,9 @@ def while_loop(cond_fun, body_fun, init_val):
 
 def fori_loop(lower, upper, body_fun, init_val):
     """val = body_fun(i, val) for i in [lower, upper); a staged loop under jit when long."""
+    _check_scalar(lower, "fori_loop", "lower", "iu")
+    _check_scalar(upper, "fori_loop", "upper", "iu")
+    _check_callable(body_fun, "fori_loop", "body_fun")
     try:
         lo, hi = int(lower), int(upper)
     except TypeError:
@@ -164,7 +187,12 @@ def fori_loop(lower, upper, body_fun, init_val):
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """carry, y = f(carry, x) over the leading axis of xs; returns (carry, stacked ys)."""
     from .. import numpy as jnp
+    _check_callable(f, "scan", "f")
     xs_flat, xs_tree = tree_flatten(xs)
+    for x in xs_flat:
+        if not getattr(x, "ndim", 0):  # arrays (NumPy's too) with a leading axis
+            raise TypeError(f"scan: xs leaves must be arrays with a leading axis, got "
+                            f"{getattr(x, 'shape', type(x).__name__)}")
     if xs_flat:
         n = xs_flat[0].shape[0]
         if any(x.shape[0] != n for x in xs_flat):
@@ -181,6 +209,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     for i in order:
         x = tree_unflatten(xs_tree, [v[i] for v in xs_flat]) if xs_flat else None
         carry, y = f(carry, x)
+        _check_carry(init, carry)
         ys.append(y)
     if reverse:
         ys.reverse()
@@ -190,6 +219,18 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     y_tree = tree_flatten(ys[0])[1]
     stacked = [jnp.stack([yl[k] for yl in y_leaves]) for k in range(len(y_leaves[0]))]
     return carry, tree_unflatten(y_tree, stacked)
+
+
+def _check_carry(init, carry):
+    """f's carry keeps init's structure and shapes (as JAX requires: else the stacked ys
+    would fail later with a less clear error)."""
+    import numpy as np
+    i_leaves, i_tree = tree_flatten(init)
+    c_leaves, c_tree = tree_flatten(carry)
+    if i_tree != c_tree or any(np.shape(a) != np.shape(b) for a, b in zip(i_leaves, c_leaves)):
+        raise TypeError(f"scan: f must return a carry of the init's structure and shapes: "
+                        f"init {[np.shape(a) for a in i_leaves]} ({i_tree}), carry "
+                        f"{[np.shape(b) for b in c_leaves]} ({c_tree})")
 
 
 def map(f, xs):  # noqa: A001 (jax.lax.map)

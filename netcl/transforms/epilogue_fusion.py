@@ -90,8 +90,8 @@ class EpiloguePrimitive(Primitive):
             return launch
         # Two kernels: the product's and the group's launchers, looked up once (this launcher
         # serves one layout of its arguments, so the product's result always has the same
-        # layout) instead of dispatching both through bind on every call: 30-50 us of host
-        # time per call (W4's weight and bias updates on PoCL) down to the launches.
+        # layout) instead of dispatching both through bind on every call: what is left of
+        # the host's time per call is the launches themselves.
         product, group, pparams = self.product, self.group, self.product_params
         m = n // len(self.acc_positions)     # operands per product
         # (None for arguments the interpreter would not cache a launcher for: bind them)
@@ -110,8 +110,8 @@ class EpiloguePrimitive(Primitive):
             if acc._contig and acc.offset == 0 and sys.getrefcount(acc._storage) == 2:
                 # Nothing else holds the product's buffer (a view such as a sum over one
                 # row would share it): the group, elementwise over it, may write it in
-                # place. Its lines are then in cache when the kernel writes them (adam over
-                # 1M floats after its weight gradient: 0.74 -> 0.66 ms on PoCL).
+                # place. Its lines are then in cache when the kernel writes them, where a new
+                # buffer's would first be read from memory (adam after its weight gradient).
                 offers = [*offers, acc._storage]
             return launch_group(offers, *inputs)
 
@@ -210,8 +210,9 @@ def fuse_epilogues(ir):
             at, operands = [pos], list(product.inputs)
             if product.prim is reduce_sum_p:
                 # the group's other inputs that are the same sum of another array, read only
-                # here, are summed in the same kernel (W4: both bias gradients and their
-                # updates in one launch, where the second sum took a reduction of its own)
+                # here, are summed in the same kernel (an MLP's bias gradients and their
+                # updates in one launch, where the second sum would take a reduction of its
+                # own)
                 for q, u in enumerate(group.inputs):
                     other = ir.eqns[producer[u.id]] if u.id in producer else None
                     if q != pos and other is not None and other.prim is reduce_sum_p and \

@@ -180,9 +180,9 @@ def hoist_reductions(ir, min_bytes=1 << 16, ratio=4):
     `min_bytes`: a column sum with its fused update, a product with few columns) up to just
     after the producers of its inputs, so that it reads them while they are still in cache.
 
-    Traced code reduces where it needs the result: W4's bias gradients were summed after
-    both weight updates, whose ~60 MB of optimizer state had pushed the two 512 KB
-    gradients out of every cache (PoCL: 47 us, latency-bound on rows 4 KB apart)."""
+    Traced code reduces where it needs the result: an MLP train step's bias gradients
+    would be summed after both weight updates, whose optimizer state pushes the gradients
+    out of every cache, so the sums, reading rows far apart, wait on memory latency."""
     def reduces(e):
         read = sum(_bytes(v) for v in e.inputs if v.aval.ndim)
         return bool(e.outputs) and read >= min_bytes and \
@@ -194,9 +194,9 @@ def sink_scalars(ir):
     """Move each equation whose outputs are all 0-d down to just before its first reader
     (the end where only the call's outputs read it).
 
-    A device idles from a call's start until its first launch: W4's optimizer step count
-    and bias corrections (hoisted into one small kernel, see `hoist_scalars`) went first,
-    ahead of the first product, which then started ~20-40 us later on PoCL."""
+    A device idles from a call's start until its first launch: an optimizer's step count
+    and bias corrections (hoisted into one small kernel, see `hoist_scalars`) would go
+    first and delay the first product, the work the device could already be doing."""
     scalar = [bool(e.outputs) and all(o.aval.ndim == 0 for o in e.outputs) for e in ir.eqns]
     if not any(scalar):
         return ir
@@ -228,14 +228,14 @@ def _elementwise(e):
 class FusedPrimitive(Primitive):
     """A group of elementwise equations compiled into one kernel."""
 
-    _count = 0
-
     def __init__(self, eqns, inputs, outputs, literals):
-        FusedPrimitive._count += 1
         names = [e.prim.name for e in eqns]
         super().__init__(f"fused_{'_'.join(names[:4])}{'_etc' if len(names) > 4 else ''}",
                          multiple_results=True, fusion="elementwise")
-        self.kernel_name = f"fused{FusedPrimitive._count}_{'_'.join(names[:3])}"
+        # One kernel per program, so the name needs no counter: the same group traced
+        # again (the same function jitted twice, a retrace) gives the same source, which
+        # builds once per process and hits the driver's binary cache across processes.
+        self.kernel_name = f"fused_{'_'.join(names[:3])}"
         self.eqns = eqns          # the equations it computes, in order
         self.inputs = inputs      # Vars read from memory
         self.outputs = outputs    # Vars written to memory
@@ -269,12 +269,11 @@ class FusedPrimitive(Primitive):
 
     def source_for(self, device, args):
         """The OpenCL C this group compiles to for inputs laid out like `args`."""
-        from ..core.codegen import VECTOR_WIDTH, input_kind, render_elementwise, vectorizable
+        from ..core.codegen import input_kind, render_elementwise, vectorizable
         shape = self.out_avals[0].shape
         inputs = [(x.dtype, input_kind(x, shape, broadcasts=True)) for x in args]
         outputs = [(a.dtype, v) for a, v in zip(self.out_avals, self.out_names)]
-        width = VECTOR_WIDTH if device.kind == "cpu" and vectorizable(inputs, self.body,
-                                                                      outputs) else 1
+        width = device.target.vector_width if vectorizable(inputs, self.body, outputs) else 1
         return render_elementwise(self.kernel_name, inputs, self.body, outputs, width=width)
 
     def _make_launcher(self, device, args, params, out_avals):

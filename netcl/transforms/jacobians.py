@@ -31,6 +31,8 @@ def jacrev(fun, argnums=0, has_aux=False):
                 full[n] = d
             return fun(*full)
         dyn = [args[n] for n in nums]
+        for leaf in tree_flatten(dyn)[0]:  # (errors name jacrev, not the vjp it runs)
+            _as_array(leaf, "jacrev")
         res = vjp(partial_fun, *dyn, has_aux=has_aux)
         y, pullback = res[0], res[1]
         ys, y_tree = tree_flatten(y)

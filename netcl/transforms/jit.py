@@ -7,31 +7,65 @@ and keeps an `Executable`: the list of primitive applications left, each bound t
 eager interpreter (whose launchers are built once per input layout). Intermediate arrays are
 dropped right after their last use, so the buffer pool hands them to later steps.
 
-Under another transform (grad of jit, vmap of jit) the function is traced through inline,
-so every composition works; jit of grad, jit of vmap are staged whole and fused.
+Under grad, jvp or vmap a jitted function is a call primitive (transforms/jit_call.py): the
+transform's version of it is compiled once per signature, so grad(jit(f)) and vmap(jit(f))
+launch fused kernels. Inside a function being staged (jit of a function calling a jitted
+one) it is traced through, to fuse with the rest; jit of grad and jit of vmap are staged
+whole and fused.
 """
+import collections
 import functools
 import operator
 import os
 import sys
+import weakref
 
 import numpy as np
 
 from ..core.array import Array
 from ..core.devices import default_device
 from ..core.eval import eval_interpreter, to_array
-from ..core.ir import IR
-from ..core.tracing import ShapedArray, current_interpreter
+from ..core.tracing import ShapedArray, Tracer, current_interpreter
 from ..tree_util import tree_flatten, tree_unflatten
-from .epilogue_fusion import EpiloguePrimitive, fuse_epilogues
-from .fusion import (FusedPrimitive, cse, dce, fold_literals, forward_scalar_broadcasts, fuse,
-                     hoist_reductions, hoist_scalars, sink_scalars, strip_identities)
-from .row_fusion import RowFusedPrimitive, row_fuse
-from .staging import stage
+from .epilogue_fusion import EpiloguePrimitive
+from .fusion import FusedPrimitive
+from .jit_call import FlatCall, jit_call_p
+from .passes import optimize
+from .row_fusion import RowFusedPrimitive
+from .staging import StagingInterpreter, stage
+
+# the module (netcl.core's `devices` is the function): its LOCK, looked up at each call
+_devices = sys.modules["netcl.core.devices"]
 
 
 def _log_compiles():
     return os.environ.get("NETCL_LOG_COMPILES", "") not in ("", "0")
+
+
+_DEFAULT_CACHE_SIZE = 4096
+
+
+def _cache_size():
+    """Executables one jitted function keeps (`NETCL_JIT_CACHE_SIZE`), least recently used
+    evicted first: a loop over many static values or shapes must not grow memory forever."""
+    raw = os.environ.get("NETCL_JIT_CACHE_SIZE")
+    if raw is None:
+        return _DEFAULT_CACHE_SIZE
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"NETCL_JIT_CACHE_SIZE={raw!r}: expected a positive integer (the "
+                         "number of compiled signatures each jitted function keeps)")
+    return n
+
+
+_jitted_functions = weakref.WeakSet()   # for clear_caches()
+
+
+# primitives that jit's passes make for one compiled function
+_GENERATED = (FusedPrimitive, RowFusedPrimitive, EpiloguePrimitive)
 
 
 class Executable:
@@ -70,6 +104,7 @@ class Executable:
                               for k, e in enumerate(ir.eqns)]
         self.donated = frozenset()  # argument numbers donated by the caller (jit sets them)
         self.donated_at = None      # their positions among the call's leaves (jit's cache)
+        self.cache_key = None       # its key in the jitted function's cache
         self.out_slots = [slot[v.id] for v in ir.outvars]
         # After the first run: the launcher of every step, valid for arguments laid out as
         # then (jit's own calls always are: dense, offset 0, shapes and dtypes from the key).
@@ -106,7 +141,8 @@ class Executable:
         recorded = []
 
         def lookup(prim, args, params):
-            launch = eval_interpreter.launcher(prim, args, params)
+            launch = eval_interpreter.launcher(prim, args, params,
+                                               shared=not isinstance(prim, _GENERATED))
             recorded.append(launch)
             return launch
         outs = self._execute(flat_args, None, lookup)
@@ -153,9 +189,8 @@ def _straight_line(plan, n_args, const_slots, out_slots):
     """The recorded plan as one generated Python function ``(*arguments) -> outputs``: each
     step a call on local variables, each freed slot a ``del``. The step loop it replaces
     built an argument list per step from an environment list and cleared freed entries one
-    by one (W4 on PoCL, calls taken in turn: the host's time per call 396 -> 362 us,
-    medians; the objects a call touches are out of the caches after a train step's
-    kernels, so what counts is how few it touches)."""
+    by one, and cost more host time per call: the objects a call touches are out of the
+    caches after a train step's kernels, so what counts is how few it touches."""
     env = {f"K{slot}": c for slot, c in const_slots}
     lines = [f"s{slot} = K{slot}" for slot, _ in const_slots]
     for k, (launch, ins, out, multi, free) in enumerate(plan):
@@ -287,8 +322,9 @@ def _describe(aval):
 class _FastPath:
     """How a call with positional arrays only finds its executable without flattening its
     arguments the generic way or building its cache key: `match` (PyTreeDef.matcher of the
-    arguments' structure) takes them apart, and their layout ids must be `layouts` (W4 on
-    PoCL, calls taken in turn: the host's time per call 362 -> 348 us, medians)."""
+    arguments' structure) takes them apart, and their layout ids must be `layouts`. A train
+    step's host time per call is time the device waits on, so the common call skips the
+    generic path's work."""
     __slots__ = ("match", "layouts", "exe")
 
     def __init__(self, match, layouts, exe):
@@ -296,14 +332,13 @@ class _FastPath:
 
 
 _LAYOUT_ID = operator.attrgetter("_lid")
-_DELETED = operator.attrgetter("deleted")
 
 
 def _same_layouts(leaves, layouts):
-    """Whether `leaves` are live arrays with these layout ids (dense: the ids name strides
-    and offset; not donated away)."""
+    """Whether `leaves` are arrays with these layout ids (dense: the ids name strides and
+    offset; a deleted array's id, -1, is never among them)."""
     try:
-        return list(map(_LAYOUT_ID, leaves)) == layouts and not any(map(_DELETED, leaves))
+        return list(map(_LAYOUT_ID, leaves)) == layouts
     except AttributeError:    # a leaf that is not an Array
         return False
 
@@ -314,14 +349,29 @@ class Jitted:
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
         self.donate_argnums = donate_argnums
-        self.cache = {}
+        self.cache = collections.OrderedDict()   # key -> Executable, least recent first
+        self._cache_size = _cache_size()
         self._by_layout = {}   # (tree, leaf layout ids, static) -> the cache's executable
         # The last signature called with arrays only, by position: its structure compiled
         # into a matcher, its layout ids and executable (the signature's key is not built).
         self._fast = None
         self._fast_paths = {}  # signature -> _FastPath
+        self._flat_calls = {}  # (tree, static) -> FlatCall: calls under other transforms
         self._last_key = None
         functools.update_wrapper(self, fun)
+        _jitted_functions.add(self)
+
+    def clear_cache(self):
+        """Forget every compiled signature of this function (the next call traces again).
+
+        >>> f = netcl.jit(lambda x: x * 2); f(jnp.ones(3)); f.clear_cache()
+        """
+        self.cache.clear()
+        self._by_layout.clear()
+        self._fast_paths.clear()
+        self._flat_calls.clear()
+        self._fast = None
+        self._last_key = None
 
     # -- signature ------------------------------------------------------------------------
     def _split(self, args, kwargs):
@@ -366,9 +416,7 @@ class Jitted:
         """The dense array a jitted call passes for leaf `x` (a copy of a strided one)."""
         name = getattr(self.fun, "__name__", "fun")
         if isinstance(x, Array):
-            if x.deleted:
-                raise ValueError(f"jit({name}): an argument was donated to an earlier "
-                                 "call and has been deleted")
+            x._check_live(f"jit({name})")
             return x if x._contig and x.offset == 0 else _dense_copy(x)
         if isinstance(x, (bool, int, float, np.ndarray, np.number, np.bool_)):
             return to_array(x, f"jit({name})")
@@ -377,8 +425,7 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         if current_interpreter() is not eval_interpreter:
-            # Inside another transform: trace straight through (grad(jit(f)), vmap(jit(f))).
-            return self.fun(*args, **kwargs)
+            return self._call_traced(args, kwargs)
         exe = flat = None
         fast = self._fast
         if fast is not None and not kwargs:
@@ -391,13 +438,17 @@ class Jitted:
         else:
             leaves = flat
         if not self.donate_argnums:
-            return exe.build_outputs(exe.run_dense(flat))
-        # The call runs on the caller's donated arrays themselves (no new handles: ~20 of
-        # them per W4 step, host time a GPU step waits on). Where nothing else holds one's
-        # buffer, a step where it dies writes its output over it (adam's update over the
+            with _devices.LOCK:     # launchers share their kernels (see devices.LOCK)
+                outs = exe.run_dense(flat)
+            return exe.build_outputs(outs)
+        # The call runs on the caller's donated arrays themselves (no new handles: one per
+        # parameter and moment in a train step, host time a GPU step waits on). Where
+        # nothing else holds one's buffer, a step where it dies writes its output over it
+        # (adam's update over the
         # parameters and moments); afterwards the caller's arrays are deleted.
         at = self._check_donated(exe, args, leaves)
-        outs = exe.run_dense(flat)
+        with _devices.LOCK:
+            outs = exe.run_dense(flat)
         donated = {id(leaves[i]): leaves[i] for i in at}
         for j, o in enumerate(outs):
             d = donated.get(id(o))
@@ -405,8 +456,7 @@ class Jitted:
                 outs[j] = Array(d.device, d._buf, d._storage, d.shape, d.dtype, d.strides,
                                 d.offset, d.weak_type, d._contig, d._lid)
         for d in donated.values():
-            d._storage = None
-            d.deleted = True
+            d.delete()
         return exe.build_outputs(outs)
 
     def _lookup(self, args, kwargs):
@@ -430,7 +480,10 @@ class Jitted:
             exe = self.cache.get(key)
             if exe is None:
                 exe = self._compile(key, args, kwargs, static, flat, tree)
+            if len(self._by_layout) >= 4 * self._cache_size:
+                self._by_layout.clear()   # (several layouts may name one key; rebuilt on use)
             self._by_layout[sig] = exe
+        self.cache.move_to_end(exe.cache_key)   # (the fast path's calls count at its exit)
         if not kwargs and not self.static_argnums and \
                 all(x is leaf for x, leaf in zip(flat, leaves)):
             fast = self._fast_paths.get(sig)
@@ -478,17 +531,49 @@ class Jitted:
     # -- compilation ------------------------------------------------------------------------
     def _trace(self, args, kwargs, static, flat, tree):
         avals = [ShapedArray(x.shape, x.dtype, x.weak_type) for x in flat]
+        return stage(self._on_leaves(tree, static), tuple(avals))
+
+    def _on_leaves(self, tree, static):
+        """`fun` as a function of the dynamic arguments' leaves (static ones closed over)."""
         static_d = dict(static)
+        n_static = len([k for k in static_d if isinstance(k, int)])
 
         def f(*flat_in):
             dyn, dyn_kwargs = tree_unflatten(tree, list(flat_in))
             it = iter(dyn)
             full = [static_d[i] if i in static_d else next(it)
-                    for i in range(len(dyn) + len([k for k in static_d if isinstance(k, int)]))]
+                    for i in range(len(dyn) + n_static)]
             kw = dict(dyn_kwargs)
             kw.update({k: v for k, v in static_d.items() if isinstance(k, str)})
             return self.fun(*full, **kw)
-        return stage(f, tuple(avals))
+        return f
+
+    def _call_traced(self, args, kwargs):
+        """A call under another transform: inlined into a trace being staged (to fuse with
+        its surroundings), else bound as a `jit_call` whose rules compile the transform's
+        version of `fun` (grad(jit(f)) and vmap(jit(f)) stay compiled)."""
+        if isinstance(current_interpreter(), StagingInterpreter):
+            return self.fun(*args, **kwargs)
+        static, dyn, dyn_kwargs = self._split(args, kwargs)
+        flat, tree = tree_flatten((dyn, dyn_kwargs))
+        flat = [x if isinstance(x, (Array, Tracer)) else self._argument(x) for x in flat]
+        call = self._flat_calls.get((tree, static))
+        if call is None:
+            if len(self._flat_calls) >= self._cache_size:
+                self._flat_calls.clear()
+            call = self._flat_calls[(tree, static)] = self._flat_call(tree, static)
+        outs = jit_call_p.bind(*flat, call=call)
+        return tree_unflatten(call.out_trees[_signature(flat)], list(outs))
+
+    def _flat_call(self, tree, static):
+        on_leaves = self._on_leaves(tree, static)
+
+        def flat(*leaves):
+            outs, out_tree = tree_flatten(on_leaves(*leaves))
+            call.out_trees[_signature(leaves)] = out_tree
+            return tuple(outs)
+        call = FlatCall(flat, _name(self.fun))
+        return call
 
     def _compile(self, key, args, kwargs, static, flat, tree):
         if _log_compiles():
@@ -496,7 +581,7 @@ class Jitted:
                   f"({', '.join(_describe(ShapedArray(x.shape, x.dtype, x.weak_type)) for x in flat)})"
                   f"{self._reason(key)}", file=sys.stderr)
         ir, out_tree = self._trace(args, kwargs, static, flat, tree)
-        exe = self._compiled_for(key, optimize(ir, key[3]), out_tree)
+        exe = self._compiled_for(key, optimize(ir, key[3], _name(self.fun)), out_tree)
         self._last_key = key
         return exe
 
@@ -504,8 +589,20 @@ class Jitted:
         exe = self.cache.get(key)
         if exe is None:
             exe = Executable(ir, out_tree)
+            exe.cache_key = key
             self.cache[key] = exe
+            while len(self.cache) > self._cache_size:
+                self._evict(self.cache.popitem(last=False)[1])
         return exe
+
+    def _evict(self, exe):
+        """Drop every path to an executable that left the cache."""
+        for table in (self._by_layout, self._fast_paths):
+            for sig in [s for s, v in table.items() if (v.exe if table is self._fast_paths
+                                                           else v) is exe]:
+                del table[sig]
+        if self._fast is not None and self._fast.exe is exe:
+            self._fast = None
 
     def _reason(self, key):
         old = self._last_key
@@ -529,10 +626,18 @@ class Jitted:
         device = flat[0].device if flat else default_device()
         key = (tree, tuple((x.shape, x.dtype, x.weak_type) for x in flat), static, device)
         ir, out_tree = self._trace(args, kwargs, static, flat, tree)
-        low = Lowered(self, key, optimize(ir, device), flat)
+        low = Lowered(self, key, optimize(ir, device, _name(self.fun)), flat)
         low._out_tree = out_tree
         low.compile = lambda: self._compiled_for(key, low.ir, out_tree)
         return low
+
+
+def _signature(leaves):
+    return tuple((tuple(x.shape), x.dtype) for x in leaves)
+
+
+def _name(fun):
+    return getattr(fun, "__name__", "fun")
 
 
 def _fmt(sig):
@@ -545,36 +650,32 @@ def _dense_copy(x):
     return copy_p.bind(x)
 
 
-def optimize(ir, device=None):
-    """identities -> dce -> cse -> dce -> row fusion -> scalar broadcasts forwarded ->
-    elementwise fusion -> matmul epilogues -> reductions hoisted to their inputs ->
-    scalar steps sunk to their first reader.
+def clear_caches():
+    """Forget every compiled function, eager launcher and built kernel program: memory held by
+    compiled code returns (arrays are untouched), and later calls compile again. As
+    `jax.clear_caches()`.
 
-    0-d constants (Python scalars in the traced code) become literals in generated code.
+    >>> netcl.clear_caches()
     """
-    ir = dce(cse(dce(strip_identities(ir))))
-    literals = {}
-    for v, c in zip(ir.constvars, ir.consts):
-        if isinstance(c, Array) and c.shape == () and c.device is not None:
-            literals[v.id] = c.item()
-    literals = fold_literals(ir, literals)
-    ir = _materialize_folded(ir, literals, device or default_device())
-    ir = hoist_scalars(forward_scalar_broadcasts(row_fuse(ir, literals)))
-    return sink_scalars(hoist_reductions(fuse_epilogues(fuse(ir, literals))))
+    for f in list(_jitted_functions):
+        f.clear_cache()
+    from ..core import eval as eval_module, kernels
+    eval_module.eval_interpreter.launchers.clear()
+    eval_module._constants.clear()
+    kernels.clear_programs()
 
 
-def _materialize_folded(ir, literals, device):
-    """Equations whose every output folded to a literal run no kernel: their outputs become
-    0-d constants on `device` (kernels that fuse them still inline the literal)."""
-    folded = [e for e in ir.eqns if e.outputs and all(o.id in literals for o in e.outputs)]
-    if not folded:
-        return ir
-    outs = [o for e in folded for o in e.outputs]
-    # fresh arrays, not the shared scalar cache: an output of the call may be donated later
-    consts = [Array.from_numpy(device, np.asarray(literals[o.id], o.aval.dtype),
-                               weak_type=o.aval.weak_type) for o in outs]
-    return dce(IR(ir.invars, list(ir.constvars) + outs, list(ir.consts) + consts,
-                  [e for e in ir.eqns if not any(e is f for f in folded)], ir.outvars))
+def _argnums(v, arg, kind):
+    """None, one `kind` (int or str) or a sequence of them -> a tuple, or a TypeError."""
+    if v is None:
+        return ()
+    if isinstance(v, kind) and not isinstance(v, bool):
+        return (v,)
+    if isinstance(v, (tuple, list)) and all(isinstance(i, kind) and not isinstance(i, bool)
+                                            for i in v):
+        return tuple(v)
+    raise TypeError(f"jit: {arg} must be None, {'an int' if kind is int else 'a str'} or a "
+                    f"sequence of them, got {v!r}")
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
@@ -587,9 +688,11 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
                              donate_argnums=donate_argnums)
-    sa = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    sn = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-    da = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+    if not callable(fun):
+        raise TypeError(f"jit: expected a function, got {type(fun).__name__} {fun!r}")
+    sa = _argnums(static_argnums, "static_argnums", int)
+    sn = _argnums(static_argnames, "static_argnames", str)
+    da = _argnums(donate_argnums, "donate_argnums", int)
     for i in sa + da:
         if not isinstance(i, int) or i < 0:
             raise ValueError(f"jit: static_argnums/donate_argnums must be non-negative ints, "

@@ -16,8 +16,8 @@ stay in cache, and there is one launch instead of five or six.
 import numpy as np
 
 from ..core import kernels
-from ..core.codegen import (VECTOR_WIDTH, Op, broadcast_period, expression_template,
-                            helpers_for, input_kind, op_vector_safe, vtype)
+from ..core.codegen import (Op, broadcast_period, expression_template, helpers_for, input_kind,
+                            op_vector_safe, vtype)
 from ..core.ir import IR, Eqn
 from ..core.shapes import prod
 from ..core.tracing import Primitive
@@ -37,16 +37,16 @@ def _combine(op, a, b):
 class RowFusedPrimitive(Primitive):
     """A row group compiled into one kernel (one work-group per row)."""
 
-    _count = 0
-
     def __init__(self, eqns, inputs, outputs, literals, R, K, full_shape):
         # full_shape: the shape reduced over; R rows of K elements in row-major order
-        RowFusedPrimitive._count += 1
         super().__init__("rowfused_" + "_".join(e.prim.name for e in eqns
                                                if e.prim.name in _REDUCERS)[:60],
                          multiple_results=True, fusion="reduction")
-        self.kernel_name = f"rowfused{RowFusedPrimitive._count}"
+        self.kernel_name = "rowfused"    # (one kernel per program: see FusedPrimitive)
         self.eqns, self.inputs, self.outputs, self.literals = eqns, inputs, outputs, literals
+        # values are named by their position in the group, not by the trace's variable ids,
+        # so the same group traced again renders the same source (built once)
+        self._local = {o.id: i for i, o in enumerate(o for e in eqns for o in e.outputs)}
         self.R, self.K, self.full_shape = R, K, tuple(full_shape)
         self.out_avals = [v.aval for v in outputs]
         self.abstract_eval = lambda *args, **params: tuple(self.out_avals)
@@ -75,7 +75,7 @@ class RowFusedPrimitive(Primitive):
                    if (full_in.get(v.id) or row_in.get(v.id))[1] == "g"]
         if strided:
             lines_args.append("__constant int* meta")
-        cpu = device.kind == "cpu"
+        cpu = device.target.kernel_family == "cpu"
         if cpu:  # one work-item per row, no barriers: PoCL vectorises the explicit float8 loops
             body = [f"__kernel void {self.kernel_name}({', '.join(lines_args)}) {{",
                     "  const int row = get_global_id(0);",
@@ -110,7 +110,7 @@ class RowFusedPrimitive(Primitive):
             names[vid] = _c_literal(val, self._aval(vid).dtype)
         alias = self._aliases()
         once = self._once_scalars() if R > 1 else frozenset()
-        w = VECTOR_WIDTH if cpu and self._vector_ok(full_in) else 1
+        w = device.target.vector_width if cpu and self._vector_ok(full_in) else 1
         emit = (lambda tgt, nm, ind, width=1:
                 self._emit_full(tgt, nm, full_in, meta_pos, alias, ind, width))
         # CPU: the last reduction's input, if an output needs it (softmax's exp(x - max)),
@@ -125,12 +125,12 @@ class RowFusedPrimitive(Primitive):
             op, init = _REDUCERS[e.prim.name]
             src = alias.get(e.inputs[0].id, e.inputs[0].id)
             ct = kernels.compute_ctype(e.outputs[0].aval.dtype)
-            acc = f"acc{e.outputs[0].id}"
+            acc = f"acc{self._local[e.outputs[0].id]}"
             body.append(f"  {ct} {acc} = ({ct}){init};")
             if cpu:
                 body.append("  {\n    int k = 0;")
                 if w > 1:
-                    vacc = f"vacc{e.outputs[0].id}"
+                    vacc = f"vacc{self._local[e.outputs[0].id]}"
                     body.append(f"    {vtype(e.outputs[0].aval.dtype, w)} {vacc} = "
                                 f"({vtype(e.outputs[0].aval.dtype, w)})({init});")
                     body.append(f"    for (; k + {w} <= K; k += {w}) {{")
@@ -149,7 +149,7 @@ class RowFusedPrimitive(Primitive):
                 if stash and e is last_red:
                     body.append(f"      out{stash[1]}[row * K + k] = {nm[src]};")
                 body += [f"      {acc} = {_combine(op, acc, nm[src])};", "    }", "  }"]
-                body.append(f"  const {ct} v{e.outputs[0].id} = {acc};")
+                body.append(f"  const {ct} v{self._local[e.outputs[0].id]} = {acc};")
             else:
                 scratch = "scratch_d" if ct == "double" else "scratch_f"
                 body.append("  for (int k = lid; k < K; k += L) {")
@@ -162,9 +162,9 @@ class RowFusedPrimitive(Primitive):
                          f"    if (lid < s) {scratch}[lid] = "
                          f"{_combine(op, f'{scratch}[lid]', f'{scratch}[lid + s]')};",
                          "    barrier(CLK_LOCAL_MEM_FENCE);", "  }",
-                         f"  const {ct} v{e.outputs[0].id} = {scratch}[0];",
+                         f"  const {ct} v{self._local[e.outputs[0].id]} = {scratch}[0];",
                          "  barrier(CLK_LOCAL_MEM_FENCE);"]
-            names[e.outputs[0].id] = f"v{e.outputs[0].id}"
+            names[e.outputs[0].id] = f"v{self._local[e.outputs[0].id]}"
             # Per-row elementwise values that only depend on what is known now.
             body += self._emit_rows(names, alias, "  ", once)
         # Outputs.
@@ -254,7 +254,8 @@ class RowFusedPrimitive(Primitive):
         """input_kind of a full-shape input, with two more: 'col', one value per column
         broadcast over the rows (a bias added to logits), and 'row', one value per row
         broadcast along it. Both read without the generic index's divisions, and 'col'
-        loads vectors (W4's log-softmax of logits + bias on PoCL: 24-26 -> 10-13 us)."""
+        loads vectors (a log-softmax of logits + bias on a CPU spends most of its time in
+        those divisions otherwise)."""
         kind = input_kind(x, self.full_shape, broadcasts=True)
         if kind in ("r", "q"):
             period = broadcast_period(x)[1]
@@ -316,7 +317,7 @@ class RowFusedPrimitive(Primitive):
         out = e.outputs[0]
         w = width if self._is_full(out.aval) else 1
         in_dtypes = [u.aval.dtype for u in e.inputs]
-        op = Op(f"e{target}", e.prim.name,
+        op = Op(f"e{self._local[target]}", e.prim.name,
                 expression_template(e.prim, in_dtypes, out.aval.dtype, e.params),
                 in_dtypes[0], out.aval.dtype, ops)
         lines.append(ind + op.render(w))
@@ -372,8 +373,8 @@ class RowFusedPrimitive(Primitive):
     def _once_scalars(self):
         """The 0-d values that no per-row or full-shape value reads (free scalars and their
         chains, see _absorb_scalars): row 0 alone computes them, where it stores them.
-        Every row computed adam's powers of its decay rates before: W4's log-softmax
-        kernel on PoCL, 26 -> 9-12 us."""
+        Computing them in every row (adam's powers of its decay rates, say) would repeat
+        work that costs more than the row's own in a small log-softmax kernel."""
         zero = {e.outputs[0].id for e in self.eqns if e.outputs[0].aval.ndim == 0}
         needed = {u.id for e in self.eqns if e.outputs[0].aval.ndim != 0 for u in e.inputs}
         for e in reversed(self.eqns):       # what a needed scalar reads is needed too
@@ -396,11 +397,11 @@ class RowFusedPrimitive(Primitive):
                 ins = [alias.get(u.id, u.id) for u in e.inputs]
                 if all(i in names for i in ins):
                     in_dtypes = [u.aval.dtype for u in e.inputs]
-                    op = Op(f"w{o.id}", e.prim.name,
+                    op = Op(f"w{self._local[o.id]}", e.prim.name,
                             expression_template(e.prim, in_dtypes, o.aval.dtype, e.params),
                             in_dtypes[0], o.aval.dtype, [names[i] for i in ins])
                     lines.append(ind + op.render(1))
-                    names[o.id] = f"w{o.id}"
+                    names[o.id] = f"w{self._local[o.id]}"
                     progress = True
         # aliases of per-row values
         for a, src in alias.items():
@@ -432,7 +433,7 @@ class RowFusedPrimitive(Primitive):
             st = contiguous_strides(a.shape)
             outs_meta.append((a.shape, a.dtype, a.weak_type, st, prod(a.shape) * a.dtype.itemsize,
                               layout_id(device, a.shape, a.dtype, a.weak_type, st, 0)))
-        if device.kind == "cpu":
+        if device.target.kernel_family == "cpu":
             gsize, lsize = ((self.R + 7) // 8 * 8,), (8,)
         else:
             gsize, lsize = (self.R * L,), (L,)
@@ -477,7 +478,7 @@ def row_fuse(ir, scalar_literals):
 
     Equations with 0-d results for the call's outputs only (a loss's sum over the per-row
     losses, its mean) that would close a group early move to the end first, so the group
-    goes on: W4's log-softmax, per-row loss and logits gradient are one kernel."""
+    goes on: a classifier's log-softmax, per-row loss and logits gradient are one kernel."""
     late = []
     found = _row_fuse(ir, scalar_literals, late)
     if not late:

@@ -86,7 +86,7 @@ def make_ir(fun, static_argnums=()):
         def abstract(x):
             if isinstance(x, (Array, Tracer)) or hasattr(x, "shape") and hasattr(x, "dtype"):
                 from ..core import dtypes
-                return ShapedArray(tuple(x.shape), dtypes.canonicalize(x.dtype),
+                return ShapedArray(tuple(x.shape), dtypes.canonicalize_data(x.dtype),
                                    getattr(x, "weak_type", False))
             from ..core.eval import to_array
             return get_aval(to_array(x, "make_ir"))

@@ -5,10 +5,12 @@ patches matrix P, and batched GEMMs of `gemm.py` multiply it with the kernel rea
 writing the output in its own layout. On GPUs the im2col is generated per geometry
 (`_im2col_launcher`, `conv_kernels._im2col_special_source`): literal sizes (divisions
 become multiply-shifts, no metadata loads) and coalesced vector stores, as the generic
-kernel wrote P at ~350 GB/s on an H200 (~4 TB/s memory). CPUs keep the generic kernel: on
-PoCL it is about twice as fast (it loops along the contiguous read per work-item). Kernel
-gradients (few output tiles, huge K) split K across work-groups and add the parts; float16
-runs through the float32 GEMM (im2col and packing convert, one kernel narrows)."""
+kernel writes P at a small fraction of a GPU's memory bandwidth. CPUs keep the generic
+kernel: on PoCL it is the faster one (it loops along the contiguous read per work-item).
+Kernel gradients (few output tiles, huge K) split K across work-groups and add the parts;
+float16 runs through the float32 GEMM (im2col and packing convert, one kernel narrows)."""
+import dataclasses
+
 import numpy as np
 
 from ...core import dtypes, kernels
@@ -39,7 +41,7 @@ def _im2col_mode(device):
     forced = conv._im2col_override
     if forced is not None:
         return forced
-    return "generic" if device.kind == "cpu" else "implicit"
+    return device.target.conv_lowering
 
 
 def _forced_implicit():
@@ -51,15 +53,16 @@ def _implicit_gather(device, in_dtype, geo, plan):
     """For the implicit GEMM: ``gather(vec, name, bk)``, the C functions that read P's elements
     from the input (conv_kernels._p_gather_source), or None where P is stored by an im2col.
 
-    Why: on an H100, W5's im2cols wrote 0.76 of its 3.4 device-ms per step, P being 9 to
-    18 times the size of its input; read in place, the input's tiles stay in the L2 cache."""
+    Why: on a GPU a CNN train step's im2cols take a large share of its device time, P being
+    9 to 18 times the size of its input; read in place, the input's tiles stay in the L2
+    cache."""
     ld = plan.M if plan.p_transposed else plan.Kg        # P's columns
     if _im2col_mode(device) != "implicit" or plan.p_dims is None or \
             _p_gather_source(in_dtype, geo, plan.p_dims, "probe", 1, ld) is None:
         return None
     if _p_vector_load(in_dtype, geo, plan.p_dims, 2) is None and not _forced_implicit():
         # element by element (3 input channels: a first layer) the gathers cost more than
-        # the im2col saves (H100, W5's conv1 kernel gradient: 0.099 ms against 0.084)
+        # the im2col saves (a first layer's kernel gradient runs faster with the im2col)
         return None
     return lambda vec, name, bk: _p_gather_source(in_dtype, geo, plan.p_dims, name, vec, ld,
                                                   bk)
@@ -209,7 +212,7 @@ def _plan_gemm(geo, dtype, device):
             pstride[d] = kstr[ki] * (M if plan.p_transposed else 1)
             ki += 1
     plan.p_dims = _p_dims(geo, pdims, pstride, GG, M * Kg)
-    if device.kind != "cpu":
+    if device.target.kernel_family != "cpu":
         loop = None          # GPUs: one element per work-item, contiguous stores across items
     decomposed = [d for d in pdims if d is not loop]
     decomposed.sort(key=lambda d: -pstride[d])       # slot 0 slowest ... fastest last
@@ -297,33 +300,34 @@ def _split_k(device, dtype, M, N, K):
         return 1
     tname = "double" if dtype == dtypes.float64 else "float"
     cfg = _split_config(device, tname, M, N) or \
-        gemm_tiers.choose_config(device.cl_device, tname, M, N, max(K // 8, 1))
+        gemm_tiers.choose_config(device.cl_device, tname, M, N, max(K // 8, 1),
+                                 family=device.target.gemm_tiers)
     tiles = -(-M // cfg.bm) * -(-N // cfg.bn)
     cus = device.capabilities.compute_units
     if tiles >= 4 * cus:
         return 1
-    if device.kind == "cpu":
+    if device.target.kernel_family == "cpu":
         parts = min(-(-4 * cus // tiles), K // 1024, 64)
     else:
-        # GPUs: about 8 work-groups per compute unit, chunks down to 256 (H200, W5's kernel
-        # gradients: 288x64x262144 0.435 ms in 128 parts, 0.330 in 256; 576x128x65536 0.384
-        # in 64, 0.255 in 256; a first layer's 27x32: 64 parts left it at 2.4 TFLOP/s)
+        # GPUs: about 8 work-groups per compute unit, chunks down to 256 (a CNN's kernel
+        # gradients, such as 288x64x262144 or 576x128x65536, run faster in 256 parts than
+        # in fewer, longer ones; 64 parts leave a first layer's 27x32 far from peak)
         parts = min(-(-8 * cus // tiles), K // 256, 256)
     parts = max(1, parts)
     # Prefer a count that splits K into equal multiples of 16: a shorter last part runs as
-    # a launch of its own on only `tiles` work-groups (W5's 288x64x262144 kernel gradient
-    # on an H200: 0.43 ms for the last part alone, as long as the 29 others together).
+    # a launch of its own on only `tiles` work-groups, which can take as long as all the
+    # other parts together.
     return split_k.even_parts(K, parts) if parts > 1 else 1
 
 
 def _split_config(device, tname, M, N):
     """The GEMM tiles of a split-K product on a GPU: the biggest tier that pads M x N by at
     most a third, since the split, not the tile count, gives the device its parallelism,
-    and big tiles read the operands fewer times (W5's 288x64x262144 kernel gradient reads
+    and big tiles read the operands fewer times (a 288x64x262144 kernel gradient reads
     P twice and the output gradient nine times with 32x32 tiles, once and three times with
     128x64). None on CPUs: choose_config decides there."""
     from .. import gemm_tiers
-    if device.kind == "cpu":
+    if device.target.kernel_family == "cpu":
         return None
     max_wg = device.capabilities.max_work_group_size
     local_mem = device.capabilities.local_mem_size
@@ -387,25 +391,17 @@ def _gemm_calls(plan, geo, dtype, device, w_off):
     return calls, 0
 
 
-_MMA_DEVICES = {}
-
-
 def _use_tf32(device, dtype, precision):
     """Whether this conv's GEMMs run on tensor cores in TF32 (gemm_mma.py): float32 GEMMs at
     the default precision (None or "default", as PyTorch's cuDNN convolutions and XLA's
     default on these GPUs) on NVIDIA GPUs of sm_80 or newer. "high" or "highest" keeps
-    float32 products. H100, W5's conv GEMMs: 262144x64x288 52 TFLOP/s against 36.5."""
+    float32 products."""
     from .. import conv
-    if dtype != dtypes.float32 or device.kind == "cpu" or conv._tf32_override is False:
+    if dtype != dtypes.float32 or not device.target.tensor_cores or \
+            conv._tf32_override is False:
         return False
     ps = precision if isinstance(precision, tuple) else (precision,)
-    if any(p not in (None, "default", "fastest", "tensorfloat32", "bfloat16") for p in ps):
-        return False
-    ok = _MMA_DEVICES.get(device.cl_device.int_ptr)
-    if ok is None:
-        from ..gemm_mma import supports_mma
-        ok = _MMA_DEVICES[device.cl_device.int_ptr] = supports_mma(device.cl_device)
-    return ok
+    return all(p in (None, "default", "fastest", "tensorfloat32", "bfloat16") for p in ps)
 
 
 def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gather=None,
@@ -429,9 +425,10 @@ def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gat
             import warnings
             warnings.warn(f"conv_general_dilated: the tensor-core GEMM failed to build on "
                           f"{device.name}; using float32 tiles ({str(e)[:300]})")
-            _MMA_DEVICES[device.cl_device.int_ptr] = False
+            device.target = dataclasses.replace(device.target, tensor_cores=False)
     cfg = (split and _split_config(device, tname, M, N)) or \
-        gemm_tiers.choose_config(device.cl_device, tname, M, N, K)
+        gemm_tiers.choose_config(device.cl_device, tname, M, N, K,
+                                 family=device.target.gemm_tiers)
     gather_a = gather_b = None
     if gather is not None:
         if cfg.kind != "tiled":      # a CPU forced to the implicit GEMM (tests): GPU tiles

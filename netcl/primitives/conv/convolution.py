@@ -310,7 +310,8 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     sizes); explicit pairs pad the dilated input directly. transpose_kernel=True flips the
     spatial dims and swaps I/O of the kernel (the gradient of conv, as TF/Keras do).
     """
-    from ..views import rev, transpose
+    from ..views import operand, rev, transpose
+    lhs, rhs = operand(lhs, "conv_transpose"), operand(rhs, "conv_transpose")
     nd = lhs.ndim
     if nd != rhs.ndim or nd < 2:
         raise ValueError(f"conv_transpose: lhs shape {tuple(lhs.shape)} and rhs shape "

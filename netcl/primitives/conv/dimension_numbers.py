@@ -76,6 +76,9 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     if not isinstance(padding, str):
         raise TypeError(f"padtype_to_pads: padding must be a string, got {padding!r}")
     p = padding.upper()
+    if any(operator.index(s) < 1 for s in window_strides):
+        raise ValueError(f"padtype_to_pads: window_strides={tuple(window_strides)} must be "
+                         "positive")
     if p == "VALID":
         return [(0, 0)] * len(in_shape)
     if p in ("SAME", "SAME_LOWER"):
@@ -106,6 +109,8 @@ def _int_tuple(x, n, name, where, default=1):
     if len(t) != n:
         raise ValueError(f"{where}: {name}={t} must have {n} entries (one per spatial/window "
                          "dimension)")
+    if any(v < 1 for v in t):  # strides, dilations and windows: a 0 would divide by zero
+        raise ValueError(f"{where}: {name} {t} must be positive")
     return t
 
 

@@ -2,7 +2,7 @@
 __constant int32 buffer (`_const_buffer`), so one build per dtype serves every shape and
 layout; every index stays below 2^31; and every n / d is a multiply-shift (`_magic`, the
 NDIV macro), because integer division is the slowest part of index arithmetic on CPUs
-(PoCL on x86, measured)."""
+(PoCL on x86)."""
 import numpy as np
 
 _INDEX_LIMIT = 2**31 - 1

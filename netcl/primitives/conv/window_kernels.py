@@ -3,8 +3,8 @@ select_and_gather_add) and their launchers. Sources are generated per operand ra
 class (`_window_classes`), so trivial dims cost nothing and VALID-style windows need no bounds
 checks.
 
-Performance notes (PoCL on x86, measured): isnan() is an out-of-line call that made the
-pooling loops ~10x slower, so NaNs are detected on the bits; metadata is read into private
+Performance notes (PoCL on x86): isnan() is an out-of-line call that keeps the pooling
+loops from vectorising, so NaNs are detected on the bits; metadata is read into private
 constants once per work-item (loads inside loops are not hoisted)."""
 import numpy as np
 
@@ -82,14 +82,15 @@ def _window_source(dtype, classes, epilogue=None):
     defs = "".join(f"#define WM_{k.upper()} {i}\n" for i, k in enumerate(_WM_SCALARS))
     base = len(_WM_SCALARS)
     # Every metadata value is read once into a private constant (loads from m inside the
-    # loops are not hoisted by PoCL's compiler and cost ~3x); unused ones are dropped.
+    # loops are not hoisted by PoCL's compiler and cost a load per use); unused ones are
+    # dropped.
     defs += "".join(f"#define WA_{k.upper()}(d) wa_{k}_##d\n" for k in _WM_ARRAYS)
     prologue = "".join(
         f"  const int wa_{k}_{d} = m[{base + 8 * i + d}];\n"
         for i, k in enumerate(_WM_ARRAYS) for d in range(R))
     prologue += "  const int xoff = m[WM_XOFF], soff = m[WM_SOFF];\n"
-    # NaN handling without isnan() (an out-of-line call on PoCL that makes these loops ~10x
-    # slower): a NaN anywhere in a max/min window wins (sticky flag / first NaN index).
+    # NaN handling without isnan() (an out-of-line call on PoCL that keeps these loops
+    # scalar): a NaN anywhere in a max/min window wins (sticky flag / first NaN index).
     if dtype == dtypes.float64:
         nanbits = "((as_ulong(v) & 0x7fffffffffffffffUL) > 0x7ff0000000000000UL)"
     else:
@@ -365,7 +366,7 @@ def _windows_tile(x_shape, out_shape, params):
 
 def _fill_pattern(nbytes):
     """The widest zero pattern (up to 16 bytes) dividing nbytes: NVIDIA's driver fills a
-    1-byte pattern at ~200 GB/s, a wide one near copy speed."""
+    1-byte pattern far below copy speed, a wide one near it."""
     for width in (16, 8, 4, 2):
         if nbytes % width == 0:
             return np.zeros(width, np.uint8)

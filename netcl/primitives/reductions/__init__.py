@@ -8,10 +8,6 @@ cumsum/cumprod/cummax/cummin.
   cpu_kernels.py    OpenCL source: explicit 8-wide vector kernels for CPU runtimes
   kernel_common.py  C identities/combines, arg comparison, partial dtypes (both families)
 """
-# Kernel family override, read by launch.py when a launcher is built: tests set "gpu" to run
-# the GPU kernel family on a CPU device (and clear the launcher cache around it).
-_FORCE_STYLE = None
-
 from .primitives import (  # noqa: E402
     __all__, reduce_sum, reduce_prod, reduce_max, reduce_min, argmax, argmin,
     cumsum, cumprod, cummax, cummin,

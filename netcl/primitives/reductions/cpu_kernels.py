@@ -30,9 +30,10 @@ def _vec_type(dtype):
     return f"{kernels.compute_ctype(dtype)}{_W}"
 
 
-def _mask_conv(dtype):
-    """Comparisons of double vectors give long vectors; of everything else int vectors."""
-    return "convert_long8" if dtype == dtypes.float64 else ""
+def _mask_conv(dtype, mask):
+    """`mask` (an int8 comparison) as the mask type of `dtype`'s comparisons: double vectors
+    compare to long vectors, everything else to int vectors."""
+    return f"netcl_convert8(long, {mask})" if dtype == dtypes.float64 else f"({mask})"
 
 
 def _load8(dtype, ptr, index):
@@ -58,8 +59,7 @@ def _lane_fold(op, dtype, v):
 def _better8(op, dtype):
     """C expression (mask vector): is (x, i) better than (bv, bi), lane by lane."""
     cmp = ">" if op == "argmax" else "<"
-    cv = _mask_conv(dtype)
-    lt = f"{cv}(i < bi)"
+    lt = _mask_conv(dtype, "i < bi")
     if dtype.kind == "f":
         return (f"((x != x) != (bv != bv)) ? (x != x) : "
                 f"(((x != x) | (x == bv)) ? {lt} : (x {cmp} bv))")
@@ -136,7 +136,7 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
                   "  const int8 lane = (int8)(0, 1, 2, 3, 4, 5, 6, 7);",
                   ]
             mt = "long8" if acc_dt == dtypes.float64 else "int8"
-            im = "convert_int8(m)" if acc_dt == dtypes.float64 else "m"
+            im = "netcl_convert8(int, m)" if acc_dt == dtypes.float64 else "m"
 
             def arg_loop(i_expr, mask, indent="  "):
                 return [f"{indent}for (; k + 8 <= end; k += 8) {{",
@@ -200,7 +200,7 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
               "    for (int k = start; k < end; ++k, p += B) {",
               f"      const {v8} x = {_load8(in_dt, 'in', 'p')};"]
         mt = "long8" if acc_dt == dtypes.float64 else "int8"
-        im = "convert_int8(m)" if acc_dt == dtypes.float64 else "m"
+        im = "netcl_convert8(int, m)" if acc_dt == dtypes.float64 else "m"
         if in_idx:
             L += [f"      const int8 i = {_load8(dtypes.int32, 'iidx', 'p - off')};",
                   f"      const {mt} m = {_better8(op, acc_dt)};"]

@@ -21,9 +21,6 @@ import pyopencl as cl
 from ...core import dtypes, kernels
 from ...core.array import Array
 from ...core.shapes import contiguous_strides, prod
-# the package itself (still being imported here): tests switch the kernel family through its
-# _FORCE_STYLE, read when a launcher is built
-from .. import reductions as _package
 from .cpu_kernels import _W, _cols_width, _cpu_reduce_kernel, _cpu_scan_source
 from .gpu_kernels import _V, _gpu_scan_source, _reduce_kernel
 from .kernel_common import _better_fn, _partial_dtype
@@ -91,9 +88,7 @@ _CPU_ITEMS_PER_CORE = 32
 def _style(device):
     """Kernel family: 'cpu' (explicit vectors, one work-item per row or column block) or
     'gpu' (work-groups with local-memory trees; also accelerators)."""
-    if _package._FORCE_STYLE is not None:
-        return _package._FORCE_STYLE
-    return "cpu" if device.kind == "cpu" else "gpu"
+    return device.target.reduction_style
 
 
 def _use_rows(device, K, B):
@@ -108,9 +103,9 @@ def _use_rows(device, K, B):
 def _split(device, A, K, B, rows, op="sum", max_parts=256):
     """(G, chunk): how many chunks each reduced row is split into for pass 1, so that a few
     long rows still give every compute unit work. max_parts caps G for GPU column passes
-    whose partials a cols pass folds (one work-item per output over G partials: 64 bias
-    gradients over 262144 rows with 4224 partials took 0.13 ms to fold); None where a rows
-    pass folds them (`_two_passes`)."""
+    whose partials a cols pass folds (one work-item per output over G partials, a serial
+    loop that thousands of partials make slow for a few outputs); None where a rows pass
+    folds them (`_two_passes`)."""
     cu = device.capabilities.compute_units
     if K <= 1:
         return 1, max(K, 1)
@@ -137,8 +132,8 @@ def _split(device, A, K, B, rows, op="sum", max_parts=256):
     else:
         target = cu * 2048
         # Short columns over enough outputs (a bias gradient: 256 rows x 1024) take one
-        # pass: a second kernel would cost a launch (~10 us from Python on NVIDIA) to save
-        # less device time than that.
+        # pass: a second kernel would cost a launch (host time from Python) to save less
+        # device time than that.
         if A * B >= target or (K <= 1024 and K <= 64 * A * B):
             return 1, K
         G = min(-(-K // 32), -(-target // (A * B)), max_parts or K)
@@ -315,9 +310,9 @@ def _make_pass(device, op, dtype, variant, A, K, B, G, chunk, off, rows, arg=Fal
 def _two_passes(device, op, dtype, A, K, B, G, chunk, base, rows, arg=False, rev=0):
     """Pass 1 (partials of G chunks) and pass 2 (their fold) of a split reduction. GPU
     column reductions write the partials transposed, (A, B, G), so a rows pass folds them:
-    a work-group per output reading its partials contiguously. (With a cols fold a
-    64-column bias gradient over 262144 rows ran at 1 TB/s: its G, capped so the fold
-    stays short, left 124 work-items per compute unit.)"""
+    a work-group per output reading its partials contiguously. (With a cols fold, a
+    64-column bias gradient over 262144 rows got a G capped so the fold stays short, which
+    left only 124 work-items per compute unit and the memory bus far from busy.)"""
     if not rows and _style(device) == "gpu":
         p1 = _make_pass(device, op, dtype, "partT", A, K, B, G, chunk, base, False, arg=arg,
                         rev=rev)

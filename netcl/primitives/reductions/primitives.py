@@ -15,6 +15,7 @@ from ...core import dtypes
 from ...core.ad_util import Zero, is_zero
 from ...core.shapes import normalize_axes, normalize_axis
 from ...core.tracing import Primitive, ShapedArray
+from ..views import int_tuple, operand
 from .kernel_common import _combine, _init_expr
 from .launch import _arg_launcher, _reduce_launcher, _scan_launcher
 
@@ -209,29 +210,33 @@ ffill_p = _scan_prim("ffill", "ffill", "f")
 def _axes_param(x, axes, name):
     if isinstance(axes, int) or hasattr(axes, "__index__") and not hasattr(axes, "__len__"):
         axes = (axes,)
-    return normalize_axes(tuple(axes), len(x.shape), name, "axes")
+    return normalize_axes(int_tuple(axes, name, "axes"), len(x.shape), name, "axes")
 
 
 def reduce_sum(x, axes):
     """lax.reduce_sum: sum over `axes` (dropped from the result); ints wrap, as XLA's."""
+    x = operand(x, "reduce_sum")
     axes = _axes_param(x, axes, "reduce_sum")
     return reduce_sum_p.bind(x, axes=axes) if axes else x
 
 
 def reduce_prod(x, axes):
     """lax.reduce_prod: product over `axes`; ints wrap."""
+    x = operand(x, "reduce_prod")
     axes = _axes_param(x, axes, "reduce_prod")
     return reduce_prod_p.bind(x, axes=axes) if axes else x
 
 
 def reduce_max(x, axes):
     """lax.reduce_max: maximum over `axes` (NaN propagates; empty gives -inf / the min int)."""
+    x = operand(x, "reduce_max")
     axes = _axes_param(x, axes, "reduce_max")
     return reduce_max_p.bind(x, axes=axes) if axes else x
 
 
 def reduce_min(x, axes):
     """lax.reduce_min: minimum over `axes` (NaN propagates; empty gives +inf / the max int)."""
+    x = operand(x, "reduce_min")
     axes = _axes_param(x, axes, "reduce_min")
     return reduce_min_p.bind(x, axes=axes) if axes else x
 
@@ -242,18 +247,21 @@ def _index_dtype(index_dtype, name):
 
 def argmax(x, axis, index_dtype=dtypes.int32):
     """lax.argmax: index of the maximum along `axis` (the first NaN, else the first max)."""
+    x = operand(x, "argmax")
     axis = normalize_axis(axis, len(x.shape), "argmax")
     return argmax_p.bind(x, axis=axis, index_dtype=_index_dtype(index_dtype, "argmax"))
 
 
 def argmin(x, axis, index_dtype=dtypes.int32):
     """lax.argmin: index of the minimum along `axis` (the first NaN, else the first min)."""
+    x = operand(x, "argmin")
     axis = normalize_axis(axis, len(x.shape), "argmin")
     return argmin_p.bind(x, axis=axis, index_dtype=_index_dtype(index_dtype, "argmin"))
 
 
 def _scan_fn(p, doc):
     def f(x, axis=0, reverse=False):
+        x = operand(x, p.name)
         axis = normalize_axis(axis, len(x.shape), p.name)
         return p.bind(x, axis=axis, reverse=bool(reverse))
     f.__name__ = p.name

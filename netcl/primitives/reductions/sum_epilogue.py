@@ -9,15 +9,12 @@ A CPU work-item adds its columns in blocks of 64 rows (two-level summation); a G
 every 8th row of its column, the 8 partial sums then added in local memory. Sums of more
 than `MAX_ROWS` rows keep the reduction kernels, whose passes split the rows across
 work-groups. A group reading the column sums of several arrays of one shape (two layers' bias
-gradients whose updates elementwise fusion merged) adds them all in its kernel: W4's pair
-took a two-pass reduction of its own before (cols_part + cols_fold, 17 + 1.5 us on PoCL, and
-two launches); the one kernel went 29 -> 36-43 us.
+gradients whose updates elementwise fusion merged) adds them all in its kernel, where each
+would otherwise take a two-pass reduction of its own.
 
-On CPUs a work-item adds `CPU_COLUMNS` neighbouring columns as 8-wide vectors (a work-item
-per column ran W4's bias gradient and adam update, 128 x 1024, in 215 us on PoCL). There it
-takes 20-30 us, about what the two reduction passes and the update kernel take (11 + 1 + 8
-us, plus two launch gaps); W4's step time is the same either way (300 steps each,
-alternated), with two launches fewer per bias.
+On CPUs a work-item adds `Target.column_sum_width` neighbouring columns as 8-wide vectors
+(a work-item per column is far slower there), about what the two reduction passes and the
+update kernel take, with two launches fewer per bias.
 """
 import numpy as np
 
@@ -26,7 +23,6 @@ from ...core.shapes import prod
 from .. import dot_epilogue
 
 MAX_ROWS = 4096
-CPU_COLUMNS = 32
 GPU_ROW_SLICES = 8
 
 
@@ -63,13 +59,13 @@ def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body
     finish = dot_epilogue.flat_element(kd, positions, extras, body, out_vars, out_avals, "c",
                                        sums)
     one_by_one = _column_sum(ct, sums, [f"s{i}[off{i} + r * C + c]" for i in range(n)])
-    width = CPU_COLUMNS if device.kind == "cpu" else 1
+    width = device.target.column_sum_width
     slices = max(1, min(GPU_ROW_SLICES, device.work_group // 32))
     if width == 1:
         # GPUs: a group of 32 columns x `slices` row slices; each work-item adds every
         # slices-th row of its column, the slices meet in local memory, and the first
-        # finishes the column (a work-item per column left a GPU nearly idle: W4's two
-        # bias gradients and updates, 256 x 1024, took 36 us on an H100)
+        # finishes the column (a work-item per column leaves a GPU nearly idle: an MLP's
+        # bias gradients, 256 x 1024, make only 1024 work-items walking 256 rows each)
         lines = ["  const int c = get_global_id(0);", "  const int t = get_local_id(1);",
                  "  const int l = get_local_id(0);"]
         lines += [f"  __local {ct} part{i}[{slices}][32];" for i in range(n)]
@@ -92,7 +88,10 @@ def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body
         lines += ["    " + ln for ln in _column_sum(
             vt, [f"acc{i}_{v}" for i in range(n) for v in range(nv)], loads)]
         lines += [f"    {ct} sums{i}[{width}];" for i in range(n)]
-        lines += [f"    vstore8(acc{i}_{v}, {v}, sums{i});" for i in range(n) for v in range(nv)]
+        # lane by lane: PoCL (LLVM 14) on AVX-512 hosts drops a kernel that passes a double8
+        # to vstore8 (an ABI warning, then no kernel in the program)
+        lines += [f"    sums{i}[{8 * v + lane}] = acc{i}_{v}.s{lane:x};"
+                  for i in range(n) for v in range(nv) for lane in range(8)]
         lines += [f"    for (int e = 0; e < {width}; ++e) {{", "      const int c = c0 + e;"]
         lines += [f"      const {ct} acc{i} = sums{i}[e];" for i in range(n)]
         lines += ["      " + ln for ln in finish]
@@ -111,7 +110,8 @@ def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body
     if width == 1:
         gsize, lsize = (kernels.round_up(cols, 32), slices), (32, slices)
     else:
-        # a group per work-item: W4's 1024 columns make 32 groups for the CPU threads
+        # a group per work-item: a dense layer's 1024 columns make 32 groups for the CPU
+        # threads
         gsize, lsize = (units,), (1,)
     launch = dot_epilogue.flat_epilogue_launcher(device, k, n, n_in, out_avals, gsize, lsize)
     launch.source = src

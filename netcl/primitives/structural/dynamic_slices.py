@@ -12,6 +12,7 @@ from ...core.shapes import contiguous_strides, normalize_axis
 from ...core.tracing import Primitive, ShapedArray
 from .. import elementwise as ew
 from ..views import bdim_at_front, broadcast_in_dim, full, move_batch_axis, reshape
+from ..views import operand as _operand
 from .common import _batch_size, _empty_launcher, _zero_tangent, _zeros
 from .copy_kernels import _copy_piece, _pack_starts
 from .gather_scatter import gather
@@ -209,6 +210,13 @@ dynamic_update_slice_p.vjp = _dynamic_update_slice_vjp
 dynamic_update_slice_p.batch = _dynamic_update_slice_batch
 
 
+def _seq(v, name, arg):
+    if not isinstance(v, (list, tuple)):
+        raise TypeError(f"{name}: {arg} must be a sequence with one entry per dimension, got "
+                        f"{type(v).__name__}")
+    return v
+
+
 def _start_index(s, name):
     if hasattr(s, "dtype") and hasattr(s, "shape"):
         if s.ndim != 0:
@@ -226,7 +234,9 @@ def _start_index(s, name):
 
 def dynamic_slice(operand, start_indices, slice_sizes):
     """lax.dynamic_slice: a `slice_sizes` box at run-time starts (clamped into range)."""
-    starts = tuple(_start_index(s, "dynamic_slice") for s in start_indices)
+    operand = _operand(operand, "dynamic_slice")
+    starts = tuple(_start_index(s, "dynamic_slice") for s in _seq(start_indices, "dynamic_slice",
+                                                                  "start_indices"))
     try:
         sizes = tuple(operator.index(s) for s in slice_sizes)
     except TypeError:
@@ -236,12 +246,16 @@ def dynamic_slice(operand, start_indices, slice_sizes):
 
 def dynamic_update_slice(operand, update, start_indices):
     """lax.dynamic_update_slice: `operand` with `update` written at run-time starts (clamped)."""
-    starts = tuple(_start_index(s, "dynamic_update_slice") for s in start_indices)
+    operand = _operand(operand, "dynamic_update_slice")
+    update = _operand(update, "dynamic_update_slice")
+    starts = tuple(_start_index(s, "dynamic_update_slice")
+                   for s in _seq(start_indices, "dynamic_update_slice", "start_indices"))
     return dynamic_update_slice_p.bind(operand, update, *starts)
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
     """lax.dynamic_slice_in_dim: dynamic_slice along one axis."""
+    operand = _operand(operand, "dynamic_slice_in_dim")
     axis = normalize_axis(axis, operand.ndim, "dynamic_slice_in_dim")
     starts = [0] * operand.ndim
     starts[axis] = start_index
@@ -252,6 +266,7 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
 
 def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
     """lax.dynamic_index_in_dim: one index along `axis` (kept as size 1 unless keepdims=False)."""
+    operand = _operand(operand, "dynamic_index_in_dim")
     axis = normalize_axis(axis, operand.ndim, "dynamic_index_in_dim")
     out = dynamic_slice_in_dim(operand, index, 1, axis)
     if keepdims:
@@ -261,6 +276,7 @@ def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis):
     """lax.dynamic_update_slice_in_dim: dynamic_update_slice along one axis."""
+    operand = _operand(operand, "dynamic_update_slice_in_dim")
     axis = normalize_axis(axis, operand.ndim, "dynamic_update_slice_in_dim")
     starts = [0] * operand.ndim
     starts[axis] = start_index

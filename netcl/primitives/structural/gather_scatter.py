@@ -36,6 +36,7 @@ from ...core.shapes import normalize_axis, prod
 from ...core.tracing import Primitive, ShapedArray
 from .. import elementwise as ew
 from ..views import bdim_at_front, broadcast_in_dim, full, move_batch_axis, reshape
+from ..views import operand as _operand
 from .common import (_RAW_CTYPE, _batch_size, _check_size, _const_buffer, _empty_launcher,
                      _zero_tangent, _zeros)
 from .shape_ops import iota
@@ -281,6 +282,7 @@ def gather(operand, indices, axis, batch_dims=0):
     The output shape is operand.shape[:axis] + indices.shape[batch_dims:] +
     operand.shape[axis + 1:].
     """
+    operand = _operand(operand, "gather")
     if operand.ndim == 0:
         raise ValueError("gather: the operand must have at least one dimension, got 0-d")
     axis = normalize_axis(axis, operand.ndim, "gather")
@@ -536,6 +538,7 @@ for _p in (scatter_min_p, scatter_max_p):
 
 def _scatter_fn(prim, doc):
     def f(operand, indices, updates, axis, batch_dims=0):
+        operand, updates = _operand(operand, prim.name), _operand(updates, prim.name)
         if operand.ndim == 0:
             raise ValueError(f"{prim.name}: the operand must have at least one dimension, "
                              "got 0-d")

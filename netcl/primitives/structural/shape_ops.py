@@ -11,7 +11,8 @@ from ...core.array import Array
 from ...core.shapes import contiguous_strides, normalize_axis, prod
 from ...core.tracing import Primitive, ShapedArray
 from .. import elementwise as ew
-from ..views import bdim_at_front, broadcast_in_dim, full, move_batch_axis, slice as lax_slice
+from ..views import bdim_at_front, broadcast_in_dim, full, move_batch_axis
+from ..views import operand as _operand, slice as lax_slice
 from .common import _batch_size, _check_size, _empty_launcher, _zero_tangent
 from .copy_kernels import _copy_piece
 
@@ -170,7 +171,10 @@ concatenate_p.batch = _concatenate_batch
 
 def concatenate(operands, dimension):
     """lax.concatenate: join operands of equal dtype along `dimension` (other dims equal)."""
-    operands = tuple(operands)
+    if not isinstance(operands, (list, tuple)):
+        raise TypeError(f"concatenate: operands must be a sequence of arrays, got "
+                        f"{type(operands).__name__}")
+    operands = tuple(_operand(x, "concatenate") for x in operands)
     if not operands:
         raise ValueError("concatenate: needs at least one operand")
     dimension = normalize_axis(dimension, operands[0].ndim, "concatenate", "dimension") \
@@ -314,6 +318,7 @@ def pad(operand, padding_value, padding_config):
 
     `padding_value` is a 0-d array of the operand's dtype (or a Python scalar).
     """
+    operand = _operand(operand, "pad")
     try:
         config = tuple((operator.index(lo), operator.index(hi), operator.index(it))
                        for lo, hi, it in padding_config)

@@ -1,0 +1,81 @@
+"""Target: what generated kernels may assume about a device, decided once per device.
+
+Every device policy lives here, as a field of one frozen record, instead of `if cpu`
+branches in the generators: which family of kernels fits (host CPU cores running
+work-items as loops, or SIMT GPUs), vector widths, the reduction style, the GEMM tier table,
+how convolutions lower, whether long contractions split, tensor cores. A generator reads
+`device.target`; nothing else asks `device.kind`.
+
+    >>> netcl.default_device().target.kernel_family
+    'cpu'
+
+Tests and benchmarks try the other kernels of a family on one device through
+`netcl.test_util.override_target(device, reduction_style="gpu")`.
+"""
+from dataclasses import dataclass
+
+# Columns one work-item of a column-sum epilogue covers on CPU targets: four float8 vectors.
+CPU_COLUMN_SUM_WIDTH = 32
+
+# Extra dense inputs a GEMM epilogue may read on CPU targets: the GEMM reads them row by
+# row in its store loop, slower there than a streaming kernel over them.
+CPU_DENSE_EPILOGUE_EXTRAS = 2
+
+
+@dataclass(frozen=True)
+class Target:
+    """What kernels generated for one device may assume."""
+    platform: str            # "opencl", or "numpy" (the reference fallback: no kernels)
+    kernel_family: str       # "cpu": work-items run as loops on host cores (PoCL; explicit
+    #                          vectors, a work-item per row or column block, GEMM panels in
+    #                          local memory, which is cache); "gpu": work-groups of SIMT lanes
+    #                          cooperating through local memory (GPUs, accelerators)
+    vector_width: int        # lanes of generated elementwise and row code (1: scalar)
+    preferred_vector_width: int   # the float width the device prefers (8 on AVX2 hosts, 16
+    #                               on AVX-512); kernels use `vector_width`
+    epilogue_vector_width: int    # columns per vector GEMM-epilogue call
+    reduction_style: str     # "cpu" or "gpu" kernels for reductions (reductions/launch.py)
+    gemm_tiers: str          # which tuned tier table GEMMs choose from ("cpu" or "gpu")
+    conv_lowering: str       # "generic" (patches stored, then a GEMM) or "implicit" (the GEMM
+    #                          gathers patches from the input)
+    split_k: bool            # long contractions with few output tiles split into K chunks
+    tensor_cores: bool       # TF32 mma.sync through inline PTX (NVIDIA, sm_80 and newer)
+    column_sum_width: int    # columns per work-item of a column-sum epilogue
+    max_dense_epilogue_extras: int   # dense extra inputs a GEMM epilogue may read (-1: any)
+
+    @property
+    def host_cpu(self):
+        return self.kernel_family == "cpu"
+
+
+NUMPY = Target(platform="numpy", kernel_family="cpu", vector_width=1, preferred_vector_width=1,
+               epilogue_vector_width=1, reduction_style="cpu", gemm_tiers="cpu",
+               conv_lowering="generic", split_k=False, tensor_cores=False,
+               column_sum_width=1, max_dense_epilogue_extras=-1)
+
+
+def nvidia_tensor_cores(cl_device):
+    """True on NVIDIA GPUs of compute capability 8.0 or newer (TF32 mma.sync)."""
+    try:
+        return "NVIDIA" in cl_device.vendor.upper() and \
+            int(cl_device.compute_capability_major_nv) >= 8
+    except Exception:      # no cl_nv_device_attribute_query
+        return False
+
+
+def target_for(cl_device, kind):
+    """The Target of an OpenCL device of `kind` ("cpu", "gpu" or "accel")."""
+    preferred = int(getattr(cl_device, "preferred_vector_width_float", 1) or 1)
+    if kind == "cpu":
+        return Target(platform="opencl", kernel_family="cpu", vector_width=8,
+                      preferred_vector_width=preferred, epilogue_vector_width=8,
+                      reduction_style="cpu", gemm_tiers="cpu", conv_lowering="generic",
+                      split_k=False, tensor_cores=False,
+                      column_sum_width=CPU_COLUMN_SUM_WIDTH,
+                      max_dense_epilogue_extras=CPU_DENSE_EPILOGUE_EXTRAS)
+    # the GPU float GEMM tiers keep 4 columns per register vector (their rvec)
+    return Target(platform="opencl", kernel_family="gpu", vector_width=1,
+                  preferred_vector_width=preferred, epilogue_vector_width=4,
+                  reduction_style="gpu", gemm_tiers="gpu", conv_lowering="implicit",
+                  split_k=True, tensor_cores=nvidia_tensor_cores(cl_device), column_sum_width=1,
+                  max_dense_epilogue_extras=-1)
