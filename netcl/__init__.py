@@ -16,6 +16,9 @@ from . import data, io, optim, stax  # noqa: F401
 from .numpy.creation import device_put
 from . import test_util  # noqa: F401
 from .transforms.jit import clear_caches, jit
+from .transforms.pmap import (device_count, device_put_replicated, device_put_sharded,
+                              local_device_count, local_devices, pmap)
+from .core.sharded import ShardedArray
 from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                          make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
 

@@ -10,6 +10,8 @@ from .primitives.linalg import *  # noqa: F401,F403
 from .transforms.ad import stop_gradient  # noqa: F401
 from .transforms.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa
 
+from .primitives.collectives import (all_gather, all_to_all, axis_index, axis_size,  # noqa
+                                     pmax, pmean, pmin, ppermute, psum, psum_scatter)
 from .primitives.random_bits import (bitcast_convert_type, nextafter, shift_left,  # noqa
                                      shift_right_arithmetic, shift_right_logical, threefry2x32)
 

@@ -1,76 +1,17 @@
-"""Elementwise primitives against their NumPy references, and their derivative rules."""
-
-
+"""Elementwise semantics (integer division, rounding, weak types), errors and derivative rules.
+"""
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import netcl
 import netcl.numpy as jnp
 from netcl import lax
 from netcl.primitives import elementwise as ew
 from netcl.test_util import check_grads
-from util import assert_close, layouts, rand, shapes, to_device
+from util import assert_close, rand
 
-SETTINGS = settings(max_examples=20, deadline=None)
-
-# (primitive, dtypes to try, value range); float ops also see inf/nan.
-UNARY = [
-    (ew.neg_p, ("float32", "int32"), (-5, 5)), (ew.abs_p, ("float32", "int32"), (-5, 5)),
-    (ew.sign_p, ("float32", "int32"), (-5, 5)), (ew.exp_p, ("float32",), (-5, 5)),
-    (ew.exp2_p, ("float32",), (-5, 5)), (ew.log_p, ("float32",), (0.01, 5)),
-    (ew.log1p_p, ("float32",), (-0.9, 5)), (ew.expm1_p, ("float32",), (-5, 5)),
-    (ew.sqrt_p, ("float32",), (0, 5)), (ew.rsqrt_p, ("float32",), (0.1, 5)),
-    (ew.square_p, ("float32", "int32"), (-5, 5)), (ew.reciprocal_p, ("float32",), (0.5, 5)),
-    (ew.tanh_p, ("float32",), (-5, 5)), (ew.logistic_p, ("float32",), (-20, 20)),
-    (ew.sin_p, ("float32",), (-5, 5)), (ew.cos_p, ("float32",), (-5, 5)),
-    (ew.tan_p, ("float32",), (-1.5, 1.5)), (ew.erf_p, ("float32",), (-3, 3)),
-    (ew.erf_inv_p, ("float32",), (-0.99, 0.99)), (ew.floor_p, ("float32",), (-5, 5)),
-    (ew.ceil_p, ("float32",), (-5, 5)), (ew.atan_p, ("float32",), (-5, 5)),
-    (ew.not_p, ("bool", "int32"), (-5, 5)), (ew.is_finite_p, ("float32",), (-5, 5)),
-]
-BINARY = [
-    (ew.add_p, ("float32", "int32"), (-5, 5)), (ew.sub_p, ("float32", "int32"), (-5, 5)),
-    (ew.mul_p, ("float32", "int32"), (-5, 5)), (ew.div_p, ("float32", "int32"), (-5, 5)),
-    (ew.rem_p, ("float32", "int32"), (-5, 5)), (ew.floor_div_p, ("float32", "int32"), (-5, 5)),
-    (ew.pow_p, ("float32",), (0.1, 3)), (ew.max_p, ("float32", "int32"), (-5, 5)),
-    (ew.min_p, ("float32", "int32"), (-5, 5)), (ew.atan2_p, ("float32",), (-5, 5)),
-    (ew.eq_p, ("float32", "int32"), (-2, 2)), (ew.lt_p, ("float32", "int32"), (-2, 2)),
-    (ew.ge_p, ("float32",), (-2, 2)), (ew.and_p, ("bool", "int32"), (-5, 5)),
-    (ew.or_p, ("bool", "int32"), (-5, 5)), (ew.xor_p, ("bool",), (-5, 5)),
-]
-
-
-def _case_strategy(table):
-    return st.tuples(st.sampled_from(table), st.integers(0, 10))
-
-
-@SETTINGS
-@given(case=_case_strategy(UNARY), shape=shapes(max_dims=3), layout=layouts(),
-       seed=st.integers(0, 2**16), special=st.booleans())
-def test_unary_matches_reference(case, shape, layout, seed, special):
-    (prim, dts, (lo, hi)), k = case
-    dt = np.dtype(dts[k % len(dts)])
-    rng = np.random.default_rng(seed)
-    x = rand(rng, shape, dt, lo, hi, special=special and dt.kind == "f")
-    got = prim.bind(to_device(x, layout))
-    want = prim.reference(x)
-    assert_close(got, want, want.dtype, rtol=1e-4 if dt.kind == "f" else None, atol=1e-5)
-
-
-@SETTINGS
-@given(case=_case_strategy(BINARY), shape=shapes(max_dims=3), layouts_=st.tuples(layouts(),
-       layouts()), seed=st.integers(0, 2**16))
-def test_binary_matches_reference(case, shape, layouts_, seed):
-    (prim, dts, (lo, hi)), k = case
-    dt = np.dtype(dts[k % len(dts)])
-    rng = np.random.default_rng(seed)
-    a, b = rand(rng, shape, dt, lo, hi), rand(rng, shape, dt, lo, hi)
-    if prim in (ew.div_p, ew.rem_p, ew.floor_div_p) and dt.kind == "f":
-        b = np.where(np.abs(b) < 0.1, np.float32(1), b).astype(dt)
-    got = prim.bind(to_device(a, layouts_[0]), to_device(b, layouts_[1]))
-    assert_close(got, prim.reference(a, b), rtol=1e-4, atol=1e-5)
+# Every elementwise primitive against its NumPy reference over drawn shapes, layouts, dtypes
+# and values: tests/test_primitive_tables.py (parametrized over the table itself).
 
 
 def test_integer_division_never_traps():
@@ -106,6 +47,17 @@ def test_select_clamp_convert():
     assert_close(conv, ew.convert_element_type_p.reference(x, np.dtype(np.int32)))
     assert np.asarray(lax.convert_element_type(jnp.array([0.0, 2.5]), jnp.bool_)).tolist() == \
         [False, True]
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_trig_next_to_an_infinity(name):
+    """An infinity in the same 8-vector did not spoil its neighbours (PoCL's vector trig gave
+    sin(1e-6) = 0.0082 there): the kernels turn infinities into NaN before the call."""
+    x = np.array([1e-6, 5.8e-4, 0.3, np.inf, -3.0, -np.inf, -0.0, 2.0] * 2, np.float32)
+    with np.errstate(invalid="ignore"):
+        want = getattr(np, name)(x)
+    for f in (getattr(lax, name), netcl.jit(getattr(lax, name))):
+        assert_close(f(jnp.asarray(x)), want, np.float32, rtol=1e-6, atol=0)
 
 
 def test_round_methods():

@@ -117,21 +117,8 @@ def test_reduce_matches_numpy(case, data, seed, layout, special, keepdims):
         check_sum_like(got, want, x, axis)
 
 
-@SETTINGS
-@given(op=st.sampled_from(["sum", "max", "min", "prod"]), data=st.data(),
-       seed=st.integers(0, 2**16), layout=layouts())
-def test_lax_reductions_match_references(op, data, seed, layout):
-    """The primitives themselves, empty reductions (identities) included."""
-    shape = data.draw(shapes(max_dims=3, max_side=4))
-    axes = tuple(sorted(data.draw(st.lists(st.integers(0, max(len(shape) - 1, 0)),
-                                           unique=True, max_size=len(shape)))))
-    rng = np.random.default_rng(seed)
-    dt = np.dtype(data.draw(st.sampled_from(["float32", "int32"])))
-    x = rand(rng, shape, dt, 0.5 if op == "prod" else -3, 1.5 if op == "prod" else 3)
-    prim = getattr(R, f"reduce_{op}_p")
-    got = getattr(R, f"reduce_{op}")(to_device(x, layout), axes)
-    want = prim.reference(x, axes=axes) if axes else x
-    check_sum_like(got, want, x, axes, factor=4.0 * (x.size + 1) if op == "prod" else 4.0)
+# The primitives themselves (reduce_*, argmax/argmin, the scans and ffill) against their
+# references over drawn shapes, axes, layouts and dtypes: tests/test_primitive_tables.py.
 
 
 def test_empty_reductions_give_identities():
@@ -205,6 +192,20 @@ def test_arg_first_nan_and_ties():
         assert int(jnp.argmax(to_device(y, layout))) == 1
         assert int(jnp.argmin(to_device(y, layout))) == 3
     assert R.argmax(jnp.asarray(y), 0, np.uint32).dtype == np.uint32
+
+
+@pytest.mark.parametrize("dtype, lowest, highest", [("bool", False, True),
+                                                    ("float32", -np.inf, np.inf),
+                                                    ("int32", -2**31, 2**31 - 1)])
+def test_arg_of_identity_runs_is_the_first_index(dtype, lowest, highest):
+    """argmax over values all equal to max's identity (an all-False mask), argmin over min's:
+    index 0, along rows and columns of 8-vectors (the CPU kernels' vector paths gave INT_MAX)."""
+    x = np.full((3, 40), lowest, dtype)
+    y = np.full((3, 40), highest, dtype)
+    for axis in (0, 1):
+        np.testing.assert_array_equal(np.asarray(jnp.argmax(jnp.asarray(x), axis=axis)), 0)
+        np.testing.assert_array_equal(np.asarray(jnp.argmin(jnp.asarray(y), axis=axis)), 0)
+    np.testing.assert_array_equal(np.asarray(jnp.argmax(jnp.asarray(x[:, ::-1]), axis=1)), 0)
 
 
 # ---- cumulative -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import pyopencl as cl
 
 from . import dtypes
 from .array import Array, deleted_message
+from .sharded import ShardedArray
 from .devices import default_device
 from .pool import _OUT_OF_MEMORY
 from .shapes import prod
@@ -52,7 +53,10 @@ class EvalInterpreter(Interpreter):
             for a in args:
                 if type(a) is not Array:
                     return self._process_slow(prim, args, params)
-            key = (prim,) + tuple(a._layout_id() for a in args)
+            # (an operand-less primitive, an iota, runs on the default device: its launcher
+            # is that device's)
+            key = (prim,) + tuple(a._layout_id() for a in args) if args else \
+                (prim, default_device())
         if params:
             key = key + tuple(params.items())
         try:
@@ -89,7 +93,8 @@ class EvalInterpreter(Interpreter):
             return None
         if not shared:
             return self._build(prim, args, params)
-        key = (prim,) + tuple(a._layout_id() for a in args)
+        key = (prim,) + tuple(a._layout_id() for a in args) if args else \
+            (prim, default_device())
         if params:
             key = key + tuple(params.items())
         try:
@@ -238,6 +243,10 @@ def to_array(x, where="netcl", device=None):
         return x
     if isinstance(x, Tracer):
         raise LeakedTracerError(_leak_message(x))
+    if isinstance(x, ShardedArray):    # (eager use of pmap's output: gathered, see sharded.py)
+        x = x._as_array()
+        return x if device is None or x.device is device else \
+            Array.from_numpy(device, np.asarray(x), x.weak_type)
     device = device or default_device()
     if isinstance(x, (bool, int, float, np.bool_)) and type(x) in (bool, int, float):
         return scalar_constant(x, dtypes.scalar_dtype(x, where), device, weak=True)

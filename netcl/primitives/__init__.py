@@ -12,4 +12,6 @@ NumPy reference, jvp, vjp, batching, precision policy, fusion kind).
                   epilogue fusion)
   conv/           conv_general_dilated, reduce_window, pooling derivatives
   random_bits.py  threefry2x32, bit shifts, bitcast (netcl.random builds on them)
+  collectives.py  psum/pmax/pmin, all_gather, ppermute, psum_scatter, all_to_all, axis_index
+                  over named axes (vmap(axis_name=)/pmap), the axis environment, HOST_RULES
 """

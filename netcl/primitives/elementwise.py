@@ -310,9 +310,12 @@ tanh_p = _unary("tanh", lambda d, o: "tanh({0})" if d[0] == dtypes.float64 else
                 ": tanh({0})))", _np_via_float64(np.tanh))
 logistic_p = _unary("logistic", "(({T})1 / (({T})1 + exp(-{0})))",
                     _np_float(lambda x: 1 / (1 + np.exp(-x))))
-sin_p = _unary("sin", "sin({0})", _np_float(np.sin))
-cos_p = _unary("cos", "cos({0})", _np_float(np.cos))
-tan_p = _unary("tan", "tan({0})", _np_float(np.tan))
+# +-inf lanes are made NaN (their result anyway) before the call: PoCL's 8-wide sin/cos/tan
+# return garbage in the other lanes of a vector holding an infinity (sin(1e-6) gave 0.0082)
+_TRIG_ARG = "(netcl_fabs({0}) < INFINITY ? {0} : ({T})NAN)"
+sin_p = _unary("sin", f"sin({_TRIG_ARG})", _np_float(np.sin))
+cos_p = _unary("cos", f"cos({_TRIG_ARG})", _np_float(np.cos))
+tan_p = _unary("tan", f"tan({_TRIG_ARG})", _np_float(np.tan))
 asin_p = _unary("asin", "asin({0})", _np_float(np.arcsin))
 acos_p = _unary("acos", "acos({0})", _np_float(np.arccos))
 atan_p = _unary("atan", "atan({0})", _np_float(np.arctan))
@@ -473,8 +476,12 @@ select_p.reference = lambda p, a, b: np.where(p, a, b)
 select_p.make_launcher = lambda device, args, params, out: make_elementwise_launcher(
     select_p, device, args, params, out)
 
-clamp_p = _elementwise_prim("clamp", 3, "fiu")  # clamp(lo, x, hi), NaN in x propagates
-clamp_p.lowering = _by_kind({"f": "(({1} != {1}) ? {1} : min(max({1}, {0}), {2}))",
+clamp_p = _elementwise_prim("clamp", 3, "fiu")  # clamp(lo, x, hi), NaN anywhere propagates
+# NaN-propagating max then min written as selects (as max_p/min_p): OpenCL's max/min leave
+# NaN operands undefined (PoCL's clamp(-3.3, lo=nan, hi=-0.) gave -0., JAX and NumPy NaN)
+_CLAMP_LO = "(({1} > {0} || {1} != {1}) ? {1} : {0})"
+clamp_p.lowering = _by_kind({"f": f"(({_CLAMP_LO} < {{2}} || {_CLAMP_LO} != {_CLAMP_LO}) ? "
+                                  f"{_CLAMP_LO} : {{2}})",
                              "i": "min(max({1}, {0}), {2})", "u": "min(max({1}, {0}), {2})"})
 clamp_p.reference = lambda lo, x, hi: np.where(np.isnan(x), x, np.minimum(np.maximum(x, lo), hi)) \
     if x.dtype.kind == "f" else np.minimum(np.maximum(x, lo), hi)

@@ -25,7 +25,6 @@ from ..core import dtypes, kernels
 from ..core.ad_util import Zero, defjvp, defvjp
 from ..core.array import Array
 from ..core.codegen import HELPERS, input_kind, make_elementwise_launcher, render_elementwise
-from ..core.devices import default_device
 from ..core.shapes import canonical_shape, prod
 from ..core.tracing import Primitive, ShapedArray
 
@@ -231,26 +230,18 @@ def _counter_launcher(device, args, params, out_aval):
     n = prod(shape)
     if n >= 2**31:
         raise ValueError(f"iota_2x32_shape: {n} elements exceed the 2^31 index limit")
-    fixed = params.get("device")
-    per_device = {}
+    # `device`: the device param, or the default device the eager cache keyed this
+    # operand-less launcher by (so a compiled plan keeps it on its device)
+    if n == 0:
+        return lambda: Array.empty(device, shape, _U32)
+    k = kernels.kernel(device, _IOTA_SRC, "counter_iota")
+    k.set_arg(1, np.int32(n))
+    gsize, lsize = kernels.grid_1d(device, n)
 
     def launch():
-        # Without a device param the array goes to the default device of the moment (the
-        # eager cache key of an operand-less primitive does not say which device that is).
-        dev = fixed or default_device()
-        if dev.is_numpy:
-            return Array.from_numpy(dev, np.arange(n, dtype=np.uint32).reshape(shape))
-        if n == 0:
-            return Array.empty(dev, shape, _U32)
-        entry = per_device.get(dev)
-        if entry is None:
-            k = kernels.kernel(dev, _IOTA_SRC, "counter_iota")
-            k.set_arg(1, np.int32(n))
-            entry = per_device[dev] = (k,) + kernels.grid_1d(dev, n)
-        k, gsize, lsize = entry
-        out = Array.empty(dev, shape, _U32)
+        out = Array.empty(device, shape, _U32)
         k.set_arg(0, out._buf)
-        cl.enqueue_nd_range_kernel(dev.queue, k, gsize, lsize)
+        cl.enqueue_nd_range_kernel(device.queue, k, gsize, lsize)
         return out
     return launch
 

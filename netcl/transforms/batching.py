@@ -123,8 +123,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         size = sizes.pop() if sizes else axis_size
         interp = BatchInterpreter(current_interpreter(), size, axis_name)
         ins = [x if a is None else BatchTracer(interp, x, a) for x, a in zip(flat, norm_axes)]
-        with set_interpreter(interp):
-            out = fun(*tree_unflatten(tree, ins), **kwargs)
+        if axis_name is None:
+            with set_interpreter(interp):
+                out = fun(*tree_unflatten(tree, ins), **kwargs)
+        else:   # collectives over axis_name (netcl.lax.psum...) see it bound, of this size
+            from ..primitives.axis_env import axis_frame
+            with axis_frame(axis_name, size), set_interpreter(interp):
+                out = fun(*tree_unflatten(tree, ins), **kwargs)
         outs, out_tree = tree_flatten(out)
         o_axes = _broadcast_prefix(out_axes, out, "out_axes")
         res = []

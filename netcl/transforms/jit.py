@@ -23,6 +23,7 @@ import weakref
 import numpy as np
 
 from ..core.array import Array
+from ..core.sharded import ShardedArray
 from ..core.devices import default_device
 from ..core.eval import eval_interpreter, to_array
 from ..core.tracing import ShapedArray, Tracer, current_interpreter
@@ -71,8 +72,9 @@ _GENERATED = (FusedPrimitive, RowFusedPrimitive, EpiloguePrimitive)
 class Executable:
     """What a compiled jit call runs: steps over an environment of arrays."""
 
-    def __init__(self, ir, out_tree):
+    def __init__(self, ir, out_tree, device=None):
         self.ir = ir
+        self.device = device        # where it runs (None: the default device)
         self.out_tree = out_tree
         n_in = len(ir.invars)
         slot = {}
@@ -135,7 +137,15 @@ class Executable:
         return self._straight(*flat_args)   # the hot path of every call after the first
 
     def _run(self, flat_args, record):
-        """Run through the eager interpreter's launcher lookup (recording the launchers)."""
+        """Run through the eager interpreter's launcher lookup (recording the launchers), on
+        the device compiled for: steps with no array input (an iota) run on the default
+        device, which need not be the arguments' one."""
+        if self.device is not None and self.device is not default_device():
+            with default_device(self.device):
+                return self._run_here(flat_args, record)
+        return self._run_here(flat_args, record)
+
+    def _run_here(self, flat_args, record):
         if not record:
             return self._execute(flat_args, [None] * len(self.steps))
         recorded = []
@@ -418,7 +428,7 @@ class Jitted:
         if isinstance(x, Array):
             x._check_live(f"jit({name})")
             return x if x._contig and x.offset == 0 else _dense_copy(x)
-        if isinstance(x, (bool, int, float, np.ndarray, np.number, np.bool_)):
+        if isinstance(x, (bool, int, float, np.ndarray, np.number, np.bool_, ShardedArray)):
             return to_array(x, f"jit({name})")
         raise TypeError(f"jit({name}): argument of type {type(x).__name__} is not an "
                         "array; mark it static with static_argnums/static_argnames")
@@ -588,7 +598,7 @@ class Jitted:
     def _compiled_for(self, key, ir, out_tree=None):
         exe = self.cache.get(key)
         if exe is None:
-            exe = Executable(ir, out_tree)
+            exe = Executable(ir, out_tree, key[3])
             exe.cache_key = key
             self.cache[key] = exe
             while len(self.cache) > self._cache_size:

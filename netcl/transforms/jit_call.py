@@ -81,11 +81,16 @@ class _JitCallRules(_CallRules):
     def batch(self, interp, args, params):
         call = params["call"]
         vals, dims = zip(*[interp.lift(a) for a in args])
+        # (under a named vmap, unbatched calls are vmapped too: the function may hold
+        # collectives over the name, e.g. psum of a constant, which only vmap can apply)
+        unbatched = all(d is None for d in dims)
+        size = interp.axis_size if unbatched else None
         with set_interpreter(interp.parent):
-            if all(d is None for d in dims):
+            if unbatched and interp.axis_name is None:
                 return jit_call_p.bind(*vals, **params)
-            outs = call.compiled(("vmap", dims, interp.axis_name),
-                                 lambda: _vmap_fun(call.fun, dims, interp.axis_name))(*vals)
+            outs = call.compiled(("vmap", dims, interp.axis_name, size),
+                                 lambda: _vmap_fun(call.fun, dims, interp.axis_name, size))(
+                *vals)
         from .batching import BatchTracer
         return tuple(BatchTracer(interp, o, 0) for o in outs)
 
@@ -113,10 +118,11 @@ def _vjp_fun(fun, n):
     return f
 
 
-def _vmap_fun(fun, dims, axis_name):
+def _vmap_fun(fun, dims, axis_name, axis_size=None):
     def f(*xs):
         from .batching import vmap
-        return tuple(vmap(fun, in_axes=tuple(dims), axis_name=axis_name)(*xs))
+        return tuple(vmap(fun, in_axes=tuple(dims), axis_name=axis_name,
+                          axis_size=axis_size)(*xs))
     return f
 
 

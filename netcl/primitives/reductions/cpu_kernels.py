@@ -68,13 +68,16 @@ def _better8(op, dtype):
 
 def _take8(op, dtype, later):
     """Mask vector: should lane value x replace bv, where x comes from a later (later=True)
-    or earlier index than bv? Index order is known, so no index compare is needed."""
+    or earlier index than bv? Index order is known, so no index compare is needed, except
+    that a lane with no index yet (bi == INT_MAX) takes its first value: otherwise a run of
+    the identity (all False, all -inf) kept INT_MAX as its index."""
     cmp = ">" if op == "argmax" else "<"
+    unset = _mask_conv(dtype, "(bi == (int8)(INT_MAX))")
     if dtype.kind == "f":
         if later:  # ties keep the earlier; the first NaN stays
-            return f"(x {cmp} bv) | ((x != x) & (bv == bv))"
+            return f"(x {cmp} bv) | ((x != x) & (bv == bv)) | {unset}"
         return f"(x {cmp}= bv) | (x != x)"
-    return f"(x {cmp} bv)" if later else f"(x {cmp}= bv)"
+    return f"(x {cmp} bv) | {unset}" if later else f"(x {cmp}= bv)"
 
 
 def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=True):

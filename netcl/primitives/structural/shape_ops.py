@@ -34,35 +34,21 @@ def _iota_launcher(device, args, params, out):
     dtype, size = params["dtype"], params["size"]
     if size == 0:
         return _empty_launcher(device, out)
-    from ...core.devices import default_device
     src = ("__kernel void nc_iota(__global {S}* out, const int n) {{\n"
            "  const int i = get_global_id(0);\n"
            "  if (i < n) {{ {store} }}\n}}\n").format(
         S=kernels.storage_ctype(dtype),
         store=kernels.store(dtype, "out", "i", f"({kernels.compute_ctype(dtype)})i"))
-    per_device = {}
-
-    def build(dev):
-        k = kernels.kernel(dev, src, "nc_iota")
-        k.set_arg(1, np.int32(size))
-        gsize, lsize = kernels.grid_1d(dev, size)
-        return k, gsize, lsize
-
-    per_device[device] = build(device)
+    # (the eager cache keys an operand-less primitive by the default device, so this
+    # launcher is `device`'s, also inside a compiled plan run with another default)
+    k = kernels.kernel(device, src, "nc_iota")
+    k.set_arg(1, np.int32(size))
+    gsize, lsize = kernels.grid_1d(device, size)
 
     def launch():
-        # The eager cache key of a primitive without operands has no device in it: build
-        # per device so a changed default device still gets its own array.
-        dev = default_device()
-        if dev.is_numpy:
-            return Array.from_numpy(dev, np.arange(size, dtype=dtype))
-        entry = per_device.get(dev)
-        if entry is None:
-            entry = per_device[dev] = build(dev)
-        k, gsize, lsize = entry
-        res = Array.empty(dev, (size,), dtype, False)
+        res = Array.empty(device, (size,), dtype, False)
         k.set_arg(0, res._buf)
-        cl.enqueue_nd_range_kernel(dev.queue, k, gsize, lsize)
+        cl.enqueue_nd_range_kernel(device.queue, k, gsize, lsize)
         return res
     return launch
 

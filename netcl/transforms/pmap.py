@@ -1,0 +1,437 @@
+"""pmap: the same function on every local device, each on its own shard, with collectives.
+
+`pmap(f, axis_name)(*args)` stages `f` once per signature on one shard's abstract values,
+with `axis_name` bound (so `lax.psum(x, axis_name)` and the other collectives trace into the
+IR), and cuts the IR at its collectives into segments. Each segment is compiled per device
+by jit's pipeline (passes, fusion, epilogues) into an executable; a call enqueues a
+segment on every device before it waits on any, so devices run concurrently, then runs the
+collective that ends the segment on the devices' values (`collective_host.HOST_RULES`, through
+host memory) and goes on with the next segment.
+
+Inputs are mapped along `in_axes` (None: the same value on every device); outputs come back
+as `ShardedArray`s (`out_axes=0`), whose shards stay on their devices: passed back into a
+pmap over the same devices they are used where they are.
+
+>>> step = netcl.pmap(lambda x: x / lax.psum(x, "i"), axis_name="i")
+>>> step(jnp.arange(2.0) + 1)          # on 2 devices: ShardedArray([0.333, 0.667])
+"""
+import functools
+import importlib
+
+import numpy as np
+
+from ..core.array import Array
+from ..core.devices import default_device, devices as all_devices
+from ..core.eval import eval_interpreter, to_array
+from ..core.ir import IR
+from ..core.sharded import ShardedArray
+from ..core.tracing import ShapedArray, Tracer, current_interpreter
+from ..tree_util import tree_flatten, tree_unflatten
+from .batching import _broadcast_prefix
+from .jit import Executable
+from .passes import optimize
+from .staging import stage
+
+_devices = importlib.import_module("netcl.core.devices")   # (the module: its LOCK)
+
+
+# ---- devices ---------------------------------------------------------------------------------
+
+def local_devices():
+    """The devices of this process that pmap maps over by default: the OpenCL devices of the
+    default device's kind (all GPUs, or all CPU devices), in discovery order.
+
+    >>> netcl.local_devices()
+    [Device(0: cpu 'pthread-...' ...), Device(1: cpu 'pthread-...' ...)]
+    """
+    kind = default_device().kind
+    return [d for d in all_devices() if d.kind == kind]
+
+
+def local_device_count():
+    """len(local_devices())."""
+    return len(local_devices())
+
+
+def device_count():
+    """The number of devices pmap can map over (one process: the local ones)."""
+    return local_device_count()
+
+
+def _check_devices(devices, where):
+    devices = list(local_devices() if devices is None else devices)
+    from ..core.devices import Device
+    for d in devices:
+        if not isinstance(d, Device):
+            raise TypeError(f"{where}: devices must be netcl Devices, got {type(d).__name__}")
+    return devices
+
+
+def device_put_sharded(shards, devices):
+    """A ShardedArray (or a pytree of them) from per-device values: `shards[i]`, a pytree of
+    arrays with one structure and shapes, goes to `devices[i]`.
+
+    >>> xs = netcl.device_put_sharded([jnp.ones(3), jnp.zeros(3)], netcl.local_devices()[:2])
+    """
+    devices = _check_devices(devices, "device_put_sharded")
+    if not isinstance(shards, (list, tuple)) or len(shards) != len(devices):
+        raise ValueError(f"device_put_sharded: expected a list of {len(devices)} shards (one "
+                         f"per device), got {type(shards).__name__}"
+                         + (f" of {len(shards)}" if isinstance(shards, (list, tuple)) else ""))
+    flats = [tree_flatten(s) for s in shards]
+    tree = flats[0][1]
+    for i, (_, t) in enumerate(flats):
+        if t != tree:
+            raise ValueError(f"device_put_sharded: shard {i} has structure {t}, shard 0 {tree}")
+    leaves = [ShardedArray([_put(flat[k], d, "device_put_sharded", copy=True)
+                            for (flat, _), d in zip(flats, devices)])
+              for k in range(len(flats[0][0]))]
+    return tree_unflatten(tree, leaves)
+
+
+def device_put_replicated(x, devices):
+    """A ShardedArray (or a pytree of them) holding `x` once on each of `devices`.
+
+    >>> params = netcl.device_put_replicated(params, netcl.local_devices())
+    """
+    devices = _check_devices(devices, "device_put_replicated")
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [ShardedArray([_put(leaf, d, "device_put_replicated", copy=True)
+                                               for d in devices]) for leaf in leaves])
+
+
+def _put(x, device, where, copy=False):
+    """`x` on `device`: itself where it is there already (unless `copy`: values a caller
+    may donate must not alias the array they came from)."""
+    if isinstance(x, Array):
+        x._check_live(where)
+        if x.device is device:
+            if not copy:
+                return x
+            from ..primitives.elementwise import copy as copy_array
+            return copy_array(x)
+        return Array.from_numpy(device, x._to_host(where), x.weak_type)
+    if isinstance(x, Tracer):
+        raise TypeError(f"{where}: got a traced value; call it outside of transforms")
+    return to_array(x, where, device)
+
+
+# ---- the compiled program --------------------------------------------------------------------
+
+class _Segment:
+    """Equations between two collectives: run by one executable per device."""
+
+    def __init__(self, ir, executables):
+        self.ir = ir
+        self.executables = executables      # one per device
+
+
+class _Program:
+    """A pmapped function compiled for one signature: segments, and the collective after
+    each segment but the last (its equation)."""
+
+    def __init__(self, invars, segments, collectives, outvars, out_tree, const_outs):
+        self.invars = invars
+        self.segments = segments
+        self.collectives = collectives
+        self.outvars = outvars
+        self.out_tree = out_tree
+        self.const_outs = const_outs    # var id -> per device, outputs that are constants
+
+
+def _split_at_collectives(ir, is_collective):
+    """[(eqns of a segment, the collective equation after it or None)]."""
+    parts, current = [], []
+    for e in ir.eqns:
+        if is_collective(e.prim):
+            parts.append((current, e))
+            current = []
+        else:
+            current.append(e)
+    parts.append((current, None))
+    return parts
+
+
+def _compile(ir, out_tree, devices):
+    from ..primitives.collective_host import HOST_RULES
+    parts = _split_at_collectives(ir, lambda p: p in HOST_RULES)
+    const_of = {v.id: c for v, c in zip(ir.constvars, ir.consts)}
+    # what is read after each point: a segment outputs what later segments, collectives or
+    # the call's outputs read
+    later = [set() for _ in parts]
+    needed = {v.id for v in ir.outvars}
+    for k in range(len(parts) - 1, -1, -1):
+        later[k] = set(needed)
+        eqns, coll = parts[k]
+        if coll is not None:
+            needed |= {v.id for v in coll.inputs}
+        for e in eqns:
+            needed |= {v.id for v in e.inputs}
+    known = {v.id for v in ir.invars}      # values held per device, by variable id
+    segments, collectives = [], []
+    for k, (eqns, coll) in enumerate(parts):
+        produced = {o.id for e in eqns for o in e.outputs}
+        reads = []
+        for e in eqns:
+            for v in e.inputs:
+                if v.id in known and v.id not in produced and all(v is not u for u in reads):
+                    reads.append(v)
+        consts = []
+        for e in eqns:
+            for v in e.inputs:
+                if v.id in const_of and all(v is not u for u, _ in consts):
+                    consts.append((v, const_of[v.id]))
+        after = later[k] | ({v.id for v in coll.inputs} if coll is not None else set())
+        outs, seen = [], set()
+        for e in eqns:
+            for o in e.outputs:
+                if o.id in after and o.id not in seen:
+                    outs.append(o)
+                    seen.add(o.id)
+        executables = []
+        for d in devices:
+            cs = [c if not isinstance(c, Array) or c.device is d else _put(c, d, "pmap")
+                  for _, c in consts]
+            seg_ir = IR(reads, [v for v, _ in consts], cs, eqns, outs)
+            executables.append(Executable(optimize(seg_ir, d, "pmap"), None, d))
+        segments.append(_Segment(IR(reads, [], [], eqns, outs), executables))
+        collectives.append(coll)
+        known |= produced
+        if coll is not None:
+            known |= {o.id for o in coll.outputs}
+    const_outs = {v.id: [_put(const_of[v.id], d, "pmap") for d in devices]
+                  for v in ir.outvars if v.id in const_of}
+    return _Program(ir.invars, segments, collectives, ir.outvars, out_tree, const_outs)
+
+
+def _run(program, per_device_inputs, devices):
+    """Per device, the outputs of one call."""
+    n = len(devices)
+    env = [{v.id: x for v, x in zip(program.invars, per_device_inputs[i])} for i in range(n)]
+    for vid, per_device in program.const_outs.items():
+        for i in range(n):
+            env[i][vid] = per_device[i]
+    for seg, coll in zip(program.segments, program.collectives):
+        ins = [v.id for v in seg.ir.invars]
+        with _devices.LOCK:         # (launchers share kernel objects between threads)
+            for i, exe in enumerate(seg.executables):     # enqueue on every device first
+                outs = exe([env[i][vid] for vid in ins])
+                for v, o in zip(seg.ir.outvars, outs):
+                    env[i][v.id] = o
+        if coll is not None:
+            _collective(coll, env, devices)
+    return [[env[i][v.id] for v in program.outvars] for i in range(n)]
+
+
+def _collective(eqn, env, devices):
+    """Run one collective equation over the devices' values, through host memory."""
+    from ..primitives.collective_host import HOST_RULES
+    n = len(devices)
+    shards = [[np.asarray(env[i][v.id]) for i in range(n)] for v in eqn.inputs]
+    results = HOST_RULES[eqn.prim](*shards, **eqn.params) if shards else \
+        HOST_RULES[eqn.prim](n, **eqn.params)
+    outs = results if eqn.prim.multiple_results else [results]
+    for v, per_device in zip(eqn.outputs, outs):
+        for i, d in enumerate(devices):
+            env[i][v.id] = Array.from_numpy(d, np.asarray(per_device[i], v.aval.dtype),
+                                            v.aval.weak_type)
+
+
+# ---- pmap ------------------------------------------------------------------------------------
+
+class Pmapped:
+    """What `pmap(f)` returns; called like `f`."""
+
+    def __init__(self, fun, axis_name, in_axes, out_axes, static, devices, donate, axis_size):
+        self.fun = fun
+        self.axis_name = axis_name
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.static = static
+        self.devices = None if devices is None else _check_devices(devices, "pmap")
+        self.donate = donate
+        self.axis_size = axis_size
+        self.cache = {}
+        functools.update_wrapper(self, fun)
+
+    @property
+    def _name(self):
+        return f"pmap({getattr(self.fun, '__name__', 'fun')})"
+
+    def __call__(self, *args, **kwargs):
+        if current_interpreter() is not eval_interpreter:
+            raise NotImplementedError(
+                f"{self._name}: called under another transform (grad, vmap, jit of a pmapped "
+                "function); apply those transforms inside the pmapped function instead")
+        name = self._name
+        for i in self.static:
+            if i >= len(args):
+                raise ValueError(f"{name}: static_broadcasted_argnums={self.static} but the "
+                                 f"call has {len(args)} positional arguments")
+            try:
+                hash(args[i])
+            except TypeError:
+                raise ValueError(f"{name}: static argument {i} of type "
+                                 f"{type(args[i]).__name__} is not hashable") from None
+        dyn_pos = [i for i in range(len(args)) if i not in self.static]
+        dyn = tuple(args[i] for i in dyn_pos)
+        in_axes = self.in_axes
+        if isinstance(in_axes, (tuple, list)):
+            if len(in_axes) != len(args):
+                raise ValueError(f"{name}: in_axes has {len(in_axes)} entries but the call has "
+                                 f"{len(args)} positional arguments")
+            in_axes = tuple(in_axes[i] for i in dyn_pos)
+        elif in_axes is not None and not isinstance(in_axes, int):
+            raise TypeError(f"{name}: in_axes must be an int, None or a tuple, got "
+                            f"{type(in_axes).__name__}")
+        axes = _broadcast_prefix(in_axes if isinstance(in_axes, tuple) else
+                                 (in_axes,) * len(dyn), dyn, "in_axes")
+        kw_leaves = tree_flatten(kwargs)[0]
+        leaves, tree = tree_flatten((dyn, kwargs))
+        axes = list(axes) + [0] * len(kw_leaves)
+        leaves = [x if isinstance(x, (Array, ShardedArray)) else to_array(x, name)
+                  for x in leaves]
+        n = self._size(leaves, axes)
+        devices = self._devices(n)
+        per_device, avals = self._shard(leaves, axes, devices)
+        static = tuple((i, args[i]) for i in self.static)
+        key = (tree, tuple(avals), tuple(axes), static, tuple(devices))
+        program = self.cache.get(key)
+        if program is None:
+            program = self.cache[key] = self._compile(tree, static, avals, devices, n)
+        rows = _run(program, per_device, devices)
+        self._delete_donated(args, {id(x) for row in rows for x in row})
+        return self._outputs(rows, program.out_tree, devices)
+
+    def _size(self, leaves, axes):
+        name = self._name
+        sizes = {}
+        for i, (x, a) in enumerate(zip(leaves, axes)):
+            if a is None:
+                continue
+            if not isinstance(a, int):
+                raise TypeError(f"{name}: in_axes entries must be ints or None, got {a!r}")
+            if not -x.ndim <= a < x.ndim:
+                raise ValueError(f"{name}: in_axes={a} is out of range for argument leaf {i} "
+                                 f"of shape {tuple(x.shape)}")
+            sizes.setdefault(x.shape[a % x.ndim], []).append(i)
+        if len(sizes) > 1:
+            raise ValueError(f"{name}: pmap got inconsistent sizes for array axes to be mapped: "
+                             + "; ".join(f"size {s} for argument leaves {v}"
+                                         for s, v in sizes.items()))
+        if not sizes:
+            if self.axis_size is None:
+                raise ValueError(f"{name}: in_axes maps no argument; give axis_size")
+            return self.axis_size
+        n = next(iter(sizes))
+        if self.axis_size is not None and self.axis_size != n:
+            raise ValueError(f"{name}: axis_size={self.axis_size} but the mapped axes have "
+                             f"size {n}")
+        return n
+
+    def _devices(self, n):
+        avail = self.devices if self.devices is not None else local_devices()
+        if self.devices is not None and len(avail) != n:
+            raise ValueError(f"{self._name}: the mapped axis has size {n} but devices has "
+                             f"{len(avail)} entries")
+        if n > len(avail):
+            raise ValueError(f"{self._name}: compiling a computation that requires {n} "
+                             f"logical devices, but only {len(avail)} are available "
+                             f"({avail}); set NETCL_CPU_DEVICES=N for N PoCL devices")
+        if n < 1:
+            raise ValueError(f"{self._name}: the mapped axis has size 0")
+        return list(avail[:n])
+
+    def _shard(self, leaves, axes, devices):
+        """Per device, its input leaves; and one shard's abstract values."""
+        n = len(devices)
+        columns, avals = [], []
+        for x, a in zip(leaves, axes):
+            if a is None:
+                shards = [_put(x, d, self._name) for d in devices] \
+                    if not isinstance(x, ShardedArray) else [_put(x._as_array(), d, self._name)
+                                                           for d in devices]
+            elif isinstance(x, ShardedArray) and a % x.ndim == 0 and \
+                    [s.device for s in x.shards] == devices:
+                shards = [s._check_live(self._name) for s in x.shards]
+            else:
+                host = np.moveaxis(np.asarray(x), a, 0)
+                shards = [Array.from_numpy(d, np.ascontiguousarray(host[i]), x.weak_type)
+                          for i, d in enumerate(devices)]
+            shards = [s if s._contig and s.offset == 0 else s._dense() for s in shards]
+            columns.append(shards)
+            s0 = shards[0]
+            avals.append(ShapedArray(s0.shape, s0.dtype, s0.weak_type))
+        return [[col[i] for col in columns] for i in range(n)], avals
+
+    def _compile(self, tree, static, avals, devices, n):
+        from ..primitives.axis_env import axis_frame
+        static_d = dict(static)
+
+        def f(*leaves):
+            dyn, kwargs = tree_unflatten(tree, list(leaves))
+            it = iter(dyn)
+            full = [static_d[i] if i in static_d else next(it)
+                    for i in range(len(dyn) + len(static_d))]
+            return self.fun(*full, **kwargs)
+        with axis_frame(self.axis_name, n):
+            ir, out_tree = stage(f, tuple(avals))
+        return _compile(ir, out_tree, devices)
+
+    def _delete_donated(self, args, outputs):
+        """Delete the donated arguments (their shards, except those returned as they came,
+        which are outputs now), so that a later use raises as in jit."""
+        for i in self.donate:
+            if i < len(args):
+                for x in tree_flatten(args[i])[0]:
+                    for s in (x.shards if isinstance(x, ShardedArray) else [x]):
+                        if isinstance(s, Array) and id(s) not in outputs:
+                            s.delete()
+
+    def _outputs(self, rows, out_tree, devices):
+        n_out = len(rows[0])
+        per_out = [[rows[i][k] for i in range(len(devices))] for k in range(n_out)]
+        template = tree_unflatten(out_tree, [0] * n_out) if n_out else None   # (leaves)
+        out_axes = _broadcast_prefix(self.out_axes, template, "out_axes") if n_out else []
+        outs = []
+        for shards, a in zip(per_out, out_axes):
+            if a is None:
+                outs.append(shards[0])
+            elif a == 0:
+                outs.append(ShardedArray(shards))
+            else:
+                stacked = np.stack([np.asarray(s) for s in shards], axis=a)
+                outs.append(Array.from_numpy(devices[0], stacked, shards[0].weak_type))
+        return tree_unflatten(out_tree, outs)
+
+
+def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
+         devices=None, donate_argnums=(), axis_size=None):
+    """Map `fun` over the leading axis (`in_axes`) of its arguments, one slice per device,
+    with collectives over `axis_name` (`lax.psum`, `pmean`, `all_gather`, ...).
+
+    >>> @functools.partial(netcl.pmap, axis_name="batch")
+    ... def step(params, x):
+    ...     g = netcl.grad(loss)(params, x)
+    ...     return jax.tree_util.tree_map(lambda a: lax.pmean(a, "batch"), g)
+    """
+    if fun is None:
+        return functools.partial(pmap, axis_name=axis_name, in_axes=in_axes,
+                                 out_axes=out_axes,
+                                 static_broadcasted_argnums=static_broadcasted_argnums,
+                                 devices=devices, donate_argnums=donate_argnums,
+                                 axis_size=axis_size)
+    if not callable(fun):
+        raise TypeError(f"pmap: expected a function, got {type(fun).__name__}")
+    static = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) \
+        else tuple(static_broadcasted_argnums)
+    donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+    for what, nums in (("static_broadcasted_argnums", static), ("donate_argnums", donate)):
+        for i in nums:
+            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+                raise TypeError(f"pmap: {what} must be non-negative ints, got {i!r}")
+    if set(static) & set(donate):
+        raise ValueError("pmap: an argument cannot be both static and donated")
+    if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 1):
+        raise ValueError(f"pmap: axis_size must be a positive int, got {axis_size!r}")
+    return Pmapped(fun, axis_name, in_axes, out_axes, static, devices, donate, axis_size)

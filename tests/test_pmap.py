@@ -1,0 +1,178 @@
+"""pmap over several PoCL devices (NETCL_CPU_DEVICES must be set before PyOpenCL loads, so
+each test runs its program in a subprocess): shards, collectives, gradients, agreement with
+vmap over a named axis and with single-device training, and bad inputs. The sharded-array
+helpers and the errors that need no second device run here too."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import netcl
+import netcl.numpy as jnp
+
+ON_NUMPY = netcl.default_device().is_numpy
+multi = pytest.mark.skipif(ON_NUMPY, reason="several devices need OpenCL (PoCL)")
+
+PRELUDE = """
+import numpy as np
+import netcl, netcl.numpy as jnp
+from netcl import lax
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+"""
+
+
+def run_on(n_devices, code, timeout=240):
+    env = dict(os.environ, NETCL_CPU_DEVICES=str(n_devices))
+    env.pop("POCL_DEVICES", None)
+    r = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=env,
+                       capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
+    return r.stdout
+
+
+@multi
+def test_shards_stay_on_their_devices_and_collectives_agree_with_vmap():
+    run_on(2, """
+    devs = netcl.local_devices()
+    assert len(devs) == 2 and netcl.device_count() == 2
+    x = np.arange(2 * 5, dtype=np.float32).reshape(2, 5)
+
+    f = netcl.pmap(lambda v: v * 2.0 + 1.0)
+    out = f(x)
+    assert isinstance(out, netcl.ShardedArray) and out.shape == (2, 5)
+    assert [s.device for s in out.shards] == devs and out.devices() == set(devs)
+    assert out[1] is out.shards[1]
+    close(out, x * 2 + 1)
+    again = netcl.pmap(lambda v: v)(out)            # passed back: no copy, no move
+    assert all(a is b for a, b in zip(again.shards, out.shards))
+    close(jnp.sum(out), (x * 2 + 1).sum())           # eager use gathers
+
+    def body(v):
+        s = lax.psum(v, "i")
+        m = lax.pmean(v, "i")
+        g = lax.all_gather(v, "i")
+        p = lax.ppermute(v, "i", [(0, 1), (1, 0)])
+        i = lax.axis_index("i")
+        return s, m, g, p, v * i, lax.pmax(v, "i")
+    got = netcl.pmap(body, axis_name="i")(x)
+    want = netcl.vmap(body, axis_name="i")(jnp.asarray(x))
+    for a, b in zip(got, want):
+        close(a, b)
+    close(got[0], np.broadcast_to(x.sum(0), x.shape))
+    close(got[3], x[::-1])
+
+    # operand-less primitives (iota) run on the default device of the call: each device
+    # keeps its own launcher, also inside a plan compiled for another device
+    with netcl.default_device(devs[1]):
+        assert jnp.arange(3).device is devs[1]
+    assert jnp.arange(3).device is devs[0]
+    g = netcl.jit(lambda v: v + jnp.arange(5.0))
+    for _ in range(2):
+        y = g(netcl.device_put(jnp.asarray(x[0]), devs[1]))
+        assert y.device is devs[1]
+        close(y, x[0] + np.arange(5))
+    """)
+
+
+@multi
+def test_data_parallel_training_matches_one_device():
+    """A pmapped sgd step on 2 devices (replicated parameters, sharded batch, pmean of the
+    gradients) gives the parameters of the same steps on the whole batch on one device."""
+    run_on(2, """
+    from netcl import optim, random, stax
+    init, apply = stax.serial(stax.Dense(8), stax.Relu, stax.Dense(3), stax.LogSoftmax)
+    _, params = init(random.PRNGKey(0), (-1, 4))
+    opt = optim.sgd(0.1, momentum=0.9)
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((3, 8, 4)).astype(np.float32)
+    ys = rng.integers(0, 3, (3, 8)).astype(np.int32)
+
+    def loss(p, x, y):      # (one_hot's iota has no array input: it runs on each device)
+        return -jnp.mean(jnp.sum(apply(p, x) * netcl.nn.one_hot(y, 3), axis=-1))
+
+    def step(p, s, x, y, mean=lambda a: lax.pmean(a, "batch")):
+        l, g = netcl.value_and_grad(loss)(p, x, y)
+        g = netcl.tree_util.tree_map(mean, g)
+        u, s = opt.update(g, s, p)
+        return optim.apply_updates(p, u), s, mean(l)
+    pstep = netcl.pmap(step, axis_name="batch", donate_argnums=(0, 1))
+    jstep = netcl.jit(lambda p, s, x, y: step(p, s, x, y, mean=lambda a: a))
+    devs = netcl.local_devices()
+    p2 = netcl.device_put_replicated(params, devs)
+    s2 = netcl.device_put_replicated(opt.init(params), devs)
+    p1, s1 = params, opt.init(params)
+    for k in range(3):
+        old = p2
+        p2, s2, l2 = pstep(p2, s2, xs[k].reshape(2, 4, 4), ys[k].reshape(2, 4))
+        assert netcl.tree_util.tree_leaves(old)[0].is_deleted()     # donated
+        p1, s1, l1 = jstep(p1, s1, jnp.asarray(xs[k]), jnp.asarray(ys[k]))
+        close(l2[0], l1, 1e-5)
+    for a, b in zip(netcl.tree_util.tree_leaves(p2), netcl.tree_util.tree_leaves(p1)):
+        close(a[0], b, 1e-5)
+        close(a[1], b, 1e-5)
+    """)
+
+
+@multi
+def test_four_devices_rings_scatter_and_broadcast_arguments():
+    run_on(4, """
+    x = np.arange(4 * 8, dtype=np.float32).reshape(4, 8) - 10
+    w = np.float32(3.0)
+
+    def body(v, w, scale):
+        ring = lax.ppermute(v, "d", [(i, (i + 1) % 4) for i in range(4)])
+        return (ring, lax.psum_scatter(v, "d", tiled=True) * w * scale,
+                lax.all_gather(v, "d", tiled=True), lax.all_to_all(
+                    v.reshape(4, 2), "d", 0, 0), lax.pmin(v, "d"))
+    f = netcl.pmap(body, axis_name="d", in_axes=(0, None, None),
+                   static_broadcasted_argnums=2)
+    got = f(x, w, 2)
+    want = netcl.vmap(lambda v: body(v, w, 2), axis_name="d")(jnp.asarray(x))
+    for a, b in zip(got, want):
+        close(a, b)
+    close(got[0], np.roll(x, 1, axis=0))
+    n = netcl.pmap(lambda v: v.sum(), out_axes=None)(np.ones((4, 3), np.float32))
+    assert isinstance(n, netcl.Array) and float(n) == 3.0
+    try:
+        netcl.pmap(lambda v: v)(np.ones((5, 2), np.float32))
+    except ValueError as e:
+        assert "requires 5 logical devices, but only 4" in str(e), e
+    else:
+        raise AssertionError("5 shards on 4 devices")
+    """)
+
+
+def test_bad_inputs_name_pmap_and_the_sizes():
+    with pytest.raises(TypeError, match="pmap: expected a function"):
+        netcl.pmap(3)
+    with pytest.raises(TypeError, match="static_broadcasted_argnums"):
+        netcl.pmap(lambda x: x, static_broadcasted_argnums=("a",))
+    f = netcl.pmap(lambda x, y: x + y)
+    with pytest.raises(ValueError, match=r"inconsistent sizes .* size 1 .* size 2"):
+        f(np.ones((1, 3), np.float32), np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="in_axes=2 is out of range .* shape \\(1, 3\\)"):
+        netcl.pmap(lambda x: x, in_axes=2)(np.ones((1, 3), np.float32))
+    with pytest.raises(ValueError, match="not hashable"):
+        netcl.pmap(lambda x, s: x, static_broadcasted_argnums=1)(np.ones((1, 2)), [1])
+    with pytest.raises(NameError, match="unbound axis name: j"):
+        netcl.pmap(lambda x: netcl.lax.psum(x, "j"), axis_name="i")(np.ones((1, 2)))
+    with pytest.raises(NotImplementedError, match="inside the pmapped function"):
+        netcl.grad(lambda x: jnp.sum(netcl.pmap(jnp.sin)(x)))(jnp.ones((1, 2)))
+
+
+def test_one_device_pmap_and_sharded_helpers():
+    dev = netcl.default_device()
+    x = np.arange(6, dtype=np.float32).reshape(1, 6)
+    out = netcl.pmap(lambda v: netcl.lax.psum(v * v, "i"), axis_name="i")(x)
+    np.testing.assert_allclose(np.asarray(out), x * x)
+    xs = netcl.device_put_sharded([{"a": jnp.ones(2)}], [dev])
+    assert isinstance(xs["a"], netcl.ShardedArray) and xs["a"].shape == (1, 2)
+    r = netcl.device_put_replicated(jnp.arange(3.0), [dev])
+    assert r.sharding.devices == (dev,) and r.sharding.shard_shape == (3,)
+    np.testing.assert_allclose(np.asarray(r + 1.0), [[1.0, 2.0, 3.0]])
+    with pytest.raises(ValueError, match="expected a list of 1 shards"):
+        netcl.device_put_sharded([jnp.ones(2), jnp.ones(2)], [dev])
