@@ -229,6 +229,11 @@ EXACT = {"neg", "abs", "sign", "floor", "ceil", "round", "square", "add", "sub",
          "not", "is_finite", "select", "clamp", "copy", "convert_element_type",
          "bitcast_convert_type", "nextafter", "shift_left", "shift_right_logical",
          "shift_right_arithmetic", "sqrt"}
+# OpenCL lets float division and sqrt be off by ulps (NVIDIA's are); CPU builds round them
+# correctly, as NumPy does: elsewhere they are checked to 2 ulps.
+_DEVICE = netcl.default_device()
+ROUNDED = _DEVICE.is_numpy or _DEVICE.target.host_cpu
+ROUNDED_ONLY_ON_CPUS = {"div", "sqrt"}
 _PROBE_DTYPES = [np.dtype(d) for d in ("float32", "int32", "bool")]
 
 
@@ -279,7 +284,10 @@ def test_elementwise_table(name, data, shape, seed, special, rng_):
     with np.errstate(all="ignore"):  # (the NumPy fallback runs the reference in the call)
         want = prim.reference(*[np.array(h) for h in hosts], **params)
         got = fn(*args, **params) if fn is not None else prim.bind(*args, **params)
-    _check(got, np.asarray(want), exact=name in EXACT)
+    if name in ROUNDED_ONLY_ON_CPUS and not ROUNDED:
+        _check(got, np.asarray(want), exact=False, rtol=2.4e-7, atol=1.2e-38)
+    else:
+        _check(got, np.asarray(want), exact=name in EXACT)
 
 
 # ---- reductions and scans ---------------------------------------------------------------------

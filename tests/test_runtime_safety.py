@@ -57,9 +57,8 @@ SEVERAL_DEVICES = """
         out = apply(netcl.device_put(params, d), x)
         assert out.device is d
         np.testing.assert_allclose(np.asarray(out), mlp, rtol=1e-4, atol=1e-5)
-    # each device gets a share of the cores (POCL_MAX_PTHREAD_COUNT)
-    share = max(1, (os.cpu_count() or 1) // n)
-    assert [d.capabilities.compute_units for d in devs] == [share] * n, devs
+    # the devices share PoCL's one pool of workers: each may use every core
+    assert len({d.capabilities.compute_units for d in devs}) == 1, devs
     print("ok")
 """
 

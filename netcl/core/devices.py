@@ -105,11 +105,10 @@ def _configure_pocl():
     """Must run before PyOpenCL lists platforms: PoCL reads these once."""
     n = _cpu_device_count()
     if n and "POCL_DEVICES" not in os.environ:
+        # (POCL_MAX_PTHREAD_COUNT is left alone: PoCL's pthread devices share one pool of
+        # that many workers, so a share of the cores per device would leave the devices
+        # one core's worth of threads together, and they could not run concurrently)
         os.environ["POCL_DEVICES"] = " ".join(["pthread"] * n)
-        # Each device gets a share of the cores (the PoCL 3.0 wheel ignores
-        # POCL_CPU_MAX_CU_COUNT; POCL_MAX_PTHREAD_COUNT is what bounds its threads).
-        cores = os.cpu_count() or 1
-        os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", str(max(1, cores // n)))
 
 
 @dataclass(frozen=True)

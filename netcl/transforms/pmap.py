@@ -218,6 +218,7 @@ def _run(program, per_device_inputs, devices):
                 outs = exe([env[i][vid] for vid in ins])
                 for v, o in zip(seg.ir.outvars, outs):
                     env[i][v.id] = o
+                devices[i].queue.flush()    # (start it now: the next device's turn is next)
         if coll is not None:
             _collective(coll, env, devices)
     return [[env[i][v.id] for v in program.outvars] for i in range(n)]
