@@ -116,6 +116,25 @@ def test_kernel_build_error_carries_log_and_source():
     with pytest.raises(kernels.KernelBuildError) as e:
         kernels.build(dev, "__kernel void broken(__global float* x) { x[0] = undefined_name; }")
     assert "undefined_name" in str(e.value) and "broken" in e.value.source
+    # a program that builds without the kernel asked for (what PoCL does on AVX-512 hosts
+    # when a builtin gets a 512-bit vector) is a build error too, with the source
+    with pytest.raises(kernels.KernelBuildError, match="has no kernel 'missing'"):
+        kernels.kernel(dev, "__kernel void present(__global float* x) { x[0] = 1; }\n",
+                       "missing")
+
+
+def test_built_programs_are_kept_least_recently_used_first(monkeypatch):
+    dev = netcl.default_device()
+    if dev.is_numpy:
+        pytest.skip("no OpenCL on the NumPy fallback")
+    monkeypatch.setattr(kernels, "_MAX_PROGRAMS", 2)
+    src = "__kernel void k(__global float* x) {{ x[0] = {}; }}\n"
+    a = kernels.build(dev, src.format(1))
+    kernels.build(dev, src.format(2))
+    assert kernels.build(dev, src.format(1)) is a          # a hit: now the most recent
+    kernels.build(dev, src.format(3))                       # evicts 2, the least recent
+    assert len(kernels._programs) == 2
+    assert kernels.build(dev, src.format(1)) is a
 
 
 def test_device_put_and_mismatched_devices():

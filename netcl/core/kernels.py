@@ -5,6 +5,7 @@ program, built once per process. Callers hold the returned `cl.Kernel` objects (
 `program.name`, which makes a new kernel object on each access). A failed build raises
 `KernelBuildError` carrying the compiler's log and the numbered source.
 """
+import collections
 import importlib
 import re
 import warnings
@@ -16,7 +17,11 @@ from . import dtypes
 
 _devices = importlib.import_module(".devices", __package__)   # (the module)
 
-_programs = {}
+# Built programs, least recently asked for first. Launchers hold their kernels (and so their
+# programs); this table only spares rebuilding a source a new launcher asks for again, and
+# is bounded so that code compiled for ever new constants does not grow memory for ever.
+_programs = collections.OrderedDict()
+_MAX_PROGRAMS = 1024
 
 
 class KernelBuildError(RuntimeError):
@@ -132,7 +137,9 @@ def build(device, source, options=()):
     # context has no binary for the others, and enqueueing its kernels there crashes PoCL.
     key = (device.context.int_ptr, device.cl_device.int_ptr, source, options)
     prg = _programs.get(key)
-    if prg is None:
+    if prg is not None:
+        _programs.move_to_end(key)
+    else:
         _devices.check_not_forked()   # (a build in a forked child would hang)
         generated = source
         math = set(_INLINE_MATH_USE.findall(source))
@@ -155,6 +162,8 @@ def build(device, source, options=()):
             raise KernelBuildError(device, source, str(e)) from None
         # (two threads may build the same program at once; both then use the first)
         prg = _programs.setdefault(key, prg)
+        while len(_programs) > _MAX_PROGRAMS:
+            _programs.popitem(last=False)
     return prg
 
 
@@ -164,7 +173,18 @@ def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
     Each launcher owns its kernel object so that arguments that never change for it
     (sizes, offsets, metadata buffers) are set once and only buffers are set per call.
     """
-    k = cl.Kernel(build(device, source, options), name)
+    prg = build(device, source, options)
+    try:
+        k = cl.Kernel(prg, name)
+    except cl.LogicError as e:
+        # A compiler may "succeed" without the kernel (PoCL on AVX-512 hosts, given a
+        # builtin called with a 512-bit vector): say so with its log, not INVALID_KERNEL_NAME
+        try:
+            log = prg.get_build_info(device.cl_device, cl.program_build_info.LOG)
+        except cl.Error:
+            log = ""
+        raise KernelBuildError(device, source, f"the program has no kernel {name!r} "
+                               f"({e}); compiler log:\n{log}") from None
     k._netcl_source = source    # what jit's lower().kernels shows
     if scalar_arg_dtypes is not None:
         k.set_scalar_arg_dtypes(scalar_arg_dtypes)

@@ -104,7 +104,8 @@ class BufferPool:
             raise MemoryError(self._no_room(size, "the device's largest buffer "
                                             f"(max_mem_alloc_size) is "
                                             f"{nbytes_str(caps.max_mem_alloc_size)}"))
-        if dev is not None and dev.kind == "cpu" and not _host_headroom_ok(size):
+        # (CPU targets: buffers are host memory, which PoCL takes at first use)
+        if dev is not None and dev.target.host_cpu and not _host_headroom_ok(size):
             self.empty()
             if not _host_headroom_ok(size):
                 soft, _ = resource.getrlimit(resource.RLIMIT_AS)

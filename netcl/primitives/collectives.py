@@ -1,12 +1,9 @@
-"""Collectives over named mapped axes (jax.lax's parallel operators) and the axis environment.
+"""Collectives over named mapped axes (jax.lax's parallel operators): psum, pmean, pmax, pmin,
+all_gather, ppermute, psum_scatter, all_to_all, axis_index. Semantics are JAX's. A collective
+runs only where a transform binds its axis name:
 
-    psum, pmean, pmax, pmin, all_gather, ppermute, psum_scatter, all_to_all, axis_index
-
-Semantics are JAX's. A collective runs only where a transform binds its axis name:
-
-- `axis_frame(name, size)` binds a name while a function is traced or run (`vmap(...,
-  axis_name=)` and pmap push one); `axis_size(name)` reads it; an unbound name raises
-  NameError (JAX's wording) before anything is bound.
+- `axis_env.axis_frame(name, size)` binds a name while a function is traced or run
+  (vmap with `axis_name`, pmap); an unbound name raises JAX's NameError before any binding.
 - The primitives are *call primitives* (`prim.call`): every interpreter hands them to
   `_CollectiveRules`, whose `batch` gets the BatchInterpreter. Where the vmap level binds one
   of the collective's names the rule implements the collective over the batch dimension
@@ -17,10 +14,9 @@ Semantics are JAX's. A collective runs only where a transform binds its axis nam
   JAX, which has no derivative for pmax/pmin); staging records an equation (pmap's IR).
 - How pmap runs each collective across devices: `collective_host.HOST_RULES`.
 
-Params: `axis_name` is always a tuple of names (major to minor: a tuple's combined index is
-`i0 * size1 * size2 + i1 * size2 + i2`, as JAX's), `axis_size` the product of their sizes,
-`perm` a tuple of (source, destination) pairs. `all_to_all_p` always has JAX's primitive
-(tiled) semantics: the untiled form inserts and drops a unit axis around it.
+Params: `axis_name` is a tuple of names (major to minor, as JAX's combined index),
+`axis_size` the product of their sizes, `perm` a tuple of (source, destination) pairs;
+`all_to_all_p` has JAX's tiled semantics (the untiled form adds a unit axis around it).
 """
 import operator
 

@@ -122,7 +122,8 @@ def _wrap_np(x, aval):
 
 
 def _staged_while(cond_fun, body_fun, init_val):
-    from .jit import Executable, optimize
+    from .executable import Executable
+    from .passes import optimize
     flat, tree = tree_flatten(init_val)
     avals = tuple(ShapedArray(x.shape, x.dtype, x.weak_type) for x in flat)
 

@@ -28,7 +28,7 @@ from ..core.sharded import ShardedArray
 from ..core.tracing import ShapedArray, Tracer, current_interpreter
 from ..tree_util import tree_flatten, tree_unflatten
 from .batching import _broadcast_prefix
-from .jit import Executable
+from .executable import Executable
 from .passes import optimize
 from .staging import stage
 
@@ -152,6 +152,16 @@ def _split_at_collectives(ir, is_collective):
     return parts
 
 
+def _unique(variables):
+    """The variables in order of first appearance, each once."""
+    seen, out = set(), []
+    for v in variables:
+        if v.id not in seen:
+            seen.add(v.id)
+            out.append(v)
+    return out
+
+
 def _compile(ir, out_tree, devices):
     from ..primitives.collective_host import HOST_RULES
     parts = _split_at_collectives(ir, lambda p: p in HOST_RULES)
@@ -171,23 +181,11 @@ def _compile(ir, out_tree, devices):
     segments, collectives = [], []
     for k, (eqns, coll) in enumerate(parts):
         produced = {o.id for e in eqns for o in e.outputs}
-        reads = []
-        for e in eqns:
-            for v in e.inputs:
-                if v.id in known and v.id not in produced and all(v is not u for u in reads):
-                    reads.append(v)
-        consts = []
-        for e in eqns:
-            for v in e.inputs:
-                if v.id in const_of and all(v is not u for u, _ in consts):
-                    consts.append((v, const_of[v.id]))
+        read = _unique(v for e in eqns for v in e.inputs)
+        reads = [v for v in read if v.id in known and v.id not in produced]
+        consts = [(v, const_of[v.id]) for v in read if v.id in const_of]
         after = later[k] | ({v.id for v in coll.inputs} if coll is not None else set())
-        outs, seen = [], set()
-        for e in eqns:
-            for o in e.outputs:
-                if o.id in after and o.id not in seen:
-                    outs.append(o)
-                    seen.add(o.id)
+        outs = [o for o in _unique(o for e in eqns for o in e.outputs) if o.id in after]
         executables = []
         for d in devices:
             cs = [c if not isinstance(c, Array) or c.device is d else _put(c, d, "pmap")
@@ -218,7 +216,8 @@ def _run(program, per_device_inputs, devices):
                 outs = exe([env[i][vid] for vid in ins])
                 for v, o in zip(seg.ir.outvars, outs):
                     env[i][v.id] = o
-                devices[i].queue.flush()    # (start it now: the next device's turn is next)
+                if devices[i].queue is not None:     # (the NumPy fallback has none)
+                    devices[i].queue.flush()    # start it now: the next device is next
         if coll is not None:
             _collective(coll, env, devices)
     return [[env[i][v.id] for v in program.outvars] for i in range(n)]
