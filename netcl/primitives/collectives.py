@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.ad_util import Zero, instantiate, is_zero
-from ..core.shapes import prod
+from ..core.shapes import normalize_axis, prod
 from ..core.tracing import Primitive, ShapedArray, get_aval, set_interpreter
 from ..tree_util import tree_map
 from .axis_env import _names, _size_of, axis_frame, axis_size, bound_axis_names  # noqa: F401
@@ -363,16 +363,6 @@ all_gather_p.vjp = lambda ct, out, x, *, axis_name, axis, tiled, axis_size: (
           tiled=tiled, axis_size=axis_size),)
 
 
-def _axis_arg(axis, rank, fname, arg):
-    try:
-        a = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{fname}: {arg} must be an int, got {axis!r}") from None
-    if not -rank <= a < rank:
-        raise ValueError(f"{fname}: {arg}={axis} is out of range for rank {rank}")
-    return a % rank
-
-
 def all_gather(x, axis_name, *, axis=0, tiled=False):
     """lax.all_gather: every member's x, stacked along a new axis `axis` (tiled:
     concatenated along existing axis `axis`), in axis-index order."""
@@ -385,7 +375,7 @@ def all_gather(x, axis_name, *, axis=0, tiled=False):
         if tiled and v.ndim == 0:
             raise ValueError("all_gather: tiled=True needs an operand of rank >= 1, got a "
                              "0-d array")
-        a = _axis_arg(axis, v.ndim if tiled else v.ndim + 1, "all_gather", "axis")
+        a = normalize_axis(axis, v.ndim if tiled else v.ndim + 1, "all_gather", "axis")
         return _bind(all_gather_p, v, axis_name=names, axis=a, tiled=bool(tiled), axis_size=n)
     return _tree("all_gather", x, gather_leaf)
 
@@ -478,7 +468,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, tiled=False):
         v = _as_summable(v)
         if v.ndim == 0:
             raise ValueError("psum_scatter: the operand must have rank >= 1, got a 0-d array")
-        sd = _axis_arg(scatter_dimension, v.ndim, "psum_scatter", "scatter_dimension")
+        sd = normalize_axis(scatter_dimension, v.ndim, "psum_scatter", "scatter_dimension")
         params = dict(axis_name=names, scatter_dimension=sd, tiled=bool(tiled), axis_size=n)
         _psum_scatter_abstract(get_aval(v), **params)        # (errors before binding)
         return _bind(psum_scatter_p, v, **params)
@@ -655,8 +645,8 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
     def leaf(v):
         if v.ndim == 0:
             raise ValueError("all_to_all: the operand must have rank >= 1, got a 0-d array")
-        sa = _axis_arg(split_axis, v.ndim, "all_to_all", "split_axis")
-        ca = _axis_arg(concat_axis, v.ndim, "all_to_all", "concat_axis")
+        sa = normalize_axis(split_axis, v.ndim, "all_to_all", "split_axis")
+        ca = normalize_axis(concat_axis, v.ndim, "all_to_all", "concat_axis")
         if tiled:
             params = dict(axis_name=names, split_axis=sa, concat_axis=ca, axis_size=n)
             _all_to_all_abstract(get_aval(v), **params)
