@@ -127,8 +127,8 @@ class _Segment:
 
 
 class _Program:
-    """A pmapped function compiled for one signature: segments, and the collective after
-    each segment but the last (its equation)."""
+    """A pmapped function compiled for one signature: segments, and after each the
+    collective equations that run between it and the next."""
 
     def __init__(self, invars, segments, collectives, outvars, out_tree, const_outs):
         self.invars = invars
@@ -140,15 +140,21 @@ class _Program:
 
 
 def _split_at_collectives(ir, is_collective):
-    """[(eqns of a segment, the collective equation after it or None)]."""
-    parts, current = [], []
+    """[(eqns of a segment, the collectives run after it)], as few segments as the chains of
+    dependent collectives allow: an equation joins the first segment after every collective
+    it depends on, so independent collectives (every gradient's pmean) run together, with
+    one wait per device for all of them."""
+    at = {}                         # var id -> the segment from which it is available
+    stage = []
     for e in ir.eqns:
-        if is_collective(e.prim):
-            parts.append((current, e))
-            current = []
-        else:
-            current.append(e)
-    parts.append((current, None))
+        k = max((at.get(v.id, 0) for v in e.inputs), default=0)
+        stage.append(k)
+        for o in e.outputs:
+            at[o.id] = k + 1 if is_collective(e.prim) else k
+    n = max(stage, default=0) + 1
+    parts = [([], []) for _ in range(n)]
+    for e, k in zip(ir.eqns, stage):
+        parts[k][1 if is_collective(e.prim) else 0].append(e)
     return parts
 
 
@@ -172,19 +178,17 @@ def _compile(ir, out_tree, devices):
     needed = {v.id for v in ir.outvars}
     for k in range(len(parts) - 1, -1, -1):
         later[k] = set(needed)
-        eqns, coll = parts[k]
-        if coll is not None:
-            needed |= {v.id for v in coll.inputs}
-        for e in eqns:
+        eqns, colls = parts[k]
+        for e in eqns + colls:
             needed |= {v.id for v in e.inputs}
     known = {v.id for v in ir.invars}      # values held per device, by variable id
     segments, collectives = [], []
-    for k, (eqns, coll) in enumerate(parts):
+    for k, (eqns, colls) in enumerate(parts):
         produced = {o.id for e in eqns for o in e.outputs}
         read = _unique(v for e in eqns for v in e.inputs)
         reads = [v for v in read if v.id in known and v.id not in produced]
         consts = [(v, const_of[v.id]) for v in read if v.id in const_of]
-        after = later[k] | ({v.id for v in coll.inputs} if coll is not None else set())
+        after = later[k] | {v.id for c in colls for v in c.inputs}
         outs = [o for o in _unique(o for e in eqns for o in e.outputs) if o.id in after]
         executables = []
         for d in devices:
@@ -193,10 +197,8 @@ def _compile(ir, out_tree, devices):
             seg_ir = IR(reads, [v for v, _ in consts], cs, eqns, outs)
             executables.append(Executable(optimize(seg_ir, d, "pmap"), None, d))
         segments.append(_Segment(IR(reads, [], [], eqns, outs), executables))
-        collectives.append(coll)
-        known |= produced
-        if coll is not None:
-            known |= {o.id for o in coll.outputs}
+        collectives.append(colls)
+        known |= produced | {o.id for c in colls for o in c.outputs}
     const_outs = {v.id: [_put(const_of[v.id], d, "pmap") for d in devices]
                   for v in ir.outvars if v.id in const_of}
     return _Program(ir.invars, segments, collectives, ir.outvars, out_tree, const_outs)
@@ -209,7 +211,7 @@ def _run(program, per_device_inputs, devices):
     for vid, per_device in program.const_outs.items():
         for i in range(n):
             env[i][vid] = per_device[i]
-    for seg, coll in zip(program.segments, program.collectives):
+    for seg, colls in zip(program.segments, program.collectives):
         ins = [v.id for v in seg.ir.invars]
         with _devices.LOCK:         # (launchers share kernel objects between threads)
             for i, exe in enumerate(seg.executables):     # enqueue on every device first
@@ -218,7 +220,7 @@ def _run(program, per_device_inputs, devices):
                     env[i][v.id] = o
                 if devices[i].queue is not None:     # (the NumPy fallback has none)
                     devices[i].queue.flush()    # start it now: the next device is next
-        if coll is not None:
+        for coll in colls:          # (the first read per device waits; the rest are ready)
             _collective(coll, env, devices)
     return [[env[i][v.id] for v in program.outvars] for i in range(n)]
 
