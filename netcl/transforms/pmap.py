@@ -464,7 +464,7 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
     >>> @functools.partial(netcl.pmap, axis_name="batch")
     ... def step(params, x):
     ...     g = netcl.grad(loss)(params, x)
-    ...     return jax.tree_util.tree_map(lambda a: lax.pmean(a, "batch"), g)
+    ...     return netcl.tree_util.tree_map(lambda a: lax.pmean(a, "batch"), g)
     """
     if fun is None:
         return functools.partial(pmap, axis_name=axis_name, in_axes=in_axes,
