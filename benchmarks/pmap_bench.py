@@ -1,8 +1,10 @@
 """Data-parallel figures of ../shared/BENCHMARKS.md: W8 (W5's CNN step pmapped over the local
 devices, pmean of the gradients, donated state) and W9 (psum of float32 arrays of 1, 16 and
-256 MB across the devices, bus bandwidth as nccl-tests defines it).
+256 MB across the devices, bus bandwidth as nccl-tests defines it), beside the portable path's
+limit (a bare PyOpenCL copy of the same bytes from device 0 to device 1 through pinned host
+memory) and, with --peers, JAX's pmap of the same step and psum on the same devices.
 
-    python benchmarks/pmap_bench.py                 # every local device
+    python benchmarks/pmap_bench.py [--peers]       # every local device
     NETCL_CPU_DEVICES=2 python benchmarks/pmap_bench.py --batch 32   # two PoCL devices
 """
 import argparse
@@ -71,11 +73,79 @@ def cnn_step(n_devices, batch, axis="batch"):
     return run, sync
 
 
+def jax_cnn_step(n_devices, batch, axis="batch"):
+    """(run, sync): the same step in JAX, pmapped over its first n_devices (1: jit)."""
+    import jax
+    import jax.numpy as jnp
+    from workloads import jax_model
+    rng = np.random.default_rng(0)
+    params, _, apply = jax_model("cnn", batch, rng)
+    x = rng.standard_normal((n_devices, batch, 32, 32, 3), dtype=np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, (n_devices, batch))]
+    tm = jax.tree_util.tree_map
+    mean = (lambda a: jax.lax.pmean(a, axis)) if n_devices > 1 else (lambda a: a)
+
+    def step(p, m, x, y):
+        g = jax.grad(lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, -1)))(p)
+        m = tm(lambda m, g: 0.9 * m + g, m, tm(mean, g))
+        return tm(lambda p, m: p - 0.01 * m, p, m), m
+    devices = jax.devices()[:n_devices]
+    momentum = tm(jnp.zeros_like, params)
+    if n_devices > 1:
+        f = jax.pmap(step, axis_name=axis, devices=devices, donate_argnums=(0, 1))
+        put = jax.pmap(lambda v: v, devices=devices)     # (stacked host values to shards)
+        stack = lambda t: tm(lambda a: np.stack([np.asarray(a)] * n_devices), t)  # noqa: E731
+        state = [put(stack(params)), put(stack(momentum))]
+        xs, ys = put(x), put(y)
+    else:
+        f = jax.jit(step, donate_argnums=(0, 1))
+        state = [jax.device_put(params, devices[0]), jax.device_put(momentum, devices[0])]
+        xs, ys = jax.device_put(x[0], devices[0]), jax.device_put(y[0], devices[0])
+
+    def run():
+        state[:] = f(state[0], state[1], xs, ys)
+    return run, lambda: jax.block_until_ready(state[0])
+
+
+def jax_psum_seconds(n_devices, nbytes, repeat):
+    import jax
+    import jax.numpy as jnp
+    devices = jax.devices()[:n_devices]
+    f = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i", devices=devices)
+    xs = jax.pmap(lambda v: v, devices=devices)(np.ones((n_devices, nbytes // 4), np.float32))
+    last = [None]
+
+    def run():
+        last[0] = f(xs)
+    return timed(run, lambda: jax.block_until_ready(last[0]), repeat, warmup=2)
+
+
+def staged_copy_seconds(devices, nbytes, repeat):
+    """A bare PyOpenCL copy of nbytes from devices[0] to devices[1] through pinned host
+    memory (mapped once): the portable path's limit between two devices."""
+    import pyopencl as cl
+    a, b = devices[0], devices[1]
+    src = cl.Buffer(a.context, cl.mem_flags.READ_WRITE, nbytes)
+    dst = cl.Buffer(b.context, cl.mem_flags.READ_WRITE, nbytes)
+    cl.enqueue_fill_buffer(a.queue, src, np.uint8(1), 0, nbytes)
+    cl.enqueue_fill_buffer(b.queue, dst, np.uint8(0), 0, nbytes)
+    pin = cl.Buffer(a.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, nbytes)
+    host, _ = cl.enqueue_map_buffer(a.queue, pin, cl.map_flags.READ | cl.map_flags.WRITE, 0,
+                                    (nbytes,), np.uint8, is_blocking=True)
+
+    def run():
+        ev = cl.enqueue_copy(a.queue, host, src, is_blocking=False)
+        cl.enqueue_copy(b.queue, dst, host, wait_for=[ev], is_blocking=False)
+        b.queue.flush()
+    return timed(run, lambda: (a.queue.finish(), b.queue.finish()), repeat, warmup=2)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--batch", type=int, default=None, help="per-device batch (W5's: 256 on "
                    "GPUs, 32 on CPUs)")
     p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--peers", action="store_true", help="JAX's pmap and psum beside")
     args = p.parse_args()
     import netcl
     import netcl.numpy as jnp
@@ -91,15 +161,28 @@ def main():
     many = timed(*cnn_step(n, batch), args.repeat)
     print(f"W8   {n} devices, batch {batch} each: {1 / many:8.1f} steps/s; one device "
           f"{1 / one:8.1f} steps/s; scaling {n * one / many:.2f} (of {n})")
+    if args.peers:
+        j1 = timed(*jax_cnn_step(1, batch), args.repeat)
+        jn = timed(*jax_cnn_step(n, batch), args.repeat)
+        print(f"W8   JAX {n} devices: {1 / jn:8.1f} steps/s; one device {1 / j1:8.1f} "
+              f"steps/s; scaling {n * j1 / jn:.2f}")
     psum = netcl.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
+    repeat = max(3, args.repeat // 2)
     for mb in (1, 16, 256):
         size = mb * 2**20 // 4
         xs = netcl.device_put_sharded([jnp.ones(size) for _ in devices], devices)
         t = timed(lambda xs=xs: psum(xs), lambda: [d.synchronize() for d in devices],
-                  max(3, args.repeat // 2), warmup=2)
+                  repeat, warmup=2)
+        del xs
+        copy = staged_copy_seconds(devices, mb * 2**20, repeat)
         bus = mb * 2**20 / t * 2 * (n - 1) / n / 1e9
-        print(f"W9   psum of {mb:3d} MB over {n} devices: {t * 1e3:8.2f} ms, bus "
-              f"{bus:6.2f} GB/s")
+        line = (f"W9   psum of {mb:3d} MB over {n} devices: {t * 1e3:8.2f} ms, bus "
+                f"{bus:6.2f} GB/s; pinned staging copy 0->1 {mb * 2**20 / copy / 1e9:6.2f} GB/s "
+                f"({bus * copy * 1e9 / (mb * 2**20):.2f}x)")
+        if args.peers:
+            tj = jax_psum_seconds(n, mb * 2**20, repeat)
+            line += f"; JAX psum bus {mb * 2**20 / tj * 2 * (n - 1) / n / 1e9:7.2f} GB/s"
+        print(line)
 
 
 if __name__ == "__main__":

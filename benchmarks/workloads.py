@@ -186,7 +186,8 @@ def jax_cases(kind, which):
     return cases
 
 
-def _jax_train_step(model, bs, rng, dev, donate=False):
+def jax_model(model, bs, rng):
+    """(params, x, apply) of the MLP or CNN workload in JAX (x on the host)."""
     import jax
     import jax.numpy as jnp
     from jax import lax
@@ -218,6 +219,13 @@ def _jax_train_step(model, bs, rng, dev, donate=False):
             x = pool(c(c(x, p[0]), p[1]))
             x = pool(c(x, p[2])).reshape(bs, -1)
             return jax.nn.log_softmax(x @ p[3][0] + p[3][1])
+    return params, x, apply
+
+
+def _jax_train_step(model, bs, rng, dev, donate=False):
+    import jax
+    import jax.numpy as jnp
+    params, x, apply = jax_model(model, bs, rng)
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, bs)]
     x, y = jax.device_put(x, dev), jax.device_put(y, dev)
     params = jax.device_put(params, dev)

@@ -146,6 +146,53 @@ def test_four_devices_rings_scatter_and_broadcast_arguments():
     """)
 
 
+@multi
+def test_exchange_on_three_devices_odd_sizes_buckets_and_back_to_back_calls():
+    """The device path of the collectives (pmap_exchange) against NumPy on 3 devices: sizes
+    that do not split evenly (or have fewer elements than devices, or none), several psums
+    of two dtypes bucketed in one step, pmax with a NaN, float16, all_gather along an inner
+    axis, a partial ppermute; then calls enqueued back to back without waiting, each on the
+    last one's outputs, while the pinned buffers are reused (and grow)."""
+    run_on(3, """
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 37)).astype(np.float32)
+    b = rng.standard_normal((3, 2, 5)).astype(np.float32)
+    c = rng.integers(-50, 50, (3, 7)).astype(np.int32)
+    h = rng.standard_normal((3, 4)).astype(np.float16)
+    one = rng.standard_normal((3, 1)).astype(np.float32)
+    empty = np.zeros((3, 0), np.float32)
+    a[1, 3] = np.nan
+
+    def body(a, b, c, h, one, empty):
+        return (lax.psum(a, "i"), lax.psum(b, "i"), lax.psum(c, "i"), lax.pmax(a, "i"),
+                lax.pmin(c, "i"), lax.psum(h, "i"), lax.psum(one, "i"), lax.psum(empty, "i"),
+                lax.all_gather(b, "i", axis=1), lax.all_gather(b, "i", axis=1, tiled=True),
+                lax.ppermute(c, "i", [(0, 2), (2, 1)]))
+    got = netcl.pmap(body, axis_name="i")(a, b, c, h, one, empty)
+    tile = lambda v: np.broadcast_to(v, (3,) + v.shape)
+    want = (tile(a.sum(0)), tile(b.sum(0)), tile(c.sum(0)), tile(np.max(a, 0)),
+            tile(c.min(0)), tile(h.astype(np.float32).sum(0)), tile(one.sum(0)),
+            tile(empty.sum(0)), tile(np.stack(list(b), 1)), tile(np.concatenate(list(b), 1)),
+            np.stack([np.zeros(7, np.int32), c[2], c[0]]))
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == w.shape, (k, g.shape, w.shape)
+        close(np.asarray(g, np.float32), np.asarray(w, np.float32), 2e-3 if k == 5 else 1e-5)
+    assert np.isnan(np.asarray(got[3])[:, 3]).all() and got[2].dtype == np.int32
+
+    # back to back: x <- x / psum(x) * 3 + ppermute(x); sizes grow the pinned buffers
+    step = netcl.pmap(lambda x: x / lax.psum(x, "i") * 3.0 + lax.ppermute(
+        x, "i", [(0, 1), (1, 2), (2, 0)]), axis_name="i")
+    for size in (5, 100_003):
+        x = rng.uniform(1, 2, (3, size)).astype(np.float32)
+        ref, out = x, netcl.device_put_sharded([jnp.asarray(v) for v in x],
+                                               netcl.local_devices()[:3])
+        for _ in range(4):
+            out = step(out)
+            ref = ref / ref.sum(0) * 3.0 + np.roll(ref, 1, axis=0)
+        close(out, ref, 1e-4)
+    """)
+
+
 def test_bad_inputs_name_pmap_and_the_sizes():
     with pytest.raises(TypeError, match="pmap: expected a function"):
         netcl.pmap(3)

@@ -3,10 +3,11 @@
 `pmap(f, axis_name)(*args)` stages `f` once per signature on one shard's abstract values,
 with `axis_name` bound (so `lax.psum(x, axis_name)` and the other collectives trace into the
 IR), and cuts the IR at its collectives into segments. Each segment is compiled per device
-by jit's pipeline (passes, fusion, epilogues) into an executable; a call enqueues a
-segment on every device before it waits on any, so devices run concurrently, then runs the
-collective that ends the segment on the devices' values (`collective_host.HOST_RULES`, through
-host memory) and goes on with the next segment.
+by jit's pipeline (passes, fusion, epilogues) into an executable; a call enqueues each
+segment on every device, then the collectives that end it (`pmap_exchange`: copies through
+pinned host memory ordered by events, reductions in kernels on the devices), and goes on
+with the next segment: the host waits for nothing, so the devices run concurrently and the
+next call is enqueued while this one runs.
 
 Inputs are mapped along `in_axes` (None: the same value on every device); outputs come back
 as `ShardedArray`s (`out_axes=0`), whose shards stay on their devices: passed back into a
@@ -19,7 +20,6 @@ import functools
 import importlib
 
 import numpy as np
-import pyopencl as cl
 
 from ..core.array import Array
 from ..core.devices import default_device, devices as all_devices
@@ -31,6 +31,7 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .batching import _broadcast_prefix
 from .executable import Executable
 from .passes import optimize
+from .pmap_exchange import run_collectives
 from .staging import stage
 
 _devices = importlib.import_module("netcl.core.devices")   # (the module: its LOCK)
@@ -221,71 +222,10 @@ def _run(program, per_device_inputs, devices):
                     env[i][v.id] = o
                 if devices[i].queue is not None:     # (the NumPy fallback has none)
                     devices[i].queue.flush()    # start it now: the next device is next
-        with _devices.LOCK:         # (the pinned staging memory is shared)
-            for coll in colls:
-                _collective(coll, env, devices)
+        if colls:
+            with _devices.LOCK:     # (the pinned staging memory is shared)
+                run_collectives(colls, env, devices)
     return [[env[i][v.id] for v in program.outvars] for i in range(n)]
-
-
-def _collective(eqn, env, devices):
-    """Run one collective equation over the devices' values, through host memory: each
-    device copies its inputs into pinned staging memory (all devices before any wait), the
-    host rule runs on them, and each device copies its results back from pinned memory."""
-    from ..primitives.collective_host import HOST_RULES
-    n = len(devices)
-    ins = [[env[i][v.id] for i in range(n)] for v in eqn.inputs]
-    if devices[0].queue is None:        # the NumPy fallback: values are host arrays already
-        shards = [[np.asarray(x) for x in xs] for xs in ins]
-    else:
-        shards = [[_stage(x, ("in", k)) for x in xs] for k, xs in enumerate(ins)]
-        for d in devices:
-            d.queue.finish()
-    results = HOST_RULES[eqn.prim](*shards, **eqn.params) if shards else \
-        HOST_RULES[eqn.prim](n, **eqn.params)
-    outs = results if eqn.prim.multiple_results else [results]
-    for k, (v, per_device) in enumerate(zip(eqn.outputs, outs)):
-        for i, d in enumerate(devices):
-            value = np.asarray(per_device[i], v.aval.dtype)
-            if d.queue is None or not value.size:
-                env[i][v.id] = Array.from_numpy(d, value, v.aval.weak_type)
-                continue
-            host = _pinned(d, ("out", k), value.nbytes, value.dtype, value.shape)
-            host[...] = value
-            out = Array.empty(d, value.shape, value.dtype, v.aval.weak_type)
-            cl.enqueue_copy(d.queue, out._buf, host, is_blocking=False)
-            env[i][v.id] = out
-    for d in devices:       # (the staging memory is used again by the next call)
-        if d.queue is not None:
-            d.queue.finish()
-
-
-# Pinned (page-locked) host buffers, mapped once, per device and use (input or output k of
-# a collective; collectives run one at a time, each waiting for its copies, so they share
-# them): copies between a device and pinned memory run at DMA speed, where pageable NumPy
-# memory goes through the driver's own bounce buffers (NVIDIA's OpenCL: under 1 GB/s).
-_STAGING = {}
-
-
-def _pinned(device, use, nbytes, dtype, shape):
-    key = (device, use)
-    got = _STAGING.get(key)
-    if got is None or got[1].nbytes < nbytes:
-        buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
-                        max(nbytes, 64))
-        host, _ = cl.enqueue_map_buffer(device.queue, buf, cl.map_flags.READ | cl.map_flags.WRITE,
-                                        0, (max(nbytes, 64),), np.uint8, is_blocking=True)
-        got = _STAGING[key] = (buf, host)
-    return got[1][:nbytes].view(dtype).reshape(shape)
-
-
-def _stage(x, use):
-    """A view of pinned memory that `x`'s values are being copied into (wait on its queue)."""
-    x = x if x._contig else x._dense()
-    host = _pinned(x.device, use, x.size * x.dtype.itemsize, x.dtype, x.shape)
-    if x.size:
-        cl.enqueue_copy(x.device.queue, host, x._buf, src_offset=x.offset * x.dtype.itemsize,
-                        is_blocking=False)
-    return host
 
 
 # ---- pmap ------------------------------------------------------------------------------------

@@ -1,0 +1,386 @@
+"""How pmap runs collectives across OpenCL devices: through pinned host memory, with the
+arithmetic in kernels on the devices and the order kept by events, so the host enqueues a
+whole step and never waits.
+
+Each device keeps its one in-order queue (the buffer pools rely on that order). A
+collective enqueues on every device's queue copies between the device and pinned
+(page-locked, mapped once) host memory; a copy that reads what another device wrote waits
+on that copy's event. Pinned memory is the portable path between devices: OpenCL has no
+peer copy, and a copy between buffers last used on different devices goes through the
+driver's own staging at a few GB/s (OPENCL_NOTES.md).
+
+Schedules, with host memory as the hub every device reaches over its own link:
+
+- all-reduce (psum, pmax, pmin): the flat value is cut into N parts, part k owned by
+  device k. Reduce-scatter: each device copies the parts it does not own to its send
+  buffer; device k uploads part k of every other device, and a kernel combines them with
+  its own. All-gather: device k copies its combined part to its result buffer, and every
+  device uploads the others'. Each device sends S bytes and receives 2(N-1)/N S in two
+  rounds. A ring sends and receives 2(N-1)/N S in 2(N-1) rounds; its advantage, links
+  between neighbours that bypass the hub, does not exist through host memory.
+- Every psum (pmax, pmin) of one dtype that a step runs at one point goes as one flat
+  buffer, as XLA's all-reduce combiner and DDP's gradient buckets do: one round of copies
+  for all gradients, not one per array.
+- all_gather: each device's value to its send buffer, uploaded by every other device.
+- ppermute: the source's value to its send buffer, uploaded by the destination.
+- psum_scatter, all_to_all: `collective_host.HOST_RULES` on the host (the devices' values
+  downloaded, waited for, combined by NumPy, uploaded). The NumPy fallback runs every
+  collective that way.
+"""
+import collections
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyopencl as cl
+
+from ..core import dtypes
+from ..core.array import Array
+from ..core.kernels import compute_ctype, grid_1d, kernel, load, storage_ctype, store
+from ..primitives.collective_host import HOST_RULES
+from ..primitives.collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p, ppermute_p,
+                                      psum_p)
+from ..primitives.elementwise import add_p, max_p, min_p
+from ..primitives.views import reshape, transpose
+
+
+def run_collectives(eqns, env, devices):
+    """Enqueue the collective equations `eqns` (independent of one another) on every device:
+    `env[i]` maps variable ids to device i's values and receives the outputs."""
+    if devices[0].queue is None:                    # the NumPy fallback
+        for e in eqns:
+            _host_collective(e, env, devices)
+        return
+    buckets = {}
+    for e in eqns:
+        if e.prim in _COMBINE and e.inputs[0].aval.dtype != dtypes.bool_:
+            buckets.setdefault((e.prim, e.inputs[0].aval.dtype), []).append(e)
+        elif e.prim in _DIRECT:
+            _DIRECT[e.prim](e, env, devices)
+        else:
+            _host_collective(e, env, devices)
+    for (prim, dtype), group in buckets.items():
+        _bucketed_all_reduce(prim, dtype, group, env, devices)
+    for d in devices:
+        d.queue.flush()     # (other devices' queues wait on these copies)
+
+
+# ---- pinned host memory ----------------------------------------------------------------------
+
+@dataclass
+class _Pinned:
+    """A pinned host buffer that one device writes (its send or result buffer) and the
+    others read: `readers` are the uploads from it since its last write, which the next
+    write waits for."""
+    buffer: cl.Buffer
+    host: np.ndarray                    # the mapped bytes
+    readers: list = field(default_factory=list)
+    writes: list = field(default_factory=list)
+
+    def claim(self):
+        """The events a new write must wait for (the uploads of the previous contents)."""
+        wait = self.readers
+        _retire(self.readers + self.writes)
+        self.readers, self.writes = [], []
+        return wait or None
+
+    def download(self, queue, start, x, x_start, nbytes, wait):
+        """Copy `nbytes` from buffer `x` at byte `x_start` to bytes [start, start+nbytes)."""
+        ev = cl.enqueue_copy(queue, self.host[start:start + nbytes], x, src_offset=x_start,
+                             wait_for=wait, is_blocking=False)
+        self.writes.append(ev)
+        return ev
+
+    def upload(self, queue, start, y, y_start, nbytes, written):
+        """Copy bytes [start, start+nbytes) to buffer `y` at byte `y_start`, after the
+        write `written`."""
+        ev = cl.enqueue_copy(queue, y, self.host[start:start + nbytes], dst_offset=y_start,
+                             wait_for=[written], is_blocking=False)
+        self.readers.append(ev)
+        return ev
+
+
+_PINNED = {}    # (device, role) -> _Pinned
+
+# Copies to and from host memory return PyOpenCL "nanny" events, whose deletion waits for the
+# copy (they guard the host memory): events no longer needed wait here until complete.
+_IN_FLIGHT = collections.deque()
+_COMPLETE = cl.command_execution_status.COMPLETE
+
+
+def _retire(events):
+    while _IN_FLIGHT and _IN_FLIGHT[0].command_execution_status == _COMPLETE:
+        _IN_FLIGHT.popleft()
+    _IN_FLIGHT.extend(events)
+
+
+def _pinned(device, role, nbytes):
+    p = _PINNED.get((device, role))
+    if p is None or p.host.nbytes < nbytes:
+        if p is not None and (p.readers or p.writes):   # (copies may still use it)
+            cl.wait_for_events(p.readers + p.writes)
+            p.readers, p.writes = [], []
+        size = max(nbytes, 2 * p.host.nbytes if p is not None else 0, 1 << 16)
+        buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
+                        size)
+        host, _ = cl.enqueue_map_buffer(device.queue, buf, cl.map_flags.READ |
+                                        cl.map_flags.WRITE, 0, (size,), np.uint8,
+                                        is_blocking=True)
+        p = _PINNED[(device, role)] = _Pinned(buf, host)
+    return p
+
+
+# ---- all-reduce ------------------------------------------------------------------------------
+
+_COMBINE = {psum_p: add_p, pmax_p: max_p, pmin_p: min_p}
+
+
+def _bucketed_all_reduce(prim, dtype, eqns, env, devices):
+    """All-reduce the inputs of `eqns` (one collective, one dtype) as one flat buffer."""
+    flats = [_pack([env[i][e.inputs[0].id] for e in eqns], dtype) for i in range(len(devices))]
+    reduced = _all_reduce(prim, dtype, flats, devices)
+    for i, y in enumerate(reduced):
+        _unpack(y, [e.outputs[0] for e in eqns], env[i])
+
+
+def _pack(xs, dtype):
+    """(array, element offset, size): the values of `xs` (one device's) end to end; the
+    array must outlive the collective's enqueueing (its buffer goes back to the pool)."""
+    xs = [x if x._contig else x._dense() for x in xs]
+    if len(xs) == 1:
+        return xs[0], xs[0].offset, xs[0].size
+    total = sum(x.size for x in xs)
+    flat = Array.empty(xs[0].device, (total,), dtype)
+    at, isz = 0, dtype.itemsize
+    for x in xs:
+        if x.size:
+            cl.enqueue_copy(x.device.queue, flat._buf, x._buf, src_offset=x.offset * isz,
+                            dst_offset=at * isz, byte_count=x.size * isz)
+        at += x.size
+    return flat, 0, total
+
+
+def _unpack(y, outvars, env):
+    """The outputs `outvars` from the flat reduced array `y`, each its own dense array."""
+    if len(outvars) == 1:
+        v = outvars[0]
+        env[v.id] = Array(y.device, y._buf, y._storage, tuple(v.aval.shape), y.dtype,
+                          _strides(v.aval.shape), 0, v.aval.weak_type)
+        return
+    at, isz = 0, y.dtype.itemsize
+    for v in outvars:
+        out = Array.empty(y.device, tuple(v.aval.shape), y.dtype, v.aval.weak_type)
+        if out.size:
+            cl.enqueue_copy(y.device.queue, out._buf, y._buf, src_offset=at * isz,
+                            byte_count=out.size * isz)
+        at += out.size
+        env[v.id] = out
+
+
+def _strides(shape):
+    from ..core.shapes import contiguous_strides
+    return contiguous_strides(tuple(shape))
+
+
+def _parts(n, count):
+    """[(start, stop)]: `n` elements cut into `count` parts (multiples of 16 elements but
+    the last, so that parts start aligned)."""
+    step = -(-n // count)
+    step = -(-step // 16) * 16
+    return [(min(k * step, n), min((k + 1) * step, n)) for k in range(count)]
+
+
+def _all_reduce(prim, dtype, flats, devices):
+    """Per device a new (n,) array: the elementwise combination (prim) of every device's
+    flat value; `flats[i]` is (array, element offset, n) on devices[i]."""
+    count, n, isz = len(devices), flats[0][2], dtype.itemsize
+    outs = [Array.empty(d, (n,), dtype) for d in devices]
+    if not n:
+        return outs
+    parts = _parts(n, count)
+    # reduce-scatter: every device sends the parts it does not own ...
+    sends, sent = [], []
+    for i, (d, (x, off, _)) in enumerate(zip(devices, flats)):
+        send = _pinned(d, "send", n * isz)
+        wait = send.claim()
+        sent.append({j: send.download(d.queue, a * isz, x._buf, (off + a) * isz,
+                                      (b - a) * isz, wait)
+                     for j, (a, b) in enumerate(parts) if j != i and b > a})
+        sends.append(send)
+        d.queue.flush()
+    # ... and combines its own part with the others'
+    for k, (d, (x, off, _)) in enumerate(zip(devices, flats)):
+        a, b = parts[k]
+        if b == a:
+            continue
+        others = Array.empty(d, ((count - 1) * (b - a),), dtype)
+        slot = 0
+        for i in range(count):
+            if i != k:
+                sends[i].upload(d.queue, a * isz, others._buf, slot * (b - a) * isz,
+                                (b - a) * isz, sent[i][k])
+                slot += 1
+        _combine(prim, d, dtype, count - 1, outs[k]._buf, x._buf, others._buf, b - a, off + a,
+                 a)
+    if count == 1:
+        return outs
+    # all-gather: every device publishes its combined part and uploads the others'
+    results, published = [], []
+    for k, d in enumerate(devices):
+        a, b = parts[k]
+        result = _pinned(d, "result", n * isz)
+        wait = result.claim()
+        published.append(result.download(d.queue, a * isz, outs[k]._buf, a * isz,
+                                          (b - a) * isz, wait) if b > a else None)
+        results.append(result)
+        d.queue.flush()
+    for k, d in enumerate(devices):
+        for i, (a, b) in enumerate(parts):
+            if i != k and b > a:
+                results[i].upload(d.queue, a * isz, outs[k]._buf, a * isz, (b - a) * isz,
+                                  published[i])
+    return outs
+
+
+_KERNELS = {}
+
+
+def _combine(prim, device, dtype, count, y, x, others, m, x_start, y_start):
+    """y[y_start + i] = op(x[x_start + i], others[0*m + i], ..., others[(count-1)*m + i])
+    for i < m, with op the elementwise spelling of add/max/min (their table's)."""
+    key = (device, prim, dtype, count)
+    k = _KERNELS.get(key)
+    if k is None:
+        op = _COMBINE[prim]
+        template = op.lowering if isinstance(op.lowering, str) else op.lowering((dtype, dtype),
+                                                                               dtype)
+        T, C = storage_ctype(dtype), compute_ctype(dtype)
+        name = f"netcl_{prim.name}_combine_{count}"
+        lines = [f"{C} a = {load(dtype, 'x', 'x_start + i')};", f"{C} b;"]
+        for s in range(count):
+            lines += [f"b = {load(dtype, 'others', f'{s} * m + i')};",
+                      f"a = {template.format('a', 'b')};"]
+        lines.append(store(dtype, "y", "y_start + i", "a"))
+        source = (f"__kernel void {name}(__global {T}* y, __global const {T}* x, "
+                  f"__global const {T}* others, const long m, const long x_start, "
+                  "const long y_start) {\n  const long i = get_global_id(0);\n"
+                  "  if (i >= m) return;\n  " + "\n  ".join(lines) + "\n}\n")
+        k = _KERNELS[key] = kernel(device, source, name, [None, None, None, np.int64, np.int64,
+                                                          np.int64])
+    k.set_args(y, x, others, m, x_start, y_start)
+    g, lws = grid_1d(device, m)
+    cl.enqueue_nd_range_kernel(device.queue, k, g, lws)
+
+
+# ---- all_gather, ppermute, axis_index --------------------------------------------------------
+
+def _sent(env, v, devices, senders):
+    """Each sender's value of `v` downloaded whole to its send buffer: {i: (x, event)}."""
+    out = {}
+    for i in senders:
+        x = env[i][v.id]
+        x = x if x._contig else x._dense()
+        send = _pinned(devices[i], "send", max(x.size * x.dtype.itemsize, 1))
+        ev = send.download(devices[i].queue, 0, x._buf, x.offset * x.dtype.itemsize,
+                           x.size * x.dtype.itemsize, send.claim()) if x.size else None
+        out[i] = (send, x, ev)
+        devices[i].queue.flush()
+    return out
+
+
+def _all_gather(e, env, devices):
+    count, v = len(devices), e.inputs[0]
+    shape, dtype = tuple(v.aval.shape), v.aval.dtype
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    sent = _sent(env, v, devices, range(count))
+    axis, tiled = e.params["axis"], e.params["tiled"]
+    for k, d in enumerate(devices):
+        stacked = Array.empty(d, (count,) + shape, dtype)
+        for i, (send, x, ev) in sent.items():
+            if not nbytes:
+                continue
+            if i == k:
+                cl.enqueue_copy(d.queue, stacked._buf, x._buf, src_offset=x.offset *
+                                dtype.itemsize, dst_offset=k * nbytes, byte_count=nbytes)
+            else:
+                send.upload(d.queue, 0, stacked._buf, i * nbytes, nbytes, ev)
+        y = stacked
+        if axis:
+            y = transpose(y, tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1,
+                                                                             len(shape) + 1)))
+        if tiled:
+            y = reshape(y, shape[:axis] + (count * shape[axis],) + shape[axis + 1:])
+        env[k][e.outputs[0].id] = y._dense()
+
+
+def _ppermute(e, env, devices):
+    v, perm = e.inputs[0], e.params["perm"]
+    sent = _sent(env, v, devices, sorted({s for s, _ in perm}))
+    source_of = {t: s for s, t in perm}
+    for k, d in enumerate(devices):
+        out = Array.empty(d, tuple(v.aval.shape), v.aval.dtype, v.aval.weak_type)
+        nbytes = out.size * out.dtype.itemsize
+        if nbytes and k in source_of:
+            send, _, ev = sent[source_of[k]]
+            send.upload(d.queue, 0, out._buf, 0, nbytes, ev)
+        elif nbytes:
+            cl.enqueue_fill_buffer(d.queue, out._buf, np.uint8(0), 0, nbytes)
+        env[k][e.outputs[0].id] = out
+
+
+_AXIS_INDEX = {}    # (device, index) -> its int32 0-d array (read only: never donated)
+
+
+def _axis_index(e, env, devices):
+    for k, d in enumerate(devices):
+        x = _AXIS_INDEX.get((d, k))
+        if x is None:
+            x = _AXIS_INDEX[(d, k)] = Array.from_numpy(d, np.asarray(k, np.int32))
+        env[k][e.outputs[0].id] = x
+
+
+_DIRECT = {all_gather_p: _all_gather, ppermute_p: _ppermute, axis_index_p: _axis_index}
+
+
+# ---- the host path ---------------------------------------------------------------------------
+
+def _host_collective(eqn, env, devices):
+    """Run one collective with its host rule: the devices' inputs downloaded to pinned
+    memory and waited for, the rule applied by NumPy, the results uploaded."""
+    n = len(devices)
+    ins = [[env[i][v.id] for i in range(n)] for v in eqn.inputs]
+    if devices[0].queue is None:        # the NumPy fallback: values are host arrays already
+        shards = [[np.asarray(x) for x in xs] for xs in ins]
+    else:
+        shards, events = [], []
+        for k, xs in enumerate(ins):
+            row = []
+            for i, x in enumerate(xs):
+                x = x if x._contig else x._dense()
+                nbytes = x.size * x.dtype.itemsize
+                region = _pinned(devices[i], ("host-in", k), max(nbytes, 1))
+                wait = region.claim()
+                if nbytes:
+                    events.append(region.download(devices[i].queue, 0, x._buf,
+                                                  x.offset * x.dtype.itemsize, nbytes, wait))
+                row.append(region.host[:nbytes].view(x.dtype).reshape(x.shape))
+            shards.append(row)
+        cl.wait_for_events(events)
+    rule = HOST_RULES[eqn.prim]
+    results = rule(*shards, **eqn.params) if shards else rule(n, **eqn.params)
+    outs = results if eqn.prim.multiple_results else [results]
+    for k, (v, per_device) in enumerate(zip(eqn.outputs, outs)):
+        for i, d in enumerate(devices):
+            value = np.asarray(per_device[i], v.aval.dtype)
+            if d.queue is None or not value.size:
+                env[i][v.id] = Array.from_numpy(d, value, v.aval.weak_type)
+                continue
+            region = _pinned(d, ("host-out", k), value.nbytes)
+            wait = region.claim()
+            if wait:
+                cl.wait_for_events(wait)    # (the host writes it: the last uploads must be done)
+            region.host[:value.nbytes] = value.reshape(-1).view(np.uint8)
+            out = Array.empty(d, value.shape, value.dtype, v.aval.weak_type)
+            region.readers.append(cl.enqueue_copy(d.queue, out._buf,
+                                                  region.host[:value.nbytes],
+                                                  is_blocking=False))
+            env[i][v.id] = out
