@@ -3,8 +3,8 @@
     python examples/train_data_parallel.py --devices 2          # 2 PoCL devices on a CPU
     python examples/train_data_parallel.py --devices 2 --check  # also train on one device
 
-Parameters and optimizer state are replicated on every device; each global batch is split
-into one shard per device; each device computes the gradient of its shard and `lax.pmean`
+Parameters and optimizer state are replicated on every device; the DataLoader splits each
+global batch into one shard per device (`devices=`); each device computes the gradient of its shard and `lax.pmean`
 averages them, so every device applies the same update. With `--check` the same global
 batches also train a copy on one device, and the two sets of parameters are compared.
 On a machine with several GPUs leave out --devices: pmap takes every local device.
@@ -64,16 +64,17 @@ def main(argv=None):
         single_step = netcl.jit(lambda p, s, x, y: step(p, s, x, y, mean=lambda a: a))
         single = (params, opt.init(params))
 
+    # each batch arrives sharded: shard i of every leaf uploaded to devices[i]
     loader = data.DataLoader((x_tr, y_tr), args.batch_size, shuffle=True, seed=0,
-                             drop_last=True)
+                             drop_last=True, devices=devices)
     t0, seen = time.perf_counter(), 0
     for epoch in range(args.epochs):
         for xb, yb in loader:
-            shards = (xb.reshape(n, -1, xb.shape[1]), yb.reshape(n, -1))
-            *replicated, loss = parallel_step(*replicated, *shards)
-            if args.check:
-                *single, _ = single_step(*single, xb, yb)
-            seen += xb.shape[0]
+            *replicated, loss = parallel_step(*replicated, xb, yb)
+            if args.check:      # the same global batch, whole, on one device
+                whole = (np.asarray(xb).reshape(-1, xb.shape[-1]), np.asarray(yb).reshape(-1))
+                *single, _ = single_step(*single, *map(jnp.asarray, whole))
+            seen += xb.shape[0] * xb.shape[1]
         print(f"epoch {epoch + 1:3d}  loss {float(loss[0]):.4f}  "
               f"{seen / (time.perf_counter() - t0):8.0f} examples/s")
 

@@ -73,9 +73,10 @@ class _Plan:
     """Everything the producer needs; deliberately holds no reference to the iterator, so
     an abandoned iterator is garbage collected and its thread told to stop."""
 
-    def __init__(self, leaves, treedef, order, batch_size, num_batches, device):
+    def __init__(self, leaves, treedef, order, batch_size, num_batches, device, devices=None):
         self.leaves, self.treedef, self.order = leaves, treedef, order
         self.batch_size, self.num_batches, self.device = batch_size, num_batches, device
+        self.devices = devices      # shard each batch over these (leading axis), or None
         self.n = leaves[0].shape[0]
 
     def batch(self, b):
@@ -92,7 +93,13 @@ class _Plan:
             host = np.asarray(host)
             host = np.asarray(host.astype(_leaf_dtype(host.dtype, self.device), copy=False),
                               order="C")
-            out.append(_upload(host, self.device))
+            if self.devices is None:
+                out.append(_upload(host, self.device))
+            else:
+                from .core.sharded import ShardedArray
+                shards = host.reshape((len(self.devices), -1) + host.shape[1:])
+                out.append(ShardedArray([_upload(np.ascontiguousarray(s), d)
+                                         for s, d in zip(shards, self.devices)]))
         return self.treedef.unflatten(out)
 
 
@@ -225,13 +232,18 @@ class DataLoader:
     number (``loader.epoch``, incremented by each ``iter(loader)``; ``set_epoch`` sets it).
     ``drop_last``: skip the final short batch. ``prefetch``: how many batches the thread
     prepares ahead (0: no thread, batches are made on demand).
+    ``devices``: a list of devices (instead of ``device``) to shard each batch over, for
+    ``netcl.pmap``: every leaf comes as a ShardedArray of shape ``(len(devices),
+    batch_size // len(devices), ...)``, shard i uploaded to ``devices[i]``; batch_size (and the
+    final short batch, unless ``drop_last``) must divide by the number of devices.
 
     >>> loader = DataLoader({"x": x, "y": y}, batch_size=32, shuffle=True, seed=1)
     >>> len(loader), next(iter(loader))["x"].shape
+    >>> sharded = DataLoader((x, y), 256, drop_last=True, devices=netcl.local_devices())
     """
 
     def __init__(self, arrays, batch_size, shuffle=False, seed=0, drop_last=False, prefetch=2,
-                 device=None):
+                 device=None, devices=None):
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
                 or batch_size <= 0:
             raise ValueError(f"DataLoader: batch_size must be a positive int, got {batch_size!r}")
@@ -243,6 +255,17 @@ class DataLoader:
                             f"{type(device).__name__}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"DataLoader: seed must be an int, got {seed!r}")
+        if devices is not None:
+            if device is not None:
+                raise ValueError("DataLoader: give device or devices, not both")
+            devices = list(devices) if isinstance(devices, (list, tuple)) else devices
+            if not isinstance(devices, list) or not devices or \
+                    not all(isinstance(d, Device) for d in devices):
+                raise TypeError(f"DataLoader: devices must be a non-empty list of netcl "
+                                f"Devices, got {devices!r}")
+            if batch_size % len(devices):
+                raise ValueError(f"DataLoader: batch_size={batch_size} does not divide over "
+                                 f"{len(devices)} devices")
         pairs, treedef = tree_util.tree_flatten_with_path(arrays)
         if not pairs:
             raise ValueError(f"DataLoader: arrays has no leaves (structure {treedef})")
@@ -273,7 +296,13 @@ class DataLoader:
         self.num_examples = int(sizes[0])
         self.batch_size, self.shuffle, self.seed = int(batch_size), bool(shuffle), seed
         self.drop_last, self.prefetch, self.device = bool(drop_last), int(prefetch), device
+        self.devices = devices
         self.epoch = 0
+        last = self.num_examples % self.batch_size
+        if devices is not None and not self.drop_last and last % len(devices):
+            raise ValueError(f"DataLoader: the final batch of {last} examples ({self.num_examples}"
+                             f" examples, batch_size={self.batch_size}) does not divide over "
+                             f"{len(devices)} devices; pass drop_last=True")
 
     def __len__(self):
         n, b = self.num_examples, self.batch_size
@@ -290,10 +319,11 @@ class DataLoader:
         return np.random.default_rng([int(self.seed), int(epoch)]).permutation(self.num_examples)
 
     def __iter__(self):
-        device = self.device or default_device()
+        device = self.devices[0] if self.devices else (self.device or default_device())
         order = self.permutation(self.epoch) if self.shuffle else None
         self.epoch += 1
-        plan = _Plan(self._leaves, self._treedef, order, self.batch_size, len(self), device)
+        plan = _Plan(self._leaves, self._treedef, order, self.batch_size, len(self), device,
+                     self.devices)
         return _Iterator(plan, self.prefetch)
 
     def __repr__(self):

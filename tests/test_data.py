@@ -201,6 +201,31 @@ def test_bad_inputs():
         DataLoader(np.zeros(3), 2, device="cpu")
     with pytest.raises(TypeError, match="seed"):
         DataLoader(np.zeros(3), 2, shuffle=True, seed=None)
+    dev = netcl.default_device()
+    with pytest.raises(ValueError, match="device or devices, not both"):
+        DataLoader(np.zeros(4), 2, device=dev, devices=[dev])
+    with pytest.raises(TypeError, match="devices must be a non-empty list"):
+        DataLoader(np.zeros(4), 2, devices=[])
+    with pytest.raises(ValueError, match="batch_size=3 does not divide over 2 devices"):
+        DataLoader(np.zeros(4), 3, devices=[dev, dev])
+    with pytest.raises(ValueError, match="final batch of 1 examples .* drop_last=True"):
+        DataLoader(np.zeros(5), 2, devices=[dev, dev])
+    assert len(DataLoader(np.zeros(5), 2, devices=[dev, dev], drop_last=True)) == 2
+
+
+@pytest.mark.parametrize("prefetch", [0, 2])
+def test_sharded_batches_for_pmap(prefetch):
+    """devices=: every leaf a ShardedArray (devices, batch / devices, ...), in order."""
+    dev = netcl.default_device()
+    loader = DataLoader(_arrays(12), 6, devices=[dev, dev], prefetch=prefetch, shuffle=True)
+    seen = []
+    for b in loader:
+        assert isinstance(b["i"], netcl.ShardedArray) and b["i"].shape == (2, 3)
+        assert b["x"].shape == (2, 3, 3) and b["x"].sharding.devices == (dev, dev)
+        np.testing.assert_array_equal(np.asarray(b["x"])[..., 0], np.asarray(b["i"]) * 10)
+        seen.append(np.asarray(b["i"]).reshape(-1))
+    order = loader.permutation(0)
+    np.testing.assert_array_equal(np.concatenate(seen), order)
 
 
 # ---- IDX ----------------------------------------------------------------------------------

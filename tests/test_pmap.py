@@ -114,6 +114,14 @@ def test_data_parallel_training_matches_one_device():
     for a, b in zip(netcl.tree_util.tree_leaves(p2), netcl.tree_util.tree_leaves(p1)):
         close(a[0], b, 1e-5)
         close(a[1], b, 1e-5)
+
+    # a DataLoader sharding its batches over the devices feeds pmap where they are
+    loader = netcl.data.DataLoader((xs.reshape(-1, 4), ys.reshape(-1)), 8, devices=devs)
+    for k, (xb, yb) in enumerate(loader):
+        assert [s.device for s in xb.shards] == devs and yb.shape == (2, 4)
+        p2, s2, l2 = pstep(p2, s2, xb, yb)
+        p1, s1, l1 = jstep(p1, s1, jnp.asarray(xs[k]), jnp.asarray(ys[k]))
+        close(l2[1], l1, 1e-5)
     """)
 
 
