@@ -146,11 +146,12 @@ def main():
                    "GPUs, 32 on CPUs)")
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--peers", action="store_true", help="JAX's pmap and psum beside")
+    p.add_argument("--devices", type=int, default=None, help="use the first N local devices")
     args = p.parse_args()
     import netcl
     import netcl.numpy as jnp
     from netcl import lax
-    devices = netcl.local_devices()
+    devices = netcl.local_devices()[:args.devices]
     n = len(devices)
     batch = args.batch or (256 if devices[0].kind == "gpu" else 32)
     print(f"{n} devices: {', '.join(d.name for d in devices)}")
@@ -166,7 +167,7 @@ def main():
         jn = timed(*jax_cnn_step(n, batch), args.repeat)
         print(f"W8   JAX {n} devices: {1 / jn:8.1f} steps/s; one device {1 / j1:8.1f} "
               f"steps/s; scaling {n * j1 / jn:.2f}")
-    psum = netcl.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
+    psum = netcl.pmap(lambda v: lax.psum(v, "i"), axis_name="i", devices=devices)
     repeat = max(3, args.repeat // 2)
     for mb in (1, 16, 256):
         size = mb * 2**20 // 4

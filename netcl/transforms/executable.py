@@ -66,6 +66,7 @@ class Executable:
         self.build_outputs = (out_tree.builder() if out_tree is not None else None)
         self._plan = None   # [(launcher, input slots, output slot(s), multi, freed slots)]
         self._straight = None   # the plan as one function (see _straight_line)
+        self._sliced = None     # the same as a generator (see in_slices)
 
     def __call__(self, flat_args):
         """Run on arrays (any layout: a call with other layouts than the first takes the
@@ -86,6 +87,18 @@ class Executable:
                 return self._run(flat_args, record=True)
             return self._execute(flat_args, self._launchers)
         return self._straight(*flat_args)   # the hot path of every call after the first
+
+    def in_slices(self, flat_args, size=16):
+        """A generator that enqueues this call `size` launches per `next()` and returns
+        the outputs (StopIteration's value): pmap alternates the devices' calls so that every
+        device has work queued early, not only after the previous device's whole step."""
+        if self._plan is None or tuple(a._layout_id() if isinstance(a, Array) else None
+                                       for a in flat_args) != self._arg_layouts:
+            return _finished(self(flat_args))
+        if self._sliced is None:
+            self._sliced = _straight_line(self._plan, len(flat_args), self.const_slots,
+                                          self.out_slots, yield_every=size)
+        return self._sliced(*flat_args)
 
     def _run(self, flat_args, record):
         """Run through the eager interpreter's launcher lookup (recording the launchers), on
@@ -146,12 +159,19 @@ class Executable:
         return [s[0] for s in self.steps]
 
 
-def _straight_line(plan, n_args, const_slots, out_slots):
+def _finished(value):
+    """A generator that returns `value` at once."""
+    return value
+    yield   # (never reached: it makes this a generator function)
+
+
+def _straight_line(plan, n_args, const_slots, out_slots, yield_every=None):
     """The recorded plan as one generated Python function ``(*arguments) -> outputs``: each
     step a call on local variables, each freed slot a ``del``. The step loop it replaces
     built an argument list per step from an environment list and cleared freed entries one
     by one, and cost more host time per call: the objects a call touches are out of the
-    caches after a train step's kernels, so what counts is how few it touches."""
+    caches after a train step's kernels, so what counts is how few it touches.
+    With `yield_every`, a generator that yields after every that many steps."""
     env = {f"K{slot}": c for slot, c in const_slots}
     lines = [f"s{slot} = K{slot}" for slot, _ in const_slots]
     for k, (launch, ins, out, multi, free) in enumerate(plan):
@@ -163,6 +183,10 @@ def _straight_line(plan, n_args, const_slots, out_slots):
             lines.append(f"s{out} = {call}")
         if free:
             lines.append(f"del {', '.join(f's{i}' for i in free)}")
+        if yield_every and (k + 1) % yield_every == 0 and k + 1 < len(plan):
+            lines.append("yield")
+    if yield_every and len(plan) < yield_every:
+        lines.append("yield")       # (a generator however short)
     lines.append(f"return [{', '.join(f's{i}' for i in out_slots)}]")
     src = f"def run({', '.join(f's{i}' for i in range(n_args))}):\n" + \
         "".join(f"    {ln}\n" for ln in lines)

@@ -216,12 +216,21 @@ def _run(program, per_device_inputs, devices):
     for seg, colls in zip(program.segments, program.collectives):
         ins = [v.id for v in seg.ir.invars]
         with _devices.LOCK:         # (launchers share kernel objects between threads)
-            for i, exe in enumerate(seg.executables):     # enqueue on every device first
-                outs = exe([env[i][vid] for vid in ins])
-                for v, o in zip(seg.ir.outvars, outs):
-                    env[i][v.id] = o
-                if devices[i].queue is not None:     # (the NumPy fallback has none)
-                    devices[i].queue.flush()    # start it now: the next device is next
+            # the devices' launches alternate, a slice each, and each slice is flushed: every
+            # device starts at once, where device by device the last would start a whole
+            # step's enqueueing late
+            running = {i: exe.in_slices([env[i][vid] for vid in ins])
+                       for i, exe in enumerate(seg.executables)}
+            while running:
+                for i, slices in list(running.items()):
+                    try:
+                        next(slices)
+                    except StopIteration as done:
+                        for v, o in zip(seg.ir.outvars, done.value):
+                            env[i][v.id] = o
+                        del running[i]
+                    if devices[i].queue is not None:     # (the NumPy fallback has none)
+                        devices[i].queue.flush()
         if colls:
             with _devices.LOCK:     # (the pinned staging memory is shared)
                 run_collectives(colls, env, devices)
