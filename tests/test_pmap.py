@@ -79,6 +79,25 @@ def test_shards_stay_on_their_devices_and_collectives_agree_with_vmap():
 
 
 @multi
+def test_transforms_inside_pmap():
+    """pmap(jit(f)), jit and vmap (with its own axis name) inside the mapped function, and
+    grad through a psum, against vmap over a named axis or NumPy."""
+    run_on(2, """
+    x = np.arange(2 * 6, dtype=np.float32).reshape(2, 3, 2) / 10
+    body = lambda v: lax.psum(jnp.sin(v), "i") * v
+    ref = np.sin(x).sum(0) * x
+    close(netcl.pmap(netcl.jit(body), axis_name="i")(x), ref)
+    close(netcl.pmap(lambda v: netcl.jit(body)(v) + 1.0, axis_name="i")(x), ref + 1)
+    both = netcl.pmap(lambda v: netcl.vmap(lambda r: lax.psum(r, "i") + lax.psum(r, "j"),
+                                           axis_name="j")(v), axis_name="i")
+    close(both(x), x.sum(0) + x.sum(1, keepdims=True))
+    loss = lambda v: jnp.sum(lax.psum(v * v, "i") * v)
+    close(netcl.pmap(netcl.grad(loss), axis_name="i")(x),
+          netcl.vmap(netcl.grad(loss), axis_name="i")(jnp.asarray(x)))
+    """)
+
+
+@multi
 def test_data_parallel_training_matches_one_device():
     """A pmapped sgd step on 2 devices (replicated parameters, sharded batch, pmean of the
     gradients) gives the parameters of the same steps on the whole batch on one device."""
