@@ -31,8 +31,9 @@ def timed(fn, sync, repeat, warmup=3):
     return statistics.median(times)
 
 
-def cnn_step(n_devices, batch, axis="batch"):
-    """(run, sync): one W5 step per device on its own batch (n_devices == 1: plain jit)."""
+def cnn_step(n_devices, batch, axis="batch", mapped=None):
+    """(run, sync): one W5 step per device on its own batch (n_devices == 1: plain jit,
+    unless `mapped`: in a job of several processes one device is mapped too)."""
     import netcl
     import netcl.numpy as jnp
     from netcl import lax, optim, random, stax
@@ -46,7 +47,8 @@ def cnn_step(n_devices, batch, axis="batch"):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n_devices, batch, 32, 32, 3), dtype=np.float32)
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, (n_devices, batch))]
-    mean = (lambda a: lax.pmean(a, axis)) if n_devices > 1 else (lambda a: a)
+    mapped = n_devices > 1 if mapped is None else mapped
+    mean = (lambda a: lax.pmean(a, axis)) if mapped else (lambda a: a)
 
     def step(p, s, x, y):
         loss, g = netcl.value_and_grad(
@@ -54,7 +56,7 @@ def cnn_step(n_devices, batch, axis="batch"):
         u, s = opt.update(netcl.tree_util.tree_map(mean, g), s, p)
         return optim.apply_updates(p, u), s, mean(loss)
     devices = netcl.local_devices()[:n_devices]
-    if n_devices > 1:
+    if mapped:
         f = netcl.pmap(step, axis_name=axis, devices=devices, donate_argnums=(0, 1))
         state = list(netcl.device_put_replicated((params, opt.init(params)), devices))
         xs = netcl.device_put_sharded([jnp.asarray(v) for v in x], devices)
@@ -109,7 +111,6 @@ def jax_cnn_step(n_devices, batch, axis="batch"):
 
 def jax_psum_seconds(n_devices, nbytes, repeat):
     import jax
-    import jax.numpy as jnp
     devices = jax.devices()[:n_devices]
     f = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i", devices=devices)
     xs = jax.pmap(lambda v: v, devices=devices)(np.ones((n_devices, nbytes // 4), np.float32))
@@ -147,22 +148,30 @@ def main():
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--peers", action="store_true", help="JAX's pmap and psum beside")
     p.add_argument("--devices", type=int, default=None, help="use the first N local devices")
+    p.add_argument("--distributed", action="store_true", help="one process of an MPI job "
+                   "(mpiexec -n P python -m mpi4py benchmarks/pmap_bench.py --distributed)")
     args = p.parse_args()
     import netcl
     import netcl.numpy as jnp
     from netcl import lax
+    if args.distributed:
+        netcl.distributed.initialize()
     devices = netcl.local_devices()[:args.devices]
-    n = len(devices)
+    n_local = len(devices)
+    n = n_local * netcl.process_count()
+    say = print if netcl.process_index() == 0 else (lambda *a, **k: None)
     batch = args.batch or (256 if devices[0].kind == "gpu" else 32)
-    print(f"{n} devices: {', '.join(d.name for d in devices)}")
+    say(f"{netcl.process_count()} process(es) x {n_local} devices: "
+        f"{', '.join(d.name for d in devices)}")
     if n < 2:
         print("W8/W9 need at least 2 devices (NETCL_CPU_DEVICES=2 on a CPU)")
         return
     one = timed(*cnn_step(1, batch), args.repeat)
-    many = timed(*cnn_step(n, batch), args.repeat)
-    print(f"W8   {n} devices, batch {batch} each: {1 / many:8.1f} steps/s; one device "
-          f"{1 / one:8.1f} steps/s; scaling {n * one / many:.2f} (of {n})")
+    many = timed(*cnn_step(n_local, batch, mapped=True), args.repeat)
+    say(f"W8   {n} devices, batch {batch} each: {1 / many:8.1f} steps/s; one device "
+        f"{1 / one:8.1f} steps/s; scaling {n * one / many:.2f} (of {n})")
     if args.peers:
+        assert not args.distributed, "--peers runs JAX in one process"
         j1 = timed(*jax_cnn_step(1, batch), args.repeat)
         jn = timed(*jax_cnn_step(n, batch), args.repeat)
         print(f"W8   JAX {n} devices: {1 / jn:8.1f} steps/s; one device {1 / j1:8.1f} "
@@ -175,15 +184,17 @@ def main():
         t = timed(lambda xs=xs: psum(xs), lambda: [d.synchronize() for d in devices],
                   repeat, warmup=2)
         del xs
-        copy = staged_copy_seconds(devices, mb * 2**20, repeat)
         bus = mb * 2**20 / t * 2 * (n - 1) / n / 1e9
         line = (f"W9   psum of {mb:3d} MB over {n} devices: {t * 1e3:8.2f} ms, bus "
-                f"{bus:6.2f} GB/s; pinned staging copy 0->1 {mb * 2**20 / copy / 1e9:6.2f} GB/s "
-                f"({bus * copy * 1e9 / (mb * 2**20):.2f}x)")
+                f"{bus:6.2f} GB/s")
+        if n_local > 1:
+            copy = staged_copy_seconds(devices, mb * 2**20, repeat)
+            line += (f"; pinned staging copy 0->1 {mb * 2**20 / copy / 1e9:6.2f} GB/s "
+                     f"({bus * copy * 1e9 / (mb * 2**20):.2f}x)")
         if args.peers:
             tj = jax_psum_seconds(n, mb * 2**20, repeat)
             line += f"; JAX psum bus {mb * 2**20 / tj * 2 * (n - 1) / n / 1e9:7.2f} GB/s"
-        print(line)
+        say(line)
 
 
 if __name__ == "__main__":

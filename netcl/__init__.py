@@ -5,7 +5,7 @@
 >>> netcl.grad(lambda x: jnp.sum(jnp.sin(x)))(x)
 """
 from .core import (Array, ConcretizationError, Device, KernelBuildError, LeakedTracerError,
-                   ShapedArray, block_until_ready, default_device, devices)
+                   ShapedArray, block_until_ready, default_device)
 from .core.dtypes import bool_, float16, float32, float64, int32, uint32
 from . import tree_util  # noqa: F401
 from . import numpy  # noqa: F401  (installs array operators)
@@ -19,6 +19,8 @@ from .transforms.jit import clear_caches, jit
 from .transforms.pmap import (device_count, device_put_replicated, device_put_sharded,
                               local_device_count, local_devices, pmap)
 from .core.sharded import ShardedArray
+from . import distributed  # noqa: F401
+from .distributed import devices, process_count, process_index
 from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                          make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
 

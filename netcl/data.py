@@ -73,15 +73,21 @@ class _Plan:
     """Everything the producer needs; deliberately holds no reference to the iterator, so
     an abandoned iterator is garbage collected and its thread told to stop."""
 
-    def __init__(self, leaves, treedef, order, batch_size, num_batches, device, devices=None):
+    def __init__(self, leaves, treedef, order, batch_size, num_batches, device, devices=None,
+                 part=None):
         self.leaves, self.treedef, self.order = leaves, treedef, order
         self.batch_size, self.num_batches, self.device = batch_size, num_batches, device
         self.devices = devices      # shard each batch over these (leading axis), or None
+        self.part = part            # (index, count): take this part of each batch, or None
         self.n = leaves[0].shape[0]
 
     def batch(self, b):
         start = b * self.batch_size
         stop = min(start + self.batch_size, self.n)
+        if self.part is not None:
+            index, count = self.part
+            size = (stop - start) // count
+            start, stop = start + index * size, start + (index + 1) * size
         out = []
         for leaf in self.leaves:
             if self.order is None:
@@ -236,6 +242,10 @@ class DataLoader:
     ``netcl.pmap``: every leaf comes as a ShardedArray of shape ``(len(devices),
     batch_size // len(devices), ...)``, shard i uploaded to ``devices[i]``; batch_size (and the
     final short batch, unless ``drop_last``) must divide by the number of devices.
+    ``split_over_processes``: in a job of several processes (``netcl.distributed``), each
+    global batch (same order everywhere, given ``seed``) is cut into ``process_count()``
+    equal parts and this process gets part ``process_index()`` (then sharded over
+    ``devices``, if given); batch_size is the global batch.
 
     >>> loader = DataLoader({"x": x, "y": y}, batch_size=32, shuffle=True, seed=1)
     >>> len(loader), next(iter(loader))["x"].shape
@@ -243,7 +253,7 @@ class DataLoader:
     """
 
     def __init__(self, arrays, batch_size, shuffle=False, seed=0, drop_last=False, prefetch=2,
-                 device=None, devices=None):
+                 device=None, devices=None, split_over_processes=False):
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
                 or batch_size <= 0:
             raise ValueError(f"DataLoader: batch_size must be a positive int, got {batch_size!r}")
@@ -298,11 +308,21 @@ class DataLoader:
         self.drop_last, self.prefetch, self.device = bool(drop_last), int(prefetch), device
         self.devices = devices
         self.epoch = 0
+        self.part = None        # (index, count): this process's part of every batch
+        ways = len(devices) if devices is not None else 1
+        if split_over_processes:
+            from .distributed import process_count, process_index
+            self.part = (process_index(), process_count())
+            ways *= self.part[1]
+            if self.batch_size % ways:
+                raise ValueError(f"DataLoader: batch_size={self.batch_size} does not divide "
+                                 f"over {self.part[1]} processes x "
+                                 f"{len(devices) if devices else 1} devices")
         last = self.num_examples % self.batch_size
-        if devices is not None and not self.drop_last and last % len(devices):
+        if not self.drop_last and last % ways:
             raise ValueError(f"DataLoader: the final batch of {last} examples ({self.num_examples}"
                              f" examples, batch_size={self.batch_size}) does not divide over "
-                             f"{len(devices)} devices; pass drop_last=True")
+                             f"{ways} devices and processes; pass drop_last=True")
 
     def __len__(self):
         n, b = self.num_examples, self.batch_size
@@ -323,7 +343,7 @@ class DataLoader:
         order = self.permutation(self.epoch) if self.shuffle else None
         self.epoch += 1
         plan = _Plan(self._leaves, self._treedef, order, self.batch_size, len(self), device,
-                     self.devices)
+                     self.devices, self.part)
         return _Iterator(plan, self.prefetch)
 
     def __repr__(self):

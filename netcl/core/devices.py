@@ -134,6 +134,7 @@ class Device:
         self.platform = platform_name
         self.name = name
         self.kind = kind  # "gpu" | "cpu" | "accel" | "numpy"
+        self.process_index = 0      # this process's index in a job (netcl.distributed)
         self.cl_device = cl_device
         self.context = context
         self.queue = None
@@ -323,6 +324,24 @@ def _pick_default():
     if not match:
         raise ValueError(f"NETCL_DEVICE={sel!r} matches no device; devices are {devs}")
     return match[0]
+
+
+_process_devices = None     # the devices a job's process took (netcl.distributed), or None
+
+
+def set_process_devices(chosen):
+    """Make `chosen` this process's devices: what pmap maps over (`local_devices`), the
+    first the default. netcl.distributed.initialize calls it so that processes sharing a
+    host take different GPUs."""
+    global _process_devices, _global_default
+    with LOCK:
+        _process_devices = list(chosen)
+        _global_default = _process_devices[0]
+
+
+def process_devices():
+    """The devices set by set_process_devices, or None."""
+    return None if _process_devices is None else list(_process_devices)
 
 
 def default_device(device=None):

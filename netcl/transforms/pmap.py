@@ -32,6 +32,7 @@ from .batching import _broadcast_prefix
 from .executable import Executable
 from .passes import optimize
 from .pmap_exchange import run_collectives
+from ..distributed import world
 from .staging import stage
 
 _devices = importlib.import_module("netcl.core.devices")   # (the module: its LOCK)
@@ -41,11 +42,15 @@ _devices = importlib.import_module("netcl.core.devices")   # (the module: its LO
 
 def local_devices():
     """The devices of this process that pmap maps over by default: the OpenCL devices of the
-    default device's kind (all GPUs, or all CPU devices), in discovery order.
+    default device's kind (all GPUs, or all CPU devices), in discovery order; in a job of
+    several processes, the ones this process took (netcl.distributed.initialize).
 
     >>> netcl.local_devices()
     [Device(0: cpu 'pthread-...' ...), Device(1: cpu 'pthread-...' ...)]
     """
+    chosen = _devices.process_devices()
+    if chosen is not None:
+        return chosen
     kind = default_device().kind
     return [d for d in all_devices() if d.kind == kind]
 
@@ -56,8 +61,11 @@ def local_device_count():
 
 
 def device_count():
-    """The number of devices pmap can map over (one process: the local ones)."""
-    return local_device_count()
+    """The number of devices pmap maps over: the local ones, or with netcl.distributed
+    those of every process."""
+    from ..distributed import world
+    w = world()
+    return local_device_count() if w is None else len(w.devices)
 
 
 def _check_devices(devices, where):
@@ -206,7 +214,7 @@ def _compile(ir, out_tree, devices):
     return _Program(ir.invars, segments, collectives, ir.outvars, out_tree, const_outs)
 
 
-def _run(program, per_device_inputs, devices):
+def _run(program, per_device_inputs, devices, world=None):
     """Per device, the outputs of one call."""
     n = len(devices)
     env = [{v.id: x for v, x in zip(program.invars, per_device_inputs[i])} for i in range(n)]
@@ -233,7 +241,7 @@ def _run(program, per_device_inputs, devices):
                         devices[i].queue.flush()
         if colls:
             with _devices.LOCK:     # (the pinned staging memory is shared)
-                run_collectives(colls, env, devices)
+                run_collectives(colls, env, devices, world)
     return [[env[i][v.id] for v in program.outvars] for i in range(n)]
 
 
@@ -293,13 +301,15 @@ class Pmapped:
                   for x in leaves]
         n = self._size(leaves, axes)
         devices = self._devices(n)
+        w = world()
         per_device, avals = self._shard(leaves, axes, devices)
         static = tuple((i, args[i]) for i in self.static)
         key = (tree, tuple(avals), tuple(axes), static, tuple(devices))
         program = self.cache.get(key)
         if program is None:
-            program = self.cache[key] = self._compile(tree, static, avals, devices, n)
-        rows = _run(program, per_device, devices)
+            program = self.cache[key] = self._compile(tree, static, avals, devices,
+                                                      self._global_size(n, w))
+        rows = _run(program, per_device, devices, w)
         self._delete_donated(args, {id(x) for row in rows for x in row})
         return self._outputs(rows, program.out_tree, devices)
 
@@ -363,6 +373,18 @@ class Pmapped:
             s0 = shards[0]
             avals.append(ShapedArray(s0.shape, s0.dtype, s0.weak_type))
         return [[col[i] for col in columns] for i in range(n)], avals
+
+    def _global_size(self, n, w):
+        """The mapped axis's size over every process (each maps n devices of its own: its
+        first n local devices, or the `devices` given to it)."""
+        if w is None:
+            return n
+        sizes = w.comm.allgather(n)
+        if len(set(sizes)) != 1:
+            raise ValueError(f"{self._name}: the processes map axes of different sizes "
+                             f"{sizes} (process {w.index}: {n}); each must pass one shard per "
+                             "local device, the same number everywhere")
+        return n * w.count
 
     def _compile(self, tree, static, avals, devices, n):
         from ..primitives.axis_env import axis_frame

@@ -26,6 +26,10 @@ Schedules, with host memory as the hub every device reaches over its own link:
 - psum_scatter, all_to_all: `collective_host.HOST_RULES` on the host (the devices' values
   downloaded, waited for, combined by NumPy, uploaded). The NumPy fallback runs every
   collective that way.
+- Across processes (netcl.distributed): an all-reduce combines the devices' parts locally,
+  waits for them on the host, reduces them across the processes with MPI's Allreduce in
+  place in pinned memory, and every device uploads them; other collectives gather every
+  process's values with MPI and run the host rule.
 """
 import collections
 from dataclasses import dataclass, field
@@ -43,23 +47,27 @@ from ..primitives.elementwise import add_p, max_p, min_p
 from ..primitives.views import reshape, transpose
 
 
-def run_collectives(eqns, env, devices):
+def run_collectives(eqns, env, devices, world=None):
     """Enqueue the collective equations `eqns` (independent of one another) on every device:
-    `env[i]` maps variable ids to device i's values and receives the outputs."""
+    `env[i]` maps variable ids to device i's values and receives the outputs. With a
+    `world` (netcl.distributed: several processes, each running this with its own devices,
+    in axis order process by process) the collectives span the processes."""
     if devices[0].queue is None:                    # the NumPy fallback
         for e in eqns:
-            _host_collective(e, env, devices)
+            _host_collective(e, env, devices, world)
         return
     buckets = {}
     for e in eqns:
-        if e.prim in _COMBINE and e.inputs[0].aval.dtype != dtypes.bool_:
-            buckets.setdefault((e.prim, e.inputs[0].aval.dtype), []).append(e)
-        elif e.prim in _DIRECT:
+        dtype = e.inputs[0].aval.dtype if e.inputs else None
+        if e.prim in _COMBINE and dtype != dtypes.bool_ and \
+                (world is None or dtype in _MPI_DTYPES):
+            buckets.setdefault((e.prim, dtype), []).append(e)
+        elif e.prim in _DIRECT and world is None:
             _DIRECT[e.prim](e, env, devices)
         else:
-            _host_collective(e, env, devices)
+            _host_collective(e, env, devices, world)
     for (prim, dtype), group in buckets.items():
-        _bucketed_all_reduce(prim, dtype, group, env, devices)
+        _bucketed_all_reduce(prim, dtype, group, env, devices, world)
     for d in devices:
         d.queue.flush()     # (other devices' queues wait on these copies)
 
@@ -92,9 +100,10 @@ class _Pinned:
 
     def upload(self, queue, start, y, y_start, nbytes, written):
         """Copy bytes [start, start+nbytes) to buffer `y` at byte `y_start`, after the
-        write `written`."""
+        write `written` (None: written by the host)."""
         ev = cl.enqueue_copy(queue, y, self.host[start:start + nbytes], dst_offset=y_start,
-                             wait_for=[written], is_blocking=False)
+                             wait_for=None if written is None else [written],
+                             is_blocking=False)
         self.readers.append(ev)
         return ev
 
@@ -134,10 +143,14 @@ def _pinned(device, role, nbytes):
 _COMBINE = {psum_p: add_p, pmax_p: max_p, pmin_p: min_p}
 
 
-def _bucketed_all_reduce(prim, dtype, eqns, env, devices):
+# what MPI reduces in place (float16 goes the host path, MPI has no half type)
+_MPI_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint32)
+
+
+def _bucketed_all_reduce(prim, dtype, eqns, env, devices, world):
     """All-reduce the inputs of `eqns` (one collective, one dtype) as one flat buffer."""
     flats = [_pack([env[i][e.inputs[0].id] for e in eqns], dtype) for i in range(len(devices))]
-    reduced = _all_reduce(prim, dtype, flats, devices)
+    reduced = _all_reduce(prim, dtype, flats, devices, world)
     for i, y in enumerate(reduced):
         _unpack(y, [e.outputs[0] for e in eqns], env[i])
 
@@ -189,9 +202,11 @@ def _parts(n, count):
     return [(min(k * step, n), min((k + 1) * step, n)) for k in range(count)]
 
 
-def _all_reduce(prim, dtype, flats, devices):
+def _all_reduce(prim, dtype, flats, devices, world=None):
     """Per device a new (n,) array: the elementwise combination (prim) of every device's
-    flat value; `flats[i]` is (array, element offset, n) on devices[i]."""
+    flat value; `flats[i]` is (array, element offset, n) on devices[i]. With a `world`,
+    the devices' combined parts are combined across the processes by MPI's Allreduce in
+    pinned memory before every device uploads them."""
     count, n, isz = len(devices), flats[0][2], dtype.itemsize
     outs = [Array.empty(d, (n,), dtype) for d in devices]
     if not n:
@@ -221,7 +236,7 @@ def _all_reduce(prim, dtype, flats, devices):
                 slot += 1
         _combine(prim, d, dtype, count - 1, outs[k]._buf, x._buf, others._buf, b - a, off + a,
                  a)
-    if count == 1:
+    if count == 1 and world is None:
         return outs
     # all-gather: every device publishes its combined part and uploads the others'
     results, published = [], []
@@ -233,11 +248,19 @@ def _all_reduce(prim, dtype, flats, devices):
                                           (b - a) * isz, wait) if b > a else None)
         results.append(result)
         d.queue.flush()
+    if world is not None:       # (the host waits here: MPI reads host memory)
+        from mpi4py import MPI
+        cl.wait_for_events([e for e in published if e is not None])
+        op = {psum_p: MPI.SUM, pmax_p: MPI.MAX, pmin_p: MPI.MIN}[prim]
+        for i, (a, b) in enumerate(parts):
+            if b > a:
+                world.comm.Allreduce(MPI.IN_PLACE, results[i].host[a * isz:b * isz].view(dtype),
+                                     op=op)
     for k, d in enumerate(devices):
         for i, (a, b) in enumerate(parts):
-            if i != k and b > a:
+            if (i != k or world is not None) and b > a:
                 results[i].upload(d.queue, a * isz, outs[k]._buf, a * isz, (b - a) * isz,
-                                  published[i])
+                                  published[i] if world is None else None)
     return outs
 
 
@@ -343,9 +366,11 @@ _DIRECT = {all_gather_p: _all_gather, ppermute_p: _ppermute, axis_index_p: _axis
 
 # ---- the host path ---------------------------------------------------------------------------
 
-def _host_collective(eqn, env, devices):
+def _host_collective(eqn, env, devices, world=None):
     """Run one collective with its host rule: the devices' inputs downloaded to pinned
-    memory and waited for, the rule applied by NumPy, the results uploaded."""
+    memory and waited for, the rule applied by NumPy, the results uploaded. With a `world`
+    every process's inputs are gathered (MPI allgather) and the rule runs on all of them in
+    every process, which keeps its own devices' results."""
     n = len(devices)
     ins = [[env[i][v.id] for i in range(n)] for v in eqn.inputs]
     if devices[0].queue is None:        # the NumPy fallback: values are host arrays already
@@ -364,10 +389,17 @@ def _host_collective(eqn, env, devices):
                                                   x.offset * x.dtype.itemsize, nbytes, wait))
                 row.append(region.host[:nbytes].view(x.dtype).reshape(x.shape))
             shards.append(row)
-        cl.wait_for_events(events)
+        if events:
+            cl.wait_for_events(events)
     rule = HOST_RULES[eqn.prim]
-    results = rule(*shards, **eqn.params) if shards else rule(n, **eqn.params)
+    total, first = n, 0
+    if world is not None:
+        every = world.comm.allgather(shards)        # per process: per input, per device
+        shards = [[s for process in every for s in process[k]] for k in range(len(shards))]
+        total, first = n * world.count, n * world.index
+    results = rule(*shards, **eqn.params) if shards else rule(total, **eqn.params)
     outs = results if eqn.prim.multiple_results else [results]
+    outs = [per_device[first:first + n] for per_device in outs]
     for k, (v, per_device) in enumerate(zip(eqn.outputs, outs)):
         for i, d in enumerate(devices):
             value = np.asarray(per_device[i], v.aval.dtype)

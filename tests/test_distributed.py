@@ -1,0 +1,130 @@
+"""netcl.distributed: jobs of several processes on MPI (mpiexec from the mpich wheel of the
+`test` extra), each job a subprocess of PoCL devices: pmap over every process's devices with
+collectives spanning the processes (against vmap of the global batch), the data-parallel
+example against one-device training, a raising process ending the job, bad inputs."""
+import importlib
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import netcl
+
+_BIN = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+MPIEXEC = _BIN if os.path.exists(_BIN) else shutil.which("mpiexec")
+HAVE_MPI = importlib.util.find_spec("mpi4py") is not None and MPIEXEC is not None
+needs_mpi = pytest.mark.skipif(not HAVE_MPI or netcl.default_device().is_numpy,
+                               reason="needs mpi4py, mpiexec (pip install 'netcl[distributed]') "
+                                      "and PoCL")
+
+PRELUDE = """
+import numpy as np
+import netcl, netcl.numpy as jnp
+from netcl import lax
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a, np.float32), np.asarray(b, np.float32), rtol=tol,
+                               atol=tol)
+"""
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def job(n_processes, devices_each, code=None, args=None, module=True, timeout=300):
+    env = dict(os.environ, NETCL_CPU_DEVICES=str(devices_each))
+    env.pop("POCL_DEVICES", None)
+    run = ["-m", "mpi4py"] if module else []
+    what = args if args is not None else ["-c", PRELUDE + textwrap.dedent(code)]
+    return subprocess.run([MPIEXEC, "-n", str(n_processes), sys.executable, *run, *what],
+                          env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def ok(r):
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
+    return r.stdout
+
+
+@needs_mpi
+def test_two_processes_of_two_devices_agree_with_vmap_over_all_four():
+    ok(job(2, 2, """
+    netcl.distributed.initialize()
+    netcl.distributed.initialize()                  # (idempotent)
+    r = netcl.process_index()
+    assert netcl.process_count() == 2 and netcl.device_count() == 4
+    devs = netcl.devices()
+    assert [d.process_index for d in devs] == [0, 0, 1, 1]
+    assert devs[2 * r] is netcl.local_devices()[0] and netcl.local_device_count() == 2
+
+    x = np.arange(4 * 5, dtype=np.float32).reshape(4, 5) - 7        # the global batch
+    i = np.arange(4 * 3, dtype=np.int32).reshape(4, 3) * (1 - 2 * (np.arange(4) % 2))[:, None]
+    mine = slice(2 * r, 2 * r + 2)
+
+    def body(x, i):
+        return (lax.psum(x, "d"), lax.pmean(x, "d"), lax.pmax(x, "d"), lax.psum(i, "d"),
+                lax.pmin(i, "d"), lax.all_gather(x, "d"), lax.all_gather(i, "d", tiled=True),
+                lax.ppermute(x, "d", [(k, (k + 1) % 4) for k in range(4)]),
+                lax.axis_index("d") + 0 * i[0], lax.psum(x.astype(jnp.float16), "d"),
+                lax.psum_scatter(x[:4], "d", tiled=True))
+    got = netcl.pmap(body, axis_name="d")(x[mine], i[mine])
+    want = netcl.vmap(body, axis_name="d")(jnp.asarray(x), jnp.asarray(i))
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == (2,) + w.shape[1:], (k, g.shape, w.shape)
+        close(g, np.asarray(w)[mine])
+
+    loss = lambda v: jnp.sum(lax.psum(v * v, "d") * jnp.sin(v))
+    close(netcl.pmap(netcl.grad(loss), axis_name="d")(x[mine]),
+          np.asarray(netcl.vmap(netcl.grad(loss), axis_name="d")(jnp.asarray(x)))[mine])
+
+    b = netcl.distributed.broadcast_one_to_all({"a": jnp.full(3, float(r) + 1), "n": 2 * r})
+    close(b["a"], np.ones(3))
+    assert int(b["n"]) == 0
+    netcl.distributed.barrier()
+    loader = netcl.data.DataLoader(np.arange(16, dtype=np.int32), 8, devices=netcl.local_devices(),
+                                   split_over_processes=True)
+    first = next(iter(loader))
+    assert first.shape == (2, 2)
+    close(first, np.arange(4 * r, 4 * r + 4).reshape(2, 2))
+    try:
+        netcl.pmap(lambda v: v)(x[:2 - r])        # process 1 maps 1 device, process 0 two
+    except ValueError as e:
+        assert "different sizes [2, 1]" in str(e), e
+    else:
+        raise AssertionError("sizes that differ between processes")
+    print("done", r)
+    """))
+
+
+@needs_mpi
+def test_distributed_example_matches_one_device_training():
+    out = ok(job(2, 1, args=["examples/train_data_parallel.py", "--distributed", "--check",
+                             "--epochs", "2"]))
+    assert out.count("largest difference from one-device training") == 2, out
+    assert "test accuracy" in out
+
+
+@needs_mpi
+def test_a_raising_process_ends_the_job_naming_it():
+    """Process 1 raises while process 0 waits in a psum: the excepthook initialize installs
+    aborts the job (no `-m mpi4py` here), which ends instead of hanging."""
+    r = job(2, 1, """
+    netcl.distributed.initialize()
+    if netcl.process_index() == 1:
+        raise KeyError("boom")
+    netcl.pmap(lambda v: lax.psum(v, "d"), axis_name="d")(np.ones((1, 3), np.float32))
+    """, module=False, timeout=120)
+    assert r.returncode != 0
+    assert "netcl.distributed: process 1 raised KeyError" in r.stderr, r.stderr[-3000:]
+
+
+def test_initialize_without_mpi4py_names_the_extra():
+    code = ("import sys; sys.modules['mpi4py'] = None\n"
+            "import netcl\n"
+            "try:\n    netcl.distributed.initialize()\n"
+            "except ImportError as e:\n    print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "pip install 'netcl[distributed]'" in r.stdout, r.stdout + r.stderr
+    assert netcl.process_index() == 0 and netcl.process_count() == 1
+    local = importlib.import_module("netcl.core.devices").devices()
+    assert netcl.devices() == local and all(d.process_index == 0 for d in local)
