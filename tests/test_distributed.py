@@ -97,7 +97,47 @@ def test_two_processes_of_two_devices_agree_with_vmap_over_all_four():
 
 
 @needs_mpi
+def test_training_over_two_processes_matches_one_device():
+    """Each process takes its part of every global batch (DataLoader split over the
+    processes), parameters start from process 0's; the pmapped sgd steps give the
+    parameters of the same steps on the whole batches on one device."""
+    ok(job(2, 1, """
+    from netcl import optim, random, stax
+    netcl.distributed.initialize()
+    r = netcl.process_index()
+    init, apply = stax.serial(stax.Dense(8), stax.Relu, stax.Dense(3), stax.LogSoftmax)
+    _, params = init(random.PRNGKey(r), (-1, 4))          # different per process ...
+    params = netcl.distributed.broadcast_one_to_all(params)  # ... until process 0's
+    opt = optim.sgd(0.1, momentum=0.9)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((24, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 24).astype(np.int32)
+
+    def step(p, s, x, y, mean=lambda a: lax.pmean(a, "b")):
+        l, g = netcl.value_and_grad(lambda p: -jnp.mean(jnp.sum(
+            apply(p, x) * netcl.nn.one_hot(y, 3), -1)))(p)
+        u, s = opt.update(netcl.tree_util.tree_map(mean, g), s, p)
+        return optim.apply_updates(p, u), s, mean(l)
+    pstep = netcl.pmap(step, axis_name="b", donate_argnums=(0, 1))
+    jstep = netcl.jit(lambda p, s, x, y: step(p, s, x, y, mean=lambda a: a))
+    devs = netcl.local_devices()
+    p2, s2 = netcl.device_put_replicated((params, opt.init(params)), devs)
+    p1, s1 = params, opt.init(params)
+    split = netcl.data.DataLoader((x, y), 8, shuffle=True, devices=devs,
+                                  split_over_processes=True)
+    whole = netcl.data.DataLoader((x, y), 8, shuffle=True)
+    for (xb, yb), (xw, yw) in zip(split, whole):
+        p2, s2, l2 = pstep(p2, s2, xb, yb)
+        p1, s1, l1 = jstep(p1, s1, xw, yw)
+        close(l2[0], l1)
+    for a, b in zip(netcl.tree_util.tree_leaves(p2), netcl.tree_util.tree_leaves(p1)):
+        close(a[0], b)
+    """))
+
+
+@needs_mpi
 def test_distributed_example_matches_one_device_training():
+    pytest.importorskip("sklearn")      # (the example's digits; the `examples` extra)
     out = ok(job(2, 1, args=["examples/train_data_parallel.py", "--distributed", "--check",
                              "--epochs", "2"]))
     assert out.count("largest difference from one-device training") == 2, out
