@@ -205,11 +205,17 @@ def test_exchange_on_three_devices_odd_sizes_buckets_and_back_to_back_calls():
         assert g.shape == w.shape, (k, g.shape, w.shape)
         close(np.asarray(g, np.float32), np.asarray(w, np.float32), 2e-3 if k == 5 else 1e-5)
     assert np.isnan(np.asarray(got[3])[:, 3]).all() and got[2].dtype == np.int32
+    many = netcl.pmap(lambda v: lax.psum([v[:k + 1] * k for k in range(40)], "i"),
+                      axis_name="i")(a)             # more outputs than one kernel writes
+    for k, g in enumerate(many):
+        close(g, tile(a[:, :k + 1].sum(0) * k))
 
-    # back to back: x <- x / psum(x) * 3 + ppermute(x); sizes grow the pinned buffers
+    # back to back: x <- x / psum(x) * 3 + ppermute(x); sizes grow the pinned buffers, and
+    # past pmap_exchange.ONE_ROUND_BYTES the all-reduce takes its two rounds
     step = netcl.pmap(lambda x: x / lax.psum(x, "i") * 3.0 + lax.ppermute(
         x, "i", [(0, 1), (1, 2), (2, 0)]), axis_name="i")
-    for size in (5, 100_003):
+    from netcl.transforms.pmap_exchange import ONE_ROUND_BYTES
+    for size in (5, 100_003, ONE_ROUND_BYTES // 4 + 1001):
         x = rng.uniform(1, 2, (3, size)).astype(np.float32)
         ref, out = x, netcl.device_put_sharded([jnp.asarray(v) for v in x],
                                                netcl.local_devices()[:3])

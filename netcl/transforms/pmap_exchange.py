@@ -32,12 +32,14 @@ Schedules, with host memory as the hub every device reaches over its own link:
   process's values with MPI and run the host rule.
 """
 import collections
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyopencl as cl
 
 from ..core import dtypes
+from ..core.shapes import prod
 from ..core.array import Array
 from ..core.kernels import compute_ctype, grid_1d, kernel, load, storage_ctype, store
 from ..primitives.collective_host import HOST_RULES
@@ -149,6 +151,9 @@ _MPI_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint32)
 
 def _bucketed_all_reduce(prim, dtype, eqns, env, devices, world):
     """All-reduce the inputs of `eqns` (one collective, one dtype) as one flat buffer."""
+    sizes = [prod(e.inputs[0].aval.shape) for e in eqns]
+    if world is None and 1 < len(devices) and 0 < sum(sizes) * dtype.itemsize <= ONE_ROUND_BYTES:
+        return _one_round_bucket(prim, dtype, eqns, sizes, env, devices)
     flats = [_pack([env[i][e.inputs[0].id] for e in eqns], dtype) for i in range(len(devices))]
     reduced = _all_reduce(prim, dtype, flats, devices, world)
     for i, y in enumerate(reduced):
@@ -200,6 +205,91 @@ def _parts(n, count):
     step = -(-n // count)
     step = -(-step // 16) * 16
     return [(min(k * step, n), min((k + 1) * step, n)) for k in range(count)]
+
+
+# Up to this many bytes per device a bucket's all-reduce takes one round (every device
+# uploads every other's whole value) instead of two: small values cost a round's latency
+# and the host's enqueueing, not bytes.
+ONE_ROUND_BYTES = 4 << 20
+
+# The most outputs one combine-and-scatter kernel writes (kernel arguments are limited).
+_SCATTER_OUTPUTS = 32
+
+
+def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
+    """The bucket's all-reduce in one round: each device downloads its inputs end to end
+    into its send buffer; each uploads every device's send buffer, and kernels combine the
+    values in device order (every device computes the same sums) and write each output."""
+    count, n, isz = len(devices), sum(sizes), dtype.itemsize
+    sends, sent = [], []
+    for i, d in enumerate(devices):
+        send = _pinned(d, "send", n * isz)
+        wait, at, last = send.claim(), 0, None
+        for e, m in zip(eqns, sizes):
+            x = env[i][e.inputs[0].id]
+            x = x if x._contig else x._dense()
+            if m:
+                last = send.download(d.queue, at * isz, x._buf, x.offset * isz, m * isz, wait)
+            at += m
+        sends.append(send)
+        sent.append(last)
+        d.queue.flush()
+    kernels = _scatter_kernels(prim, devices, dtype, count, tuple(sizes))
+    for k, d in enumerate(devices):
+        every = Array.empty(d, (count * n,), dtype)
+        for i in range(count):
+            sends[i].upload(d.queue, 0, every._buf, i * n * isz, n * isz, sent[i])
+        outs = [Array.empty(d, tuple(e.outputs[0].aval.shape), dtype,
+                            e.outputs[0].aval.weak_type) for e in eqns]
+        for kern, first, stop, total in kernels[k]:
+            kern.set_args(every._buf, *[o._buf for o in outs[first:stop]])
+            g, lws = grid_1d(d, total)
+            cl.enqueue_nd_range_kernel(d.queue, kern, g, lws)
+        for e, o in zip(eqns, outs):
+            env[k][e.outputs[0].id] = o
+
+
+def _scatter_kernels(prim, devices, dtype, count, sizes):
+    """Per device, [(kernel, first output, stop, elements)]: kernels that combine the
+    `count` slots of the uploaded values and write outputs [first, stop) (empty ones
+    skipped), built once per bucket layout."""
+    key = (prim, dtype, count, sizes, tuple(devices))
+    got = _KERNELS.get(key)
+    if got is not None:
+        return got
+    starts = [sum(sizes[:j]) for j in range(len(sizes))]
+    live = [j for j, m in enumerate(sizes) if m]
+    groups = [live[a:a + _SCATTER_OUTPUTS] for a in range(0, len(live), _SCATTER_OUTPUTS)]
+    n = sum(sizes)
+    got = _KERNELS[key] = [[] for _ in devices]
+    for group in groups:
+        base = starts[group[0]]
+        total = starts[group[-1]] + sizes[group[-1]] - base
+        source, name = _scatter_source(prim, dtype, count, n, base, total,
+                                       [(starts[j] - base, sizes[j]) for j in group])
+        for k, d in enumerate(devices):
+            got[k].append((kernel(d, source, name), group[0], group[-1] + 1, total))
+    # (outputs not in a group are empty: their arrays need no kernel)
+    return got
+
+
+def _scatter_source(prim, dtype, count, n, base, total, ranges):
+    """OpenCL C of one combine-and-scatter kernel (its name from a hash of its body)."""
+    template = _template(prim, dtype)
+    T, C = storage_ctype(dtype), compute_ctype(dtype)
+    lines = [f"if (i >= {total}) return;", f"const long f = {base} + i;",
+             f"{C} a = {load(dtype, 'every', 'f')};", f"{C} b;"]
+    for slot in range(1, count):
+        lines += [f"b = {load(dtype, 'every', f'{slot * n} + f')};",
+                  f"a = {template.format('a', 'b')};"]
+    for j, (start, m) in enumerate(ranges):
+        lines.append(f"if (i < {start + m}) {{ {store(dtype, f'y{j}', f'i - {start}', 'a')} "
+                     "return; }")
+    params = ", ".join([f"__global const {T}* every"] +
+                       [f"__global {T}* y{j}" for j in range(len(ranges))])
+    body = "  const long i = get_global_id(0);\n  " + "\n  ".join(lines)
+    name = f"netcl_{prim.name}_scatter_" + hashlib.sha1(body.encode()).hexdigest()[:12]
+    return f"__kernel void {name}({params}) {{\n{body}\n}}\n", name
 
 
 def _all_reduce(prim, dtype, flats, devices, world=None):
@@ -267,15 +357,20 @@ def _all_reduce(prim, dtype, flats, devices, world=None):
 _KERNELS = {}
 
 
+def _template(prim, dtype):
+    """The C spelling ({0}, {1}) of the collective's elementwise combination: add's, max's
+    or min's own."""
+    op = _COMBINE[prim]
+    return op.lowering if isinstance(op.lowering, str) else op.lowering((dtype, dtype), dtype)
+
+
 def _combine(prim, device, dtype, count, y, x, others, m, x_start, y_start):
     """y[y_start + i] = op(x[x_start + i], others[0*m + i], ..., others[(count-1)*m + i])
     for i < m, with op the elementwise spelling of add/max/min (their table's)."""
     key = (device, prim, dtype, count)
     k = _KERNELS.get(key)
     if k is None:
-        op = _COMBINE[prim]
-        template = op.lowering if isinstance(op.lowering, str) else op.lowering((dtype, dtype),
-                                                                               dtype)
+        template = _template(prim, dtype)
         T, C = storage_ctype(dtype), compute_ctype(dtype)
         name = f"netcl_{prim.name}_combine_{count}"
         lines = [f"{C} a = {load(dtype, 'x', 'x_start + i')};", f"{C} b;"]
