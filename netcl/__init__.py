@@ -4,8 +4,10 @@
 >>> x = jnp.arange(4.0)
 >>> netcl.grad(lambda x: jnp.sum(jnp.sin(x)))(x)
 """
-from .core import (Array, ConcretizationError, Device, KernelBuildError, LeakedTracerError,
+from .core import (ConcretizationError, Device, KernelBuildError, LeakedTracerError,
                    ShapedArray, block_until_ready, default_device)
+from .core.array import AnyArray as Array
+from .core.config import config
 from .core.dtypes import bool_, float16, float32, float64, int32, uint32
 from . import tree_util  # noqa: F401
 from . import numpy  # noqa: F401  (installs array operators)

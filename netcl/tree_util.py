@@ -426,11 +426,27 @@ class PyTreeDef:
 
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash(self._node)
+            try:
+                self._hash = hash(self._node)
+            except TypeError:   # aux data that is not hashable (a dict): as in JAX, such
+                self._hash = _loose_hash(self._node)    # treedefs compare by equality
         return self._hash
 
     def __repr__(self):
         return f"PyTreeDef({_node_repr(self._node)})"
+
+
+def _loose_hash(node):
+    """A hash of a node whose unhashable aux data counts by type only (equality, which
+    compares it by value, decides)."""
+    if node is None:
+        return hash(None)
+    kind, aux, children = node
+    try:
+        aux_key = hash(aux)
+    except TypeError:
+        aux_key = hash(type(aux).__qualname__)
+    return hash((kind, aux_key, tuple(_loose_hash(c) for c in children)))
 
 
 def _walk(x, h, leaves, is_leaf, _get=_cache.get, _MISS=_MISS, _T=_TUPLE, _L=_LIST, _D=_DICT):

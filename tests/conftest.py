@@ -3,6 +3,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/util.py
 os.environ.setdefault("NETCL_CHECK_IR", "1")     # every jit pass's output is checked
+# float64 gradient checks and float64 data: x64 on (as JAX's own tests run); test_x64.py
+# checks the default, off, in subprocesses
+os.environ.setdefault("NETCL_ENABLE_X64", "1")
 
 import pytest  # noqa: E402
 

@@ -79,7 +79,16 @@ def test_batched_and_integer_products_are_not_fused():
         [[8, 8]] * 3
 
 
-def test_two_kernel_fallback_matches(monkeypatch):
+@pytest.fixture
+def fresh_jit():
+    """jit(f) reuses f's compilation across calls of jit: tests that change how kernels are
+    made start and end with empty caches."""
+    netcl.clear_caches()
+    yield
+    netcl.clear_caches()
+
+
+def test_two_kernel_fallback_matches(monkeypatch, fresh_jit):
     """Where the GEMM cannot take the epilogue, the primitive runs product and group apart."""
     monkeypatch.setattr(dot_epilogue, "make_epilogue_launcher", lambda *a, **k: None)
     rng = np.random.default_rng(2)
@@ -91,7 +100,7 @@ def test_two_kernel_fallback_matches(monkeypatch):
 
 
 @pytest.mark.skipif(not ON_OPENCL, reason="buffers exist on OpenCL devices only")
-def test_two_kernel_fallback_writes_the_group_in_place(monkeypatch, taken_buffers):
+def test_two_kernel_fallback_writes_the_group_in_place(monkeypatch, taken_buffers, fresh_jit):
     """The fallback's group takes the product's buffer (it is the product's only reader) for
     its output, and every call still matches eager execution."""
     monkeypatch.setattr(dot_epilogue, "make_epilogue_launcher", lambda *a, **k: None)

@@ -212,9 +212,9 @@ def test_elementwise_layers(name):
 
 # ---- Dropout -------------------------------------------------------------------------------
 
-def test_dropout_rate_is_drop_probability():
+def test_dropout_rate_is_keep_probability_as_in_stax():
     x = np.ones((100, 200), np.float32)
-    init_fun, apply_fun = stax.Dropout(0.25)
+    init_fun, apply_fun = stax.Dropout(0.75)
     out_shape, params = init_fun(KEY, x.shape)
     assert out_shape == x.shape and params == ()
     y = host(apply_fun(params, jnp.asarray(x), rng=KEY))
@@ -225,7 +225,7 @@ def test_dropout_rate_is_drop_probability():
     np.testing.assert_array_equal(y, host(apply_fun(params, jnp.asarray(x), rng=KEY)))
     y2 = host(apply_fun(params, jnp.asarray(x), rng=random.PRNGKey(1)))
     assert not np.array_equal(y == 0, y2 == 0)
-    # stax's Dropout(keep) draws bernoulli(rng, keep): ours is its complement
+    # stax's Dropout(keep) draws bernoulli(rng, keep): the same mask
     keep = host(random.bernoulli(KEY, 0.75, x.shape))
     np.testing.assert_array_equal(y != 0, keep)
 
@@ -236,12 +236,13 @@ def test_dropout_modes():
     assert_close(apply_fun((), jnp.asarray(x), mode="eval"), x)
     assert_close(apply_fun((), jnp.asarray(x), rng=KEY, mode="test"), x)
     assert_close(stax.Dropout(0.5, mode="eval")[1]((), jnp.asarray(x)), x)
-    assert_close(stax.Dropout(0.0)[1]((), jnp.asarray(x)), x)
-    assert_close(stax.Dropout(1.0)[1]((), jnp.asarray(x), rng=KEY), np.zeros_like(x))
+    assert_close(stax.Dropout(1.0)[1]((), jnp.asarray(x), rng=KEY), x)
     with pytest.raises(ValueError, match="Dropout.*PRNG key"):
         apply_fun((), jnp.asarray(x))
     with pytest.raises(ValueError, match="Dropout.*mode"):
         apply_fun((), jnp.asarray(x), rng=KEY, mode="training")
+    with pytest.raises(ValueError, match="Dropout.*rate.*KEEPING"):
+        stax.Dropout(0.0)
     with pytest.raises(ValueError, match="Dropout.*rate"):
         stax.Dropout(-0.1)
     with pytest.raises(ValueError, match="Dropout.*rate"):

@@ -237,6 +237,15 @@ class Array(ArrayBase):
     def __str__(self):
         return str(self._to_host())
 
+    def __format__(self, spec):
+        """f"{loss:.3f}": a 0-d array formats as its value (as NumPy's and JAX's)."""
+        if not spec:
+            return str(self)
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        raise TypeError(f"unsupported format string {spec!r} for an array of shape "
+                        f"{self.shape} (only 0-d arrays take one)")
+
     def __hash__(self):
         raise TypeError("unhashable type: netcl Array (arrays are mutable-free but compared "
                         "elementwise; use a tuple of Python numbers as a static argument)")
@@ -259,3 +268,23 @@ def block_until_ready(tree):
             seen.add(id(leaf.device))
             leaf.device.synchronize()
     return tree
+
+
+class _AnyArrayMeta(type):
+    def __instancecheck__(cls, obj):
+        from .sharded import ShardedArray
+        from .tracing import Tracer
+        return isinstance(obj, (Array, ShardedArray, Tracer))
+
+    def __subclasscheck__(cls, sub):
+        from .sharded import ShardedArray
+        from .tracing import Tracer
+        return issubclass(sub, (Array, ShardedArray, Tracer))
+
+
+class AnyArray(metaclass=_AnyArrayMeta):
+    """What `netcl.Array` (and `netcl.numpy.ndarray`) is to isinstance: an array, a sharded
+    array, or a traced value inside a transform, as `jax.Array` is to JAX's.
+
+    >>> netcl.jit(lambda x: isinstance(x, netcl.Array))    # True while tracing too
+    """

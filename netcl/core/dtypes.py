@@ -1,9 +1,10 @@
 """Dtypes netcl supports, their OpenCL C spelling, and JAX's type-promotion rules.
 
 Supported: bool, int32, uint32, float16 (storage; math in float), float32 (the default),
-float64 (where the device has cl_khr_fp64). NumPy's int64/float64 inputs follow JAX:
-int64 becomes int32; float64 stays float64 only when it comes from a NumPy array or is
-asked for by name, so `jnp.array([1.0])` is float32.
+float64 (with `netcl.config.enable_x64`, where the device has cl_khr_fp64). NumPy's
+int64/float64 inputs follow JAX: int64 becomes int32; float64 becomes float32 unless x64 is
+enabled, and then stays float64 only when it comes from a NumPy array or is asked for by
+name, so `jnp.array([1.0])` is float32 either way.
 
 Two canonicalisations: `canonicalize` for dtype *arguments* (``dtype=``, ``astype``), which
 raises for dtypes netcl cannot hold (int8, complex, ...) instead of silently giving another,
@@ -11,6 +12,8 @@ and `canonicalize_data` for the dtype of data handed in (a NumPy uint8 image bec
 values kept). Python data goes through `from_python`/`check_int`: a Python int that would
 wrap in its 32-bit target raises OverflowError, as in JAX.
 """
+import warnings
+
 import numpy as np
 
 bool_ = np.dtype(np.bool_)
@@ -61,6 +64,12 @@ def canonicalize(dtype, *, arg="dtype", where="netcl"):
         d = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{where}: {arg}={dtype!r} is not a dtype") from None
+    if d == float64 and not _x64():
+        warnings.warn(f"{where}: explicitly requested dtype float64 is not available and is "
+                      "truncated to float32; netcl.config.update('enable_x64', True) (or "
+                      "NETCL_ENABLE_X64=1) enables it, as jax_enable_x64 does in JAX",
+                      UserWarning, stacklevel=3)
+        return float32
     if d in SUPPORTED:
         return d
     if d in _X64_INTS:
@@ -76,7 +85,14 @@ def canonicalize_data(dtype, *, where="netcl"):
     >>> canonicalize_data(np.uint8)        # dtype('uint32')
     """
     d = np.dtype(dtype)
+    if d == float64 and not _x64():
+        return float32
     return _NARROW_INTS.get(d) or canonicalize(d, where=where)
+
+
+def _x64():
+    from .config import config
+    return config.enable_x64
 
 
 _INT_RANGE = {int32: (-2**31, 2**31 - 1), uint32: (0, 2**32 - 1)}

@@ -57,8 +57,13 @@ def normalize_axes(axes, ndim, where, arg="axis"):
     return tuple(sorted(out))
 
 
+class IncompatibleShapesError(TypeError, ValueError):
+    """Shapes that do not broadcast: a TypeError as JAX raises for its operations, and a
+    ValueError as NumPy's broadcasting raises."""
+
+
 def broadcast_shapes(*shapes, where="broadcast_shapes"):
-    """NumPy broadcasting of shapes, or a ValueError listing them all."""
+    """NumPy broadcasting of shapes, or an IncompatibleShapesError listing them all."""
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:
@@ -68,6 +73,7 @@ def broadcast_shapes(*shapes, where="broadcast_shapes"):
             if out[i] == 1:
                 out[i] = d
             else:
-                raise ValueError(f"{where}: shapes {' and '.join(str(tuple(x)) for x in shapes)} "
-                                 "cannot be broadcast together")
+                raise IncompatibleShapesError(
+                    f"{where} got incompatible shapes for broadcasting: "
+                    f"{', '.join(str(tuple(x)) for x in shapes)}")
     return tuple(out)

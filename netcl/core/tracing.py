@@ -159,6 +159,9 @@ class Tracer(ArrayBase):
     def item(self):
         return self._concrete("x.item()").item()
 
+    def __format__(self, spec):
+        return format(self._concrete("formatting a traced value"), spec)
+
     def tolist(self):
         return self._concrete("x.tolist()").tolist()
 

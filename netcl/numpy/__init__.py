@@ -6,8 +6,9 @@ as JAX does, broadcasts with NumPy's rules, and binds primitives; nothing else.
 >>> import netcl.numpy as jnp
 >>> jnp.sum(jnp.arange(4.0) * 2.0)
 """
-from ..core.array import Array as ndarray  # noqa: F401
-from ..core.dtypes import bool_, float16, float32, float64, int32, uint32  # noqa: F401
+from ..core.array import AnyArray as ndarray  # noqa: F401
+from ..core import dtypes as _dtypes
+from .scalar_types import ScalarType, scalar_types
 from .creation import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .index_update import *  # noqa: F401,F403
@@ -21,6 +22,10 @@ from .reductions import *  # noqa: F401,F403
 import numpy as _np
 
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
+bool_, float16, float32, float64, int32, uint32 = scalar_types(
+    _dtypes.bool_, _dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int32,
+    _dtypes.uint32)
+bool_.__name__ = bool_.__qualname__ = "bool_"
 int64, uint64 = int32, uint32  # JAX without x64 maps these to int32 / uint32
 # Named so that asking for them raises (dtypes.canonicalize) instead of giving int32 silently.
 int8, int16, uint8, uint16 = (_np.dtype(t) for t in (_np.int8, _np.int16, _np.uint8, _np.uint16))

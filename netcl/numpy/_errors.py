@@ -42,10 +42,12 @@ def public(fn, name):
 
 
 def wrap_namespace(namespace, names):
-    """Wrap each function `names` lists in `namespace` (a module's globals) with `public`."""
+    """Wrap each function `names` lists in `namespace` (a module's globals) with `public`
+    (functions only: classes and the scalar types stay what they are)."""
+    import types
     for n in names:
         f = namespace.get(n)
-        if callable(f) and not isinstance(f, type) and not getattr(f, "_netcl_public", False):
+        if isinstance(f, types.FunctionType) and not getattr(f, "_netcl_public", False):
             w = namespace[n] = public(f, n)
             # found where it lives now (pickle looks functions up by module and name)
             w.__module__, w.__qualname__ = namespace.get("__name__", w.__module__), n

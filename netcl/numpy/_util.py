@@ -17,9 +17,13 @@ def is_array(x):
 
 
 def asarray_arg(x, where):
-    """An Array or Tracer for x (Python scalars become weakly typed 0-d arrays)."""
+    """An Array or Tracer for x (Python scalars become weakly typed 0-d arrays; lists and
+    tuples are refused, as JAX refuses them: jnp.array(x) says what they mean)."""
     if isinstance(x, (Array, Tracer)):
         return x
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"{where} requires ndarray or scalar arguments, got {type(x)}; "
+                        "convert it with netcl.numpy.array first")
     return to_array(x, where)
 
 

@@ -11,8 +11,8 @@
 
 Beyond stax:
 
-* ``Dropout(rate)``: ``rate`` is the DROP probability (stax's is the keep probability);
-  ``apply_fun(params, x, rng=key, mode='train'|'eval')``.
+* ``Dropout(rate)``: ``rate`` is the KEEP probability, as in stax (``Dropout(0.9)`` drops
+  10%); ``apply_fun(params, x, rng=key, mode='train'|'eval')``.
 * State (BatchNorm's running statistics), threaded explicitly and kept out of params::
 
       _, params, state = init(rng, input_shape, return_state=True)

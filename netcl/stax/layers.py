@@ -107,26 +107,25 @@ Identity = _identity()  # a layer (not a constructor), as in stax
 
 
 def Dropout(rate, mode="train"):
-    """Dropout: zero each element with probability ``rate``, scale the rest by 1/(1-rate).
-
-    !!! ``rate`` IS THE DROP PROBABILITY (as in PyTorch, Keras and Flax). !!!
-    jax.example_libraries.stax's ``Dropout(rate)`` takes the KEEP probability instead:
-    stax's ``Dropout(0.9)`` is netcl's ``Dropout(0.1)``. With the same key both draw the
-    same mask (``bernoulli(rng, keep_probability, shape)``).
+    """Dropout as jax.example_libraries.stax's: ``rate`` is the probability of KEEPING an
+    element (``Dropout(0.9)`` drops 10%); kept elements are scaled by 1/rate.
 
     apply: ``apply_fun(params, x, rng=key, mode='train'|'eval')``. ``mode`` given to apply
     overrides the constructor's (stax only has the constructor's; its 'test' is accepted as
-    'eval'). In 'eval' mode, or with rate 0, the inputs come back unchanged and no key is
-    needed; in 'train' mode a key is required (``serial`` splits one key per layer). The mask
-    is a pure function of the key: the same key gives the same mask.
+    'eval'). In 'eval' mode, or with rate 1, the inputs come back unchanged and no key is
+    needed; in 'train' mode a key is required (``serial`` splits one key per layer). The
+    mask is ``bernoulli(key, rate, shape)``, stax's: the same key gives stax's mask.
+
+    >>> init, apply = stax.Dropout(0.9)                 # keeps 90%
+    >>> y = apply((), x, rng=netcl.random.PRNGKey(0))
     """
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) and \
             not hasattr(rate, "__float__"):
-        raise TypeError(f"Dropout: rate must be a number in [0, 1], got {rate!r}")
+        raise TypeError(f"Dropout: rate must be a number in (0, 1], got {rate!r}")
     rate = float(rate)
-    if not 0.0 <= rate <= 1.0:
-        raise ValueError(f"Dropout: rate={rate} must be in [0, 1]; it is the probability of "
-                         "DROPPING an element (stax's Dropout takes the keep probability)")
+    if not 0.0 < rate <= 1.0:
+        raise ValueError(f"Dropout: rate={rate} must be in (0, 1]; it is the probability of "
+                         "KEEPING an element, as in jax.example_libraries.stax (0.9 drops 10%)")
     default_mode = check_mode(mode, "Dropout")
 
     def init_fun(rng, input_shape):
@@ -134,15 +133,13 @@ def Dropout(rate, mode="train"):
 
     def apply_fun(params, inputs, *, rng=None, mode=None, **kwargs):
         m = default_mode if mode is None else check_mode(mode, "Dropout")
-        if m == "eval" or rate == 0.0:
+        if m == "eval" or rate == 1.0:
             return inputs
         if rng is None:
             raise ValueError("Dropout: mode='train' needs a PRNG key: call "
                              "apply_fun(params, inputs, rng=key) (or pass mode='eval')")
-        if rate == 1.0:
-            return jnp.zeros_like(inputs)
-        keep = random.bernoulli(rng, 1.0 - rate, shape_of(inputs))
-        return jnp.where(keep, jnp.divide(inputs, 1.0 - rate), 0)
+        keep = random.bernoulli(rng, rate, shape_of(inputs))
+        return jnp.where(keep, jnp.divide(inputs, rate), 0)
     return stateless(init_fun, apply_fun)
 
 

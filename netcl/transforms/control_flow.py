@@ -90,19 +90,25 @@ def switch(index, branches, *operands):
 # ---- a staged loop -------------------------------------------------------------------------
 
 class _Loop:
-    """A compiled condition and body over a flat carry (used by the `while` primitive)."""
+    """A compiled condition and body over a flat carry (used by the `while` primitive).
+    The primitive's operands are the carry, then the values the condition and the body
+    closed over (`cond_captured`, `body_captured`: their positions among those)."""
 
-    def __init__(self, cond_exe, body_exe):
+    def __init__(self, cond_exe, body_exe, n_carry, cond_captured=(), body_captured=()):
         self.cond_exe, self.body_exe = cond_exe, body_exe
+        self.n_carry = n_carry
+        self.cond_captured, self.body_captured = cond_captured, body_captured
 
     def __repr__(self):
         return (f"loop(cond: {len(self.cond_exe.steps)} steps, "
                 f"body: {len(self.body_exe.steps)} steps)")
 
-    def run(self, carry):
-        carry = list(carry)
-        while bool(self.cond_exe(carry)[0]):
-            carry = list(self.body_exe(carry))
+    def run(self, operands):
+        carry, captured = list(operands[:self.n_carry]), operands[self.n_carry:]
+        cond_in = [captured[k] for k in self.cond_captured]
+        body_in = [captured[k] for k in self.body_captured]
+        while bool(self.cond_exe(carry + cond_in)[0]):
+            carry = list(self.body_exe(carry + body_in))
         return tuple(carry)
 
 
@@ -112,19 +118,21 @@ while_p.make_launcher = lambda device, args, params, out: (
     lambda *xs: params["loop"].run(xs))
 while_p.reference = lambda *xs, loop, avals: tuple(
     x._buf if isinstance(x, Array) else x for x in loop.run(
-        tuple(_wrap_np(x, a) for x, a in zip(xs, avals))))
+        tuple(_wrap_np(x) for x in xs)))
 
 
-def _wrap_np(x, aval):
+def _wrap_np(x):
     from ..core.devices import default_device
     from ..core.eval import to_array
     return to_array(x, "while", default_device())
 
 
 def _staged_while(cond_fun, body_fun, init_val):
+    from ..core.eval import to_array
     from .executable import Executable
     from .passes import optimize
     flat, tree = tree_flatten(init_val)
+    flat = [x if isinstance(x, (Array, Tracer)) else to_array(x, "while_loop") for x in flat]
     avals = tuple(ShapedArray(x.shape, x.dtype, x.weak_type) for x in flat)
 
     def cond_flat(*xs):
@@ -141,9 +149,35 @@ def _staged_while(cond_fun, body_fun, init_val):
         return tuple(out_flat)
     cond_ir, cond_tree = stage(cond_flat, avals)
     body_ir, body_tree = stage(body_flat, avals)
-    loop = _Loop(Executable(optimize(cond_ir), cond_tree), Executable(optimize(body_ir), body_tree))
-    outs = while_p.bind(*flat, loop=loop, avals=avals)
+    captured = []           # traced values of the enclosing function the loop closed over
+    cond_ir, cond_at = _lift_captured(cond_ir, captured)
+    body_ir, body_at = _lift_captured(body_ir, captured)
+    loop = _Loop(Executable(optimize(cond_ir), cond_tree), Executable(optimize(body_ir), body_tree),
+                 len(flat), cond_at, body_at)
+    outs = while_p.bind(*flat, *captured, loop=loop, avals=avals)
     return tree_unflatten(tree, list(outs))
+
+
+def _lift_captured(ir, captured):
+    """The IR with the traced values it closed over (constants that are tracers of the
+    enclosing trace: a loop body using the jitted function's arguments) made trailing
+    inputs; and their positions in `captured`, to which new ones are added."""
+    from ..core.ir import IR
+    consts, constvars, lifted, at = [], [], [], []
+    for v, c in zip(ir.constvars, ir.consts):
+        if isinstance(c, Tracer):
+            k = next((k for k, t in enumerate(captured) if t is c), None)
+            if k is None:
+                k = len(captured)
+                captured.append(c)
+            lifted.append(v)
+            at.append(k)
+        else:
+            constvars.append(v)
+            consts.append(c)
+    if not lifted:
+        return ir, ()
+    return IR(list(ir.invars) + lifted, constvars, consts, ir.eqns, ir.outvars), tuple(at)
 
 
 def while_loop(cond_fun, body_fun, init_val):
@@ -158,8 +192,16 @@ def while_loop(cond_fun, body_fun, init_val):
                             "(inside vmap with a batched predicate, or a transform nested "
                             "inside jit); use fori_loop with static bounds or lax.scan")
         if not c:
-            return val
+            return _as_arrays(val)
         val = body_fun(val)
+
+
+def _as_arrays(tree):
+    """Python scalars among the leaves as arrays (JAX's loops return arrays)."""
+    from ..core.eval import to_array
+    leaves, treedef = tree_flatten(tree)
+    return tree_unflatten(treedef, [x if isinstance(x, (Array, Tracer)) else
+                                    to_array(x, "loop") for x in leaves])
 
 
 def fori_loop(lower, upper, body_fun, init_val):
@@ -176,7 +218,7 @@ def fori_loop(lower, upper, body_fun, init_val):
         val = init_val
         for i in range(lo, hi):
             val = body_fun(i, val)
-        return val
+        return _as_arrays(val)
     from .. import numpy as jnp
     i0 = jnp.asarray(lower, dtype=jnp.int32)
     hi_arr = jnp.asarray(upper, dtype=jnp.int32)

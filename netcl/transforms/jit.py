@@ -15,9 +15,11 @@ whole and fused.
 """
 import collections
 import functools
+import inspect
 import operator
 import os
 import sys
+import types
 import weakref
 
 import numpy as np
@@ -185,6 +187,11 @@ class Jitted:
         functools.update_wrapper(self, fun)
         _jitted_functions.add(self)
 
+    def __get__(self, obj, objtype=None):
+        """A jitted function defined in a class is a method: `self` is its first argument
+        (make it static with static_argnums=0 unless it is a pytree of arrays)."""
+        return self if obj is None else types.MethodType(self, obj)
+
     def clear_cache(self):
         """Forget every compiled signature of this function (the next call traces again).
 
@@ -200,12 +207,10 @@ class Jitted:
     # -- signature ------------------------------------------------------------------------
     def _split(self, args, kwargs):
         name = getattr(self.fun, "__name__", "fun")
-        for i in self.static_argnums:
-            if i >= len(args):
-                raise ValueError(f"jit({name}): static_argnums={self.static_argnums} but the "
-                                 f"call has only {len(args)} positional arguments")
         static = []
         for i in self.static_argnums:
+            if i >= len(args):      # (passed by name, or left to its default)
+                continue
             try:
                 hash(args[i])
             except TypeError:
@@ -521,7 +526,68 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
         if not isinstance(i, int) or i < 0:
             raise ValueError(f"jit: static_argnums/donate_argnums must be non-negative ints, "
                              f"got {i!r}")
+    sa, sn = _static_both_ways(fun, sa, sn)
     if set(sa) & set(da):
         raise ValueError("jit: an argument cannot be both static and donated")
-    return Jitted(fun, sa, sn, da)
+    key = _reuse_key(fun, (sa, sn, da))
+    if key is not None:
+        jitted = _recent.get(key)
+        if jitted is not None:
+            _recent.move_to_end(key)
+            return jitted
+    jitted = Jitted(fun, sa, sn, da)
+    if key is not None:
+        _recent[key] = jitted
+        while len(_recent) > _RECENT:
+            _recent.popitem(last=False)
+    return jitted
+
+
+def _static_both_ways(fun, argnums, argnames):
+    """static_argnums and static_argnames completed from each other through `fun`'s
+    signature, as JAX does: a static argument is static passed by position or by name."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):     # (builtins and some callables have none)
+        return argnums, argnames
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                        p.POSITIONAL_OR_KEYWORD)]
+    if not any(p.kind is p.VAR_POSITIONAL for p in params):
+        for i in argnums:
+            if i >= len(positional):
+                raise ValueError(f"jit({getattr(fun, '__name__', 'fun')}): static_argnums="
+                                 f"{argnums} but the function has {len(positional)} "
+                                 "positional parameters")
+    nums = set(argnums) | {positional.index(n) for n in argnames if n in positional}
+    names = set(argnames) | {positional[i] for i in argnums if i < len(positional) and
+                             params[i].kind is not params[i].POSITIONAL_ONLY}
+    return tuple(sorted(nums)), tuple(sorted(names))
+
+
+# `jit(f)` called again with the same function (and options) returns the same Jitted, so
+# that `jit(f)(x)` inside a loop reuses its compiled code instead of tracing each time, as
+# JAX's cache keyed by the function does. Functions count as the same when their code,
+# closure contents and defaults are the same objects (a lambda re-created each iteration
+# over the same variables); the entry keeps those alive, so their ids stay theirs.
+_recent = collections.OrderedDict()
+_RECENT = 256
+
+
+def _reuse_key(fun, options):
+    if isinstance(fun, types.FunctionType):
+        cells = tuple(id(c.cell_contents) if _filled(c) else None
+                      for c in (fun.__closure__ or ()))
+        return ("function", fun.__code__, cells, id(fun.__defaults__), id(fun.__kwdefaults__),
+                id(fun.__globals__), options)
+    if isinstance(fun, types.MethodType):
+        return ("method", id(fun.__func__), id(fun.__self__), options)
+    return None
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:      # (a cell not yet assigned)
+        return False
+    return True
 
