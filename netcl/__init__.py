@@ -10,6 +10,7 @@ from .core.array import AnyArray as Array
 from .core.config import config
 from .core.dtypes import bool_, float16, float32, float64, int32, uint32
 from . import tree_util  # noqa: F401
+from . import tree  # noqa: F401
 from . import numpy  # noqa: F401  (installs array operators)
 from . import lax  # noqa: F401
 from . import nn  # noqa: F401

@@ -171,3 +171,94 @@ def test_traced_values_are_arrays_to_isinstance():
     assert seen == [True, True, True]
     assert isinstance(x, netcl.Array) and not isinstance(np.ones(2), netcl.Array)
     assert isinstance(jax.numpy.ones(2), jax.Array)     # (what JAX says of its own)
+
+
+def test_tree_module_has_jax_tree_names():
+    import jax.tree as jtree
+    missing = [n for n in dir(jtree) if not n.startswith("_") and n != "static" and
+               not hasattr(netcl.tree, n)]
+    assert not missing, missing
+    t = {"a": 1, "b": (2, [3, 4])}
+    assert netcl.tree.map(lambda x: x * 2, t) == jtree.map(lambda x: x * 2, t)
+    assert netcl.tree.leaves(t) == jtree.leaves(t)
+    assert netcl.tree.reduce(lambda a, b: a + b, t) == jtree.reduce(lambda a, b: a + b, t)
+    assert netcl.tree.broadcast([1, 2], [(0, 0), [0]]) == jtree.broadcast([1, 2], [(0, 0), [0]])
+    assert netcl.tree.reduce_associative(lambda a, b: a * b, [1, 2, 3, 4, 5]) == 120
+    with pytest.raises(TypeError, match="no identity"):
+        netcl.tree.reduce_associative(lambda a, b: a + b, [])
+
+
+FILL_CASES = [
+    lambda l, a: a.at[l.array([9, 1, -1, -4])].get(mode="fill", fill_value=-1.0),
+    lambda l, a: a.at[:, l.array([5, 0])].get(mode="fill"),
+    lambda l, a: a.at[..., l.array([-5, 2])].get(mode="fill", fill_value=0.5),
+    lambda l, a: a.at[l.array([[0, 3], [2, 2]]), l.array([1, 9])].get(mode="fill",
+                                                                      fill_value=-2.0),
+    lambda l, a: a.astype(l.int32).at[l.array([4])].get(mode="fill"),
+    lambda l, a: a.at[7].get(mode="fill", fill_value=3.0),
+    lambda l, a: a.at[None, l.array([2, 5]), 1:3].get(mode="fill", fill_value=3.0),
+    lambda l, a: a.at[l.array([7, -9])].get(),                     # clamps, as JAX's
+]
+
+
+@pytest.mark.parametrize("case", range(len(FILL_CASES)))
+def test_at_get_modes_as_jax(case):
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    ours = np.asarray(FILL_CASES[case](jnp, jnp.asarray(x)))
+    theirs = np.asarray(FILL_CASES[case](jax.numpy, jax.numpy.asarray(x)))
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+    if case == 0:
+        got = netcl.jit(lambda a, i: a.at[i].get(mode="fill", fill_value=-1.0))(
+            jnp.asarray(x), jnp.array([9, 1, -1, -4]))
+        np.testing.assert_array_equal(got, theirs)
+    with pytest.raises(ValueError, match="at\\[\\].get: mode must be"):
+        jnp.asarray(x).at[0].get(mode="wrap")
+
+
+def _clipped_power(lib):
+    @functools.partial(lib.custom_vjp, nondiff_argnums=(0,))
+    def f(n, x):
+        return x ** n
+
+    def fwd(n, x):
+        return x ** n, x
+
+    def bwd(n, res, g):        # the non-differentiable argument first, as in JAX
+        return (g * n * res ** (n - 1),)
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def test_custom_vjp_nondiff_argnums_and_custom_jvp_of_python_floats():
+    ours, theirs = _clipped_power(netcl), _clipped_power(jax)
+    for transform in (lambda lib, g: g, lambda lib, g: lib.jit(g)):
+        a = transform(netcl, netcl.grad(lambda x: ours(3, x)))(2.0)
+        b = transform(jax, jax.grad(lambda x: theirs(3, x)))(2.0)
+        assert float(a) == float(b) == 12.0
+    np.testing.assert_allclose(netcl.vmap(netcl.grad(lambda x: ours(2, x)))(jnp.arange(3.0)),
+                               [0.0, 2.0, 4.0])
+
+    @netcl.custom_jvp
+    def g(x):
+        return jnp.sin(x)
+
+    @g.defjvp
+    def g_jvp(primals, tangents):
+        return jnp.sin(primals[0]), jnp.cos(primals[0]) * tangents[0]
+    np.testing.assert_allclose(netcl.grad(g)(1.0), np.cos(1.0), rtol=1e-6)
+    with pytest.raises(TypeError, match="nondiff_argnums must be non-negative ints"):
+        netcl.custom_vjp(lambda x: x, nondiff_argnums=(-1,))
+
+
+def test_while_loop_under_vmap_with_a_batched_predicate():
+    def f(lib, np_):
+        return lambda n: lib.lax.while_loop(lambda c: c[0] < n,
+                                            lambda c: (c[0] + 1, c[1] * 2.0), (0, np_.ones(2)))
+    n = np.array([0, 2, 5], np.int32)
+    ours = netcl.vmap(f(netcl, jnp))(jnp.asarray(n))
+    theirs = jax.vmap(f(jax, jax.numpy))(jax.numpy.asarray(n))
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a, b)
+    nested = netcl.vmap(netcl.vmap(f(netcl, jnp)))(jnp.asarray([[0, 2], [3, 1]]))
+    np.testing.assert_array_equal(nested[1][:, :, 0], [[1, 4], [8, 2]])

@@ -125,6 +125,40 @@ def _unit_step_box(plan, ndim):
     return plan.start, plan.limit
 
 
+def _filled_get(x, index, fill_value):
+    """x[index] where out-of-range integer indices read `fill_value`: each integer index's
+    axis gets one more entry holding the fill, and those indices point at it."""
+    from .creation import full
+    from .joining import concatenate
+    from .math import greater_equal, less, logical_and, where
+    from .selection import _default_fill
+    parts = list(index) if isinstance(index, tuple) else [index]
+    consumed = sum(1 for p in parts if p is not None and p is not Ellipsis)
+    axis, fixed = 0, []
+    fill = _default_fill(x.dtype) if fill_value is None else fill_value
+    for p in parts:
+        if p is None:
+            fixed.append(p)
+            continue
+        if p is Ellipsis:
+            axis += x.ndim - consumed
+            fixed.append(p)
+            continue
+        integer = isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_))
+        if integer or (_is_array(p) and np.dtype(getattr(p, "dtype", None) or
+                                                 np.asarray(p).dtype).kind in "iu"):
+            n = x.shape[axis]
+            idx = asarray_arg(p, "at[].get")
+            inside = logical_and(greater_equal(idx, -n), less(idx, n))
+            fixed.append(where(inside, where(less(idx, 0), idx + n, idx), n))
+            pad_shape = tuple(1 if d == axis else s for d, s in enumerate(x.shape))
+            x = concatenate([x, full(pad_shape, fill, x.dtype)], axis=axis)
+        else:
+            fixed.append(p)
+        axis += 1
+    return _getitem(x, tuple(fixed) if isinstance(index, tuple) else fixed[0])
+
+
 class _IndexUpdateRef:
     """x.at[idx]: functional updates returning a new array (x is never modified).
 
@@ -141,10 +175,17 @@ class _IndexUpdateRef:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
     def get(self, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
-        """x[idx]; mode 'fill' is not supported (device indices are clamped)."""
-        if mode not in (None, "clip", "promise_in_bounds"):
-            raise ValueError(f"at[].get: mode={mode!r} is not supported; use "
-                                      "netcl.numpy.take(..., mode='fill') for filled reads")
+        """x[idx]. Out-of-range integer indices (arrays or ints) clamp by default ('clip',
+        'promise_in_bounds'); with mode='fill' they read `fill_value` (default NaN for
+        floats, the extreme value for ints), as JAX's.
+
+        >>> x.at[jnp.array([9, 1])].get(mode="fill", fill_value=-1.0)
+        """
+        if mode not in (None, "clip", "promise_in_bounds", "fill"):
+            raise ValueError(f"at[].get: mode must be 'clip', 'fill' or 'promise_in_bounds', "
+                             f"got {mode!r}")
+        if mode == "fill":
+            return _filled_get(asarray_arg(self.array, "at[].get"), self.index, fill_value)
         return _getitem(self.array, self.index)
 
     def set(self, values, indices_are_sorted=False, unique_indices=False, mode=None):

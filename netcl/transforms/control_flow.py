@@ -186,14 +186,37 @@ def while_loop(cond_fun, body_fun, init_val):
         return _staged_while(cond_fun, body_fun, init_val)
     val = init_val
     while True:
-        c = _concrete_pred(cond_fun(val))
-        if c is None:
-            raise TypeError("while_loop: the predicate has no single concrete value here "
-                            "(inside vmap with a batched predicate, or a transform nested "
-                            "inside jit); use fori_loop with static bounds or lax.scan")
+        pred = cond_fun(val)
+        c = _concrete_pred(pred)
+        if c is None:       # under vmap, one predicate per example: run while any holds,
+            c = _any_of_batch(pred)     # and keep the carry of those whose does not
+            if c is None:
+                raise TypeError("while_loop: the predicate has no concrete value here (a "
+                                "transform nested inside jit); use fori_loop with static "
+                                "bounds or lax.scan")
+            if not c:
+                return _as_arrays(val)
+            from .. import numpy as jnp
+            from ..tree_util import tree_map
+            val = tree_map(lambda new, old: jnp.where(pred, new, old), body_fun(val), val)
+            continue
         if not c:
             return _as_arrays(val)
         val = body_fun(val)
+
+
+def _any_of_batch(pred):
+    """Whether any example's predicate holds, for a predicate batched by vmap (over every
+    level of vmap there is); None where it has no value (staging)."""
+    from .batching import BatchTracer
+    if not isinstance(pred, BatchTracer):
+        return None
+    from ..core.tracing import set_interpreter
+    with set_interpreter(pred._interp.parent):
+        from .. import numpy as jnp
+        whole = jnp.any(pred.val)
+        c = _concrete_pred(whole)
+        return _any_of_batch(whole) if c is None else c
 
 
 def _as_arrays(tree):

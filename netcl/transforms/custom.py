@@ -177,10 +177,12 @@ class custom_vjp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
-        if nondiff_argnums:
-            raise ValueError("custom_vjp: nondiff_argnums is not supported; close over the "
-                             "values instead (functools.partial)")
+        nd = (nondiff_argnums,) if isinstance(nondiff_argnums, int) else tuple(nondiff_argnums)
+        if any(not isinstance(i, int) or isinstance(i, bool) or i < 0 for i in nd):
+            raise TypeError(f"custom_vjp: nondiff_argnums must be non-negative ints, got "
+                            f"{nondiff_argnums!r}")
         self.fun = fun
+        self.nondiff_argnums = nd
         self.fwd = self.bwd = None
         functools.update_wrapper(self, fun)
 
@@ -191,28 +193,41 @@ class custom_vjp:
         if self.fwd is None:
             raise TypeError(f"custom_vjp {self.fun.__name__}: no rule defined; call .defvjp "
                             "first")
-        flat, tree = tree_flatten(tuple(args))
+        # arguments at nondiff_argnums are passed through as they are (as in JAX: bwd gets
+        # them first, and returns cotangents for the other arguments only)
+        nd = self.nondiff_argnums
+        if any(i >= len(args) for i in nd):
+            raise ValueError(f"custom_vjp {self.fun.__name__}: nondiff_argnums={nd} but the "
+                             f"call has {len(args)} arguments")
+        static = {i: args[i] for i in nd}
+        dyn = tuple(a for i, a in enumerate(args) if i not in static)
+        flat, tree = tree_flatten(dyn)
         out_tree = []
 
+        def merge(xs):
+            it = iter(tree_unflatten(tree, xs))
+            return [static[i] if i in static else next(it) for i in range(len(args))]
+
         def fun_flat(*xs):
-            o, t = tree_flatten(self.fun(*tree_unflatten(tree, xs)))
+            o, t = tree_flatten(self.fun(*merge(xs)))
             out_tree[:] = [t]
             return tuple(o)
 
         def fwd_flat(*xs):
-            out, res = self.fwd(*tree_unflatten(tree, xs))
+            out, res = self.fwd(*merge(xs))
             o, t = tree_flatten(out)
             out_tree[:] = [t]
             return tuple(o), res
 
         def bwd_flat(res, cts):
             ct_tree = tree_unflatten(out_tree[0], list(cts))
-            in_cts = self.bwd(res, ct_tree)
-            if not isinstance(in_cts, tuple) or len(in_cts) != len(args):
+            in_cts = self.bwd(*[static[i] for i in nd], res, ct_tree)
+            if not isinstance(in_cts, tuple) or len(in_cts) != len(dyn):
                 raise TypeError(f"custom_vjp {self.fun.__name__}: bwd must return a tuple with "
-                                f"one cotangent per argument ({len(args)}), got {in_cts!r}")
+                                f"one cotangent per differentiable argument ({len(dyn)}), got "
+                                f"{in_cts!r}")
             flat_cts = []
-            for a, c in zip(args, in_cts):
+            for a, c in zip(dyn, in_cts):
                 leaves = tree_flatten(a)[0]
                 flat_cts += [None] * len(leaves) if c is None else tree_flatten(c)[0]
             return tuple(flat_cts)
