@@ -92,21 +92,34 @@ def switch(index, branches, *operands):
 class _Loop:
     """A compiled condition and body over a flat carry (used by the `while` primitive).
     The primitive's operands are the carry, then the values the condition and the body
-    closed over (`cond_captured`, `body_captured`: their positions among those)."""
+    closed over (`cond_captured`, `body_captured`: their positions among those). With a
+    `count` (a trip count known when tracing: scan, fori_loop) there is no condition, and
+    the host never waits for the device to read one."""
 
-    def __init__(self, cond_exe, body_exe, n_carry, cond_captured=(), body_captured=()):
+    def __init__(self, cond_exe, body_exe, n_carry, cond_captured=(), body_captured=(),
+                 count=None):
         self.cond_exe, self.body_exe = cond_exe, body_exe
         self.n_carry = n_carry
         self.cond_captured, self.body_captured = cond_captured, body_captured
+        self.count = count
 
     def __repr__(self):
-        return (f"loop(cond: {len(self.cond_exe.steps)} steps, "
-                f"body: {len(self.body_exe.steps)} steps)")
+        cond = (f"{self.count} times" if self.count is not None else
+                f"cond: {len(self.cond_exe.steps)} steps")
+        return f"loop({cond}, body: {len(self.body_exe.steps)} steps)"
 
     def run(self, operands):
+        # dense operands: the compiled body records its launchers for dense layouts only
+        # (a broadcast zero carry would send every step through the launcher lookup)
+        operands = [x._dense() if isinstance(x, Array) and not x._contig else x
+                    for x in operands]
         carry, captured = list(operands[:self.n_carry]), operands[self.n_carry:]
-        cond_in = [captured[k] for k in self.cond_captured]
         body_in = [captured[k] for k in self.body_captured]
+        if self.count is not None:
+            for _ in range(self.count):
+                carry = list(self.body_exe(carry + body_in))
+            return tuple(carry)
+        cond_in = [captured[k] for k in self.cond_captured]
         while bool(self.cond_exe(carry + cond_in)[0]):
             carry = list(self.body_exe(carry + body_in))
         return tuple(carry)
@@ -127,7 +140,9 @@ def _wrap_np(x):
     return to_array(x, "while", default_device())
 
 
-def _staged_while(cond_fun, body_fun, init_val):
+def _staged_while(cond_fun, body_fun, init_val, count=None):
+    """The loop as one `while` equation (a compiled body; `count`: a trip count known
+    now, instead of `cond_fun`)."""
     from ..core.eval import to_array
     from .executable import Executable
     from .passes import optimize
@@ -147,13 +162,16 @@ def _staged_while(cond_fun, body_fun, init_val):
                             f"types {[a.str_short() for a in avals]}, got {out_tree} with "
                             f"{[(o.dtype.name, tuple(o.shape)) for o in out_flat]}")
         return tuple(out_flat)
-    cond_ir, cond_tree = stage(cond_flat, avals)
-    body_ir, body_tree = stage(body_flat, avals)
     captured = []           # traced values of the enclosing function the loop closed over
-    cond_ir, cond_at = _lift_captured(cond_ir, captured)
+    cond_exe, cond_at = None, ()
+    if count is None:
+        cond_ir, cond_tree = stage(cond_flat, avals)
+        cond_ir, cond_at = _lift_captured(cond_ir, captured)
+        cond_exe = Executable(optimize(cond_ir), cond_tree)
+    body_ir, body_tree = stage(body_flat, avals)
     body_ir, body_at = _lift_captured(body_ir, captured)
-    loop = _Loop(Executable(optimize(cond_ir), cond_tree), Executable(optimize(body_ir), body_tree),
-                 len(flat), cond_at, body_at)
+    loop = _Loop(cond_exe, Executable(optimize(body_ir), body_tree), len(flat), cond_at,
+                 body_at, count)
     outs = while_p.bind(*flat, *captured, loop=loop, avals=avals)
     return tree_unflatten(tree, list(outs))
 
@@ -244,14 +262,22 @@ def fori_loop(lower, upper, body_fun, init_val):
         return _as_arrays(val)
     from .. import numpy as jnp
     i0 = jnp.asarray(lower, dtype=jnp.int32)
+    step = (lambda c: (c[0] + 1, body_fun(c[0], c[1])))
+    if lo is not None:      # static bounds: a counted loop (no predicate read each step)
+        return _staged_while(None, step, (i0, init_val), count=max(hi - lo, 0))[1]
     hi_arr = jnp.asarray(upper, dtype=jnp.int32)
-    _, out = while_loop(lambda c: c[0] < hi_arr, lambda c: (c[0] + 1, body_fun(c[0], c[1])),
-                        (i0, init_val))
+    _, out = while_loop(lambda c: c[0] < hi_arr, step, (i0, init_val))
     return out
 
 
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
-    """carry, y = f(carry, x) over the leading axis of xs; returns (carry, stacked ys)."""
+def scan(f, init, xs=None, length=None, reverse=False, unroll=None):
+    """carry, y = f(carry, x) over the leading axis of xs; returns (carry, stacked ys).
+    Under a transform, a scan longer than scan.UNROLL_UP_TO steps (or with an int `unroll`:
+    steps per iteration) is one compiled loop, and grad, jvp and vmap of it are scans too
+    (scan.py); a shorter one (or unroll=True) is written out step by step.
+
+    >>> carry, ys = netcl.lax.scan(lambda c, x: (c + x, c * x), 0.0, jnp.arange(5.0))
+    """
     from .. import numpy as jnp
     _check_callable(f, "scan", "f")
     xs_flat, xs_tree = tree_flatten(xs)
@@ -270,6 +296,14 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         raise ValueError("scan: give xs or length")
     else:
         n = length
+    from .scan import scan_flat, under_transform
+    if unroll is not None and not isinstance(unroll, bool) and (
+            not isinstance(unroll, int) or unroll < 1):
+        raise TypeError(f"scan: unroll must be a positive int or a bool, got {unroll!r}")
+    from .scan import UNROLL_UP_TO
+    written_out = unroll is True or (unroll is None and n <= UNROLL_UP_TO)
+    if under_transform() and not written_out:   # one traced body, a loop (see scan.py)
+        return scan_flat(f, init, xs if xs_flat else None, n, reverse, unroll or 1)
     carry, ys = init, []
     order = range(n - 1, -1, -1) if reverse else range(n)
     for i in order:

@@ -1,0 +1,91 @@
+"""lax.scan as a loop primitive (netcl/transforms/scan.py): under jit a scan longer than
+scan.UNROLL_UP_TO steps is one compiled loop, and its grad, jvp and vmap are scans too.
+Against JAX: values, gradients with respect to closed-over weights, init and xs, reverse
+scans, pytree carries, vmap, and the loop's compiled shape."""
+import numpy as np
+import pytest
+
+import netcl
+import netcl.numpy as jnp
+from netcl.transforms import control_flow, scan as scan_mod
+
+jax = pytest.importorskip("jax")
+N = scan_mod.UNROLL_UP_TO + 9          # long enough to be a loop
+
+
+def _rnn(lib, np_, reverse=False, unroll=None):
+    def f(W, h0, xs):
+        def step(carry, x):
+            h, t = carry
+            h = np_.tanh(h @ W + x)
+            return (h, t + 1), (np_.sum(h), h * 0.5)
+        kw = {} if unroll is None else {"unroll": unroll}
+        (h, t), (s, hs) = lib.lax.scan(step, (h0, 0), xs, reverse=reverse, **kw)
+        return np_.sum(h) + np_.sum(s) + 0.1 * np_.sum(hs ** 2) + t * 0.0
+    return f
+
+
+def _data(seed=0, n=N):
+    rng = np.random.default_rng(seed)
+    return ((rng.standard_normal((3, 3)) * 0.5).astype(np.float32),
+            rng.standard_normal(3).astype(np.float32),
+            rng.standard_normal((n, 3)).astype(np.float32))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_values_and_gradients_agree_with_jax(reverse):
+    W, h0, xs = _data()
+    ours, theirs = _rnn(netcl, jnp, reverse), _rnn(jax, jax.numpy, reverse)
+    want = theirs(W, h0, xs)
+    np.testing.assert_allclose(netcl.jit(ours)(W, h0, xs), want, rtol=2e-5)
+    np.testing.assert_allclose(ours(jnp.asarray(W), jnp.asarray(h0), jnp.asarray(xs)), want,
+                               rtol=2e-5)
+    jg = jax.grad(theirs, argnums=(0, 1, 2))(W, h0, xs)
+    for g in (netcl.grad(ours, argnums=(0, 1, 2))(jnp.asarray(W), jnp.asarray(h0),
+                                                   jnp.asarray(xs)),
+              netcl.jit(netcl.grad(ours, argnums=(0, 1, 2)))(W, h0, xs)):
+        for a, b in zip(g, jg):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_scan_jvp_and_vmap_agree_with_jax():
+    W, h0, xs = _data(1)
+    ours, theirs = _rnn(netcl, jnp), _rnn(jax, jax.numpy)
+    dW = np.ones_like(W)
+    t_ours = netcl.jit(lambda w: netcl.jvp(lambda v: ours(v, h0, xs), (w,), (dW,))[1])(W)
+    t_theirs = jax.jvp(lambda v: theirs(v, h0, xs), (W,), (dW,))[1]
+    np.testing.assert_allclose(t_ours, t_theirs, rtol=1e-4)
+    xb = np.stack([xs, xs * 0.5, -xs])
+    np.testing.assert_allclose(netcl.jit(netcl.vmap(ours, in_axes=(None, None, 0)))(W, h0, xb),
+                               jax.vmap(theirs, in_axes=(None, None, 0))(W, h0, xb), rtol=2e-5)
+    hb = np.stack([h0, h0 * 2])
+    np.testing.assert_allclose(netcl.vmap(ours, in_axes=(None, 0, None))(
+        jnp.asarray(W), jnp.asarray(hb), jnp.asarray(xs)),
+        jax.vmap(theirs, in_axes=(None, 0, None))(W, hb, xs), rtol=2e-5)
+
+
+def test_long_scan_under_jit_is_one_loop_with_a_trip_count(monkeypatch):
+    """The compiled scan runs a counted loop (no predicate read back) of N // unroll
+    iterations, plus N % unroll steps written out."""
+    W, h0, xs = _data(2)
+    loops = []
+    run = control_flow._Loop.run
+    monkeypatch.setattr(control_flow._Loop, "run",
+                        lambda self, ops: loops.append(self) or run(self, ops))
+    theirs = _rnn(jax, jax.numpy)(W, h0, xs)
+    np.testing.assert_allclose(netcl.jit(_rnn(netcl, jnp, unroll=4))(W, h0, xs), theirs,
+                               rtol=2e-5)
+    assert [(lp.count, lp.cond_exe) for lp in loops] == [(N // 4, None)]
+    loops.clear()
+    np.testing.assert_allclose(netcl.jit(_rnn(netcl, jnp, unroll=True))(W, h0, xs), theirs,
+                               rtol=2e-5)
+    assert loops == []          # written out
+
+
+def test_scan_bad_inputs():
+    with pytest.raises(TypeError, match="unroll must be a positive int"):
+        netcl.lax.scan(lambda c, x: (c, x), 0.0, jnp.ones(3), unroll=0)
+    with pytest.raises(TypeError, match="carry of the init's structure"):
+        netcl.jit(lambda xs: netcl.lax.scan(lambda c, x: (c + x, x), 0, xs))(jnp.ones(N))
+    with pytest.raises(TypeError, match="pair \\(carry, y\\)"):
+        netcl.jit(lambda xs: netcl.lax.scan(lambda c, x: c, 0.0, xs))(jnp.ones(N))
