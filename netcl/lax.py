@@ -29,6 +29,49 @@ class Precision(__import__("enum").Enum):
     HIGHEST = 2
 
 
+def top_k(operand, k):
+    """(values, indices) of the k largest entries along the last axis, largest first (equal
+    values: lower index first), as jax.lax.top_k.
+
+    >>> netcl.lax.top_k(jnp.array([1.0, 3.0, 2.0]), 2)      # ([3., 2.], [1, 2])
+    """
+    from .numpy import sorting
+    from .numpy.selection import take_along_axis
+    from .primitives.views import operand as _operand
+    x = _operand(operand, "top_k")
+    if x.ndim == 0:
+        raise ValueError("top_k: operand must have at least one axis")
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= x.shape[-1]:
+        raise ValueError(f"top_k: k={k!r} must be an int in [0, {x.shape[-1]}] (the last "
+                         f"axis of shape {tuple(x.shape)})")
+    idx = sorting._order(x, descending=True)[..., :k]
+    return take_along_axis(x, idx, axis=-1), idx
+
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """jax.lax.sort: an array sorted along `dimension`, or a sequence of arrays of one
+    shape all permuted by the order of the first (num_keys=1).
+
+    >>> keys, vals = netcl.lax.sort((k, v))
+    """
+    from .numpy import sorting
+    from .numpy.selection import take_along_axis
+    many = isinstance(operand, (tuple, list))
+    ops = list(operand) if many else [operand]
+    if num_keys != 1:
+        raise NotImplementedError("sort: only num_keys=1 is supported")
+    x = sorting._along_last(ops[0], dimension, "sort")[0]
+    order = sorting._order(x, descending=False)
+    out = [sorting._back(take_along_axis(sorting._along_last(o, dimension, "sort")[0], order,
+                                         axis=-1), dimension % x.ndim) for o in ops]
+    return tuple(out) if many else out[0]
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """(keys sorted along `dimension`, values in the same order)."""
+    return sort((keys, values), dimension, is_stable)
+
+
 _OPTIONAL = ["structural", "reductions", "conv"]
 for _m in _OPTIONAL:  # families land one by one; each defines __all__
     _mod = __import__(f"netcl.primitives.{_m}", fromlist=["__all__"])
