@@ -1,0 +1,69 @@
+"""A recurrence under jit(grad): lax.scan as a compiled loop against the same scan written
+out step by step (unroll=True), and JAX beside with --peers: the first call (trace and
+compile, kernels from a warm cache) and the time of a call after it.
+
+    python benchmarks/scan_bench.py [--steps 500] [--peers]
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def rnn_loss(lib, np_, unroll):
+    def f(W, U, xs):
+        def step(h, x):
+            h = np_.tanh(h @ W + x @ U)
+            return h, h[0]
+        h, ys = lib.lax.scan(step, np_.zeros(W.shape[0]), xs, unroll=unroll)
+        return np_.sum(h ** 2) + np_.sum(ys)
+    return f
+
+
+def timed(make, block, repeat):
+    t = time.perf_counter()
+    block(make())
+    first = time.perf_counter() - t
+    t = time.perf_counter()
+    for _ in range(repeat):
+        out = make()
+    block(out)
+    return first, (time.perf_counter() - t) / repeat
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=500)
+    p.add_argument("--hidden", type=int, default=32)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--peers", action="store_true")
+    p.add_argument("--written-out", action="store_true", help="also time unroll=True "
+                   "(compiles one copy of the body per step: minutes for long scans)")
+    args = p.parse_args()
+    import netcl
+    import netcl.numpy as jnp
+    rng = np.random.default_rng(0)
+    H = args.hidden
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
+    U = (rng.standard_normal((8, H)) * 0.2).astype(np.float32)
+    xs = rng.standard_normal((args.steps, 8)).astype(np.float32)
+    print(f"{args.steps}-step tanh RNN, hidden {H}, jit(grad) w.r.t. both weights, on "
+          f"{netcl.default_device().name}")
+    kinds = [("loop", 1)] + ([("written out", True)] if args.written_out else [])
+    for name, unroll in kinds:
+        g = netcl.jit(netcl.grad(rnn_loss(netcl, jnp, unroll), argnums=(0, 1)))
+        first, each = timed(lambda: g(W, U, xs), netcl.block_until_ready, args.repeat)
+        print(f"netcl {name:12s}: first call {first:7.2f} s, then {each * 1e3:8.2f} ms a call")
+    if args.peers:
+        import jax
+        g = jax.jit(jax.grad(rnn_loss(jax, jax.numpy, 1), argnums=(0, 1)))
+        first, each = timed(lambda: g(W, U, xs), jax.block_until_ready, args.repeat)
+        print(f"JAX   loop        : first call {first:7.2f} s, then {each * 1e3:8.2f} ms a call")
+
+
+if __name__ == "__main__":
+    main()
