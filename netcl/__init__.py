@@ -28,4 +28,11 @@ from .distributed import devices, process_count, process_index
 from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                          make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
 
+try:        # einops finds netcl's arrays through a backend defined where einops is installed
+    import importlib.util as _util
+    if _util.find_spec("einops") is not None:
+        from . import einops_backend  # noqa: F401
+except ImportError:
+    pass
+
 __version__ = "0.1.0"

@@ -262,3 +262,19 @@ def test_while_loop_under_vmap_with_a_batched_predicate():
         np.testing.assert_array_equal(a, b)
     nested = netcl.vmap(netcl.vmap(f(netcl, jnp)))(jnp.asarray([[0, 2], [3, 1]]))
     np.testing.assert_array_equal(nested[1][:, :, 0], [[1, 4], [8, 2]])
+
+
+def test_einops_works_on_netcl_arrays_and_traced_values():
+    einops = pytest.importorskip("einops")
+    h = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = jnp.asarray(h)
+    for pattern, kw in (("a b c -> c (a b)", {}), ("a (b1 b2) c -> a b1 b2 c", {"b1": 1})):
+        np.testing.assert_array_equal(einops.rearrange(x, pattern, **kw),
+                                      einops.rearrange(h, pattern, **kw))
+    np.testing.assert_allclose(einops.reduce(x, "a b c -> a c", "mean"),
+                               einops.reduce(h, "a b c -> a c", "mean"))
+    np.testing.assert_array_equal(einops.repeat(x, "a b c -> a b c r", r=2),
+                                  einops.repeat(h, "a b c -> a b c r", r=2))
+    assert netcl.jit(lambda v: einops.rearrange(v, "a b c -> (a b) c"))(x).shape == (6, 4)
+    g = netcl.grad(lambda v: jnp.sum(einops.reduce(v, "a b c -> c", "max")))(x)
+    np.testing.assert_array_equal(g, (h == h.max(axis=(0, 1))).astype(np.float32))
