@@ -278,3 +278,17 @@ def test_einops_works_on_netcl_arrays_and_traced_values():
     assert netcl.jit(lambda v: einops.rearrange(v, "a b c -> (a b) c"))(x).shape == (6, 4)
     g = netcl.grad(lambda v: jnp.sum(einops.reduce(v, "a b c -> c", "max")))(x)
     np.testing.assert_array_equal(g, (h == h.max(axis=(0, 1))).astype(np.float32))
+
+
+def test_logaddexp_derivative_splits_ties_as_jax():
+    for ours, theirs in ((netcl.nn.softplus, jax.nn.softplus),
+                         (netcl.nn.log_sigmoid, jax.nn.log_sigmoid)):
+        assert float(netcl.grad(ours)(0.0)) == float(jax.grad(theirs)(0.0)) == 0.5
+    x = np.array([-3.0, 0.0, 5.0, 40.0], np.float32)
+    y = np.array([1.0, 0.0, 5.0, -40.0], np.float32)
+    for k in (0, 1):
+        np.testing.assert_allclose(
+            netcl.grad(lambda a, b: jnp.sum(jnp.logaddexp(a, b)), argnums=k)(
+                jnp.asarray(x), jnp.asarray(y)),
+            jax.grad(lambda a, b: jax.numpy.sum(jax.numpy.logaddexp(a, b)), argnums=k)(x, y),
+            rtol=1e-6)

@@ -370,13 +370,42 @@ def hypot(x, y):
 
 @_export
 def logaddexp(x, y):
-    """log(exp(x) + exp(y)) without overflow."""
+    """log(exp(x) + exp(y)) without overflow; its derivative is exp(x - out), exp(y - out)
+    (at x == y each gets 1/2, as in JAX, where max and abs would give 1 and 0)."""
     x, y = promote_to_float("logaddexp", x, y)
+    return _logaddexp(x, y)
+
+
+def _logaddexp_value(x, y):
     m = ew.max_(x, y)
     d = ew.neg(ew.abs_(ew.sub(x, y)))
     # where both are -inf (or equal infinities) d is NaN: the answer is m
     d = ew.select(ew.ne(d, d), full_like(d, float("-inf")), d)
     return ew.add(m, ew.log1p(ew.exp(d)))
+
+
+def _finite_or_zero(v):
+    """v with infinities as 0 (so that exp(x - out) is exp(0) where both are -inf)."""
+    return ew.select(ew.eq(ew.abs_(v), full_like(v, float("inf"))), full_like(v, 0), v)
+
+
+def _logaddexp_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    out = _logaddexp(x, y)
+    fo = _finite_or_zero(out)
+    return out, ew.add(ew.mul(tx, ew.exp(ew.sub(_finite_or_zero(x), fo))),
+                       ew.mul(ty, ew.exp(ew.sub(_finite_or_zero(y), fo))))
+
+
+def _make_logaddexp():
+    from ..transforms.custom import custom_jvp
+    f = custom_jvp(_logaddexp_value)
+    f.defjvp(_logaddexp_jvp)
+    return f
+
+
+_logaddexp = _make_logaddexp()
 
 
 @_export
