@@ -16,7 +16,7 @@ from . import lax  # noqa: F401
 from . import nn  # noqa: F401
 from . import random  # noqa: F401
 from . import data, io, optim, stax  # noqa: F401
-from . import example_libraries  # noqa: F401
+from . import example_libraries, scipy  # noqa: F401
 from .numpy.creation import device_put
 from . import test_util  # noqa: F401
 from .transforms.jit import clear_caches, jit

@@ -135,7 +135,8 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
 
     >>> from_python([1, 2**31], np.asarray([1, 2**31]), where="array")   # OverflowError
     """
-    python = isinstance(obj, (bool, int, float, list, tuple))
+    # (NumPy's float64 scalars are Python floats too, but data: they keep float64 with x64)
+    python = type(obj) in (bool, int, float) or isinstance(obj, (list, tuple))
     if host.dtype == object and python:  # ints beyond 64 bits: NumPy keeps Python objects
         big = next((v for v in _python_leaves(obj) if type(v) is int
                     and not -2**63 <= v < 2**64), None)
