@@ -27,6 +27,8 @@ from . import distributed  # noqa: F401
 from .distributed import devices, process_count, process_index
 from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                          make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
+from .transforms.autocast import autocast
+from . import mixed_precision  # noqa: F401
 
 try:        # einops finds netcl's arrays through a backend defined where einops is installed
     import importlib.util as _util

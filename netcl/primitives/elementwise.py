@@ -292,11 +292,12 @@ neg_p = _unary("neg", "(-{0})", lambda x: np.negative(x), "fiu")
 abs_p = _unary("abs", {"f": "netcl_fabs({0})", "i": "(int)abs({0})", "u": "{0}"}, np.abs, "fiu")
 sign_p = _unary("sign", {"f": "({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : {0}))",
                          "i": "(({0} > 0) - ({0} < 0))", "u": "(uint)({0} > 0)"}, _sign_ref, "fiu")
-exp_p = _unary("exp", "exp({0})", _np_float(np.exp))
-exp2_p = _unary("exp2", "exp2({0})", _np_float(np.exp2))
-log_p = _unary("log", "log({0})", _np_float(np.log))
-log1p_p = _unary("log1p", "log1p({0})", _np_float(np.log1p))
-expm1_p = _unary("expm1", "expm1({0})", _np_float(np.expm1))
+exp_p = _unary("exp", "exp({0})", _np_float(np.exp), precision="keep_fp32")
+exp2_p = _unary("exp2", "exp2({0})", _np_float(np.exp2), precision="keep_fp32")
+log_p = _unary("log", "log({0})", _np_float(np.log), precision="keep_fp32")
+log1p_p = _unary("log1p", "log1p({0})", _np_float(np.log1p), precision="keep_fp32")
+expm1_p = _unary("expm1", "expm1({0})", _np_float(np.expm1),
+                 precision="keep_fp32")
 sqrt_p = _unary("sqrt", "netcl_sqrt({0})", _np_float(np.sqrt))
 rsqrt_p = _unary("rsqrt", "netcl_rsqrt({0})", _np_float(lambda x: 1 / np.sqrt(x)))
 square_p = _unary("square", "({0} * {0})", lambda x: np.square(x), "fiu")
@@ -435,6 +436,7 @@ floor_div_p = _binary("floor_div", {"f": "netcl_floor({0} / {1})",
                                     "u": "({1} == 0 ? 0u : {0} / {1})"}, _floor_div_ref)
 pow_p = _binary("pow", {"f": "pow({0}, {1})", "i": "netcl_ipow({0}, {1})",
                         "u": "netcl_upow({0}, {1})"}, _pow_ref)
+pow_p.precision = "keep_fp32"       # (autocast keeps it in float32, as PyTorch's)
 atan2_p = _binary("atan2", "atan2({0}, {1})", _np_float(np.arctan2), kinds="f")
 # NaN tests as x != x and integer max/min as selects: inline on every compiler (PoCL calls
 # its isnan / max / min builtins out of line, see kernels.INLINE_MATH)
