@@ -37,8 +37,8 @@ def run_on(n_devices, code, timeout=240):
 @multi
 def test_shards_stay_on_their_devices_and_collectives_agree_with_vmap():
     run_on(2, """
-    devs = netcl.local_devices()
-    assert len(devs) == 2 and netcl.device_count() == 2
+    devs = netcl.local_devices()[:2]     # (a host with more GPUs than asked for: the first 2)
+    assert len(devs) == 2 and netcl.device_count() >= 2
     x = np.arange(2 * 5, dtype=np.float32).reshape(2, 5)
 
     f = netcl.pmap(lambda v: v * 2.0 + 1.0)
@@ -120,7 +120,7 @@ def test_data_parallel_training_matches_one_device():
         return optim.apply_updates(p, u), s, mean(l)
     pstep = netcl.pmap(step, axis_name="batch", donate_argnums=(0, 1))
     jstep = netcl.jit(lambda p, s, x, y: step(p, s, x, y, mean=lambda a: a))
-    devs = netcl.local_devices()
+    devs = netcl.local_devices()[:2]
     p2 = netcl.device_put_replicated(params, devs)
     s2 = netcl.device_put_replicated(opt.init(params), devs)
     p1, s1 = params, opt.init(params)
