@@ -18,6 +18,10 @@ from .linalg_ops import *  # noqa: F401,F403
 from .manipulation import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .composites import *  # noqa: F401,F403
+from .polynomials import *  # noqa: F401,F403
+from .searching import *  # noqa: F401,F403
 
 import numpy as _np
 

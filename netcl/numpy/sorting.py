@@ -92,9 +92,8 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, interpolation=None):
     """quantile with q in percent."""
-    return _quantile(a, _scaled(q, "percentile"), axis,
-                     method if interpolation is None else interpolation, keepdims,
-                     "percentile", skip_nan=False)
+    return _quantile(a, q, axis, method if interpolation is None else interpolation,
+                     keepdims, "percentile", skip_nan=False, percent=True)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -115,9 +114,8 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, interpolation=None):
     """percentile ignoring NaNs."""
-    return _quantile(a, _scaled(q, "nanpercentile"), axis,
-                     method if interpolation is None else interpolation, keepdims,
-                     "nanpercentile", skip_nan=True)
+    return _quantile(a, q, axis, method if interpolation is None else interpolation,
+                     keepdims, "nanpercentile", skip_nan=True, percent=True)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -125,14 +123,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return _quantile(a, 0.5, axis, "linear", keepdims, "nanmedian", skip_nan=True)
 
 
-def _scaled(q, where):
-    from .math import true_divide
-    if isinstance(q, (int, float)) and not isinstance(q, bool):
-        return q / 100.0
-    return true_divide(asarray_arg(q, where), 100.0)
-
-
-def _quantile(a, q, axis, method, keepdims, where, skip_nan):
+def _quantile(a, q, axis, method, keepdims, where, skip_nan, percent=False):
     from .creation import asarray
     from .math import add, ceil, clip, floor, isnan, multiply, subtract, where as select
     from .manipulation import expand_dims, reshape
@@ -143,16 +134,23 @@ def _quantile(a, q, axis, method, keepdims, where, skip_nan):
     a = asarray_arg(a, where)
     if a.dtype.kind not in "fiu":
         raise TypeError(f"{where}: needs a numeric array, got {a.dtype}")
-    if a.dtype.kind != "f":
-        a = a.astype(dtypes.DEFAULT_FLOAT)
+    top = 100.0 if percent else 1.0
     scalar_q = isinstance(q, (int, float)) and not isinstance(q, bool)
-    if scalar_q and not 0.0 <= q <= 1.0:
-        raise ValueError(f"{where}: q={q} must be in [0, 1]" +
-                         (" (percent: [0, 100])" if "percent" in where else ""))
-    qa = asarray(q, dtype=a.dtype)
+    if scalar_q and not 0.0 <= q <= top:
+        raise ValueError(f"{where}: q={q} must be in [0, {top:g}]")
+    if not scalar_q:
+        q = asarray_arg(q, where)
+        if q.dtype.kind not in "fiu" or q.ndim > 1:
+            raise TypeError(f"{where}: q must be a number or a 1-d numeric array, got "
+                            f"{q.dtype}{list(q.shape)}")
     axes = tuple(range(a.ndim)) if axis is None else (axis,) if isinstance(axis, int) \
         else tuple(axis)
     axes = tuple(sorted(normalize_axis(x, a.ndim, where, "axis") for x in axes))
+    if a.dtype.kind != "f":         # (checked first: nothing has run yet)
+        a = a.astype(dtypes.DEFAULT_FLOAT)
+    qa = asarray(q, dtype=a.dtype)
+    if percent:
+        qa = qa / 100.0
     kept = [d for d in range(a.ndim) if d not in axes]
     from .manipulation import transpose
     x = transpose(a, kept + list(axes))
