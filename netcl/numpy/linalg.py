@@ -1,5 +1,13 @@
-"""netcl.numpy.linalg: the jax.numpy.linalg names netcl has so far (norm). Decompositions
-(det, inv, solve, qr, svd, eigh, cholesky) are not implemented yet."""
-from .linalg_ops import norm  # noqa: F401
+"""netcl.numpy.linalg: jax.numpy.linalg's names. The products and the basic norms live in
+linalg_ops (netcl.numpy's matmul family); the decompositions and solvers (cholesky, solve,
+inv, det, slogdet, eigh, eigvalsh, svd, svdvals, qr, lstsq, pinv, matrix_power,
+matrix_rank, cond, tensorinv, tensorsolve) and the singular-value matrix norms in
+linalg_decomp, on the host primitives of netcl.primitives.linalg_host."""
+from .linalg_decomp import (  # noqa: F401
+    EighResult, QRResult, SlogdetResult, SVDResult, cholesky, cond, det, eigh, eigvalsh, inv,
+    lstsq, matrix_power, matrix_rank, norm, pinv, qr, slogdet, solve, svd, svdvals, tensorinv,
+    tensorsolve)
 
-__all__ = ["norm"]
+__all__ = ["norm", "cholesky", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "svd",
+           "svdvals", "qr", "lstsq", "pinv", "matrix_power", "matrix_rank", "cond",
+           "tensorinv", "tensorsolve", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]

@@ -10,6 +10,9 @@ NumPy reference, jvp, vjp, batching, precision policy, fusion kind).
                   a device and shape get in gemm_tiers.py; split_k.py: long
                   contractions in K chunks; dot_epilogue.py: the launcher of jit's matmul
                   epilogue fusion)
+  linalg_host.py  cholesky, triangular_solve, solve, slogdet, eigh, svd, qr: LAPACK on the
+                  host through NumPy (the transfer is the cost), derivative rules in netcl ops
+  sorting.py      argsort: a bitonic network per row (jnp.sort, quantile, unique, top_k)
   conv/           conv_general_dilated, reduce_window, pooling derivatives
   random_bits.py  threefry2x32, bit shifts, bitcast (netcl.random builds on them)
   collectives.py  psum/pmax/pmin, all_gather, ppermute, psum_scatter, all_to_all, axis_index

@@ -1,10 +1,10 @@
 """netcl.scipy: jax.scipy's special functions and distributions, composed from netcl's
-operations (so grad, jit and vmap work through them).
+operations (so grad, jit and vmap work through them), and scipy.linalg's factorizations.
 
 >>> import netcl.scipy.special as sp, netcl.scipy.stats as st
 >>> sp.gammaln(jnp.asarray([0.5, 10.0]))      # [0.5723649, 12.801827]
 >>> st.norm.logcdf(jnp.asarray([-40.0]))      # [-804.6084]
 """
-from . import special, stats
+from . import linalg, special, stats
 
-__all__ = ["special", "stats"]
+__all__ = ["linalg", "special", "stats"]
