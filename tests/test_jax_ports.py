@@ -2,8 +2,9 @@
 modules, once with netcl's. Each is a small version of a JAX example or tutorial (a stax
 classifier trained with example_libraries.optimizers, kernel least squares by gradient
 descent with vmap, an RNN over lax.scan trained with jit(grad), a VAE-style objective with
-random.normal and the reparameterisation trick, a per-example-gradient clipping step),
-and their numbers must agree."""
+random.normal and the reparameterisation trick, a per-example-gradient clipping step, a
+Gaussian process's marginal likelihood through Cholesky and triangular solves), and their
+numbers must agree."""
 import types
 
 import numpy as np
@@ -18,19 +19,21 @@ def _modules(lib):
     """What a JAX program imports, from JAX or from netcl."""
     if lib == "jax":
         import jax.numpy as jnp
+        import jax.scipy.linalg as sla
         from jax import lax, random
         from jax.example_libraries import optimizers, stax
         return types.SimpleNamespace(jit=jax.jit, grad=jax.grad, vmap=jax.vmap,
                                      value_and_grad=jax.value_and_grad, jnp=jnp, lax=lax,
                                      random=random, stax=stax, optimizers=optimizers,
-                                     tree_map=jax.tree_util.tree_map)
+                                     tree_map=jax.tree_util.tree_map, scipy_linalg=sla)
     import netcl.numpy as jnp
+    import netcl.scipy.linalg as sla
     from netcl import lax, random
     from netcl.example_libraries import optimizers, stax
     return types.SimpleNamespace(jit=netcl.jit, grad=netcl.grad, vmap=netcl.vmap,
                                  value_and_grad=netcl.value_and_grad, jnp=jnp, lax=lax,
                                  random=random, stax=stax, optimizers=optimizers,
-                                 tree_map=netcl.tree_util.tree_map)
+                                 tree_map=netcl.tree_util.tree_map, scipy_linalg=sla)
 
 
 def _blobs(n=96, d=12, classes=3, seed=0):
@@ -157,7 +160,38 @@ def clipped_per_example_grads(m):
     return [np.asarray(w)]
 
 
-PROGRAMS = [classifier, kernel_lsq, rnn_over_scan, vae_objective, clipped_per_example_grads]
+def gaussian_process(m):
+    """gaussian_process_regression.py's shape: the marginal likelihood of an RBF kernel
+    through a Cholesky factor and triangular solves, its gradient in the hyperparameters,
+    a few steps of gradient descent, then the posterior mean."""
+    rng = np.random.default_rng(6)
+    x = np.sort(rng.uniform(-3, 3, 25)).astype(np.float32)
+    y = (np.sin(x) + 0.1 * rng.standard_normal(25)).astype(np.float32)
+    xt = np.linspace(-3, 3, 7).astype(np.float32)
+
+    def kernel(a, b, log_amp, log_len):
+        d = (a[:, None] - b[None, :]) / m.jnp.exp(log_len)
+        return m.jnp.exp(2 * log_amp) * m.jnp.exp(-0.5 * d ** 2)
+
+    def neg_marginal(params):
+        log_amp, log_len, log_noise = params
+        k = kernel(x, x, log_amp, log_len) + (m.jnp.exp(2 * log_noise) + 1e-4) * \
+            m.jnp.eye(25)
+        chol = m.scipy_linalg.cholesky(k, lower=True)
+        alpha = m.scipy_linalg.cho_solve((chol, True), y)
+        return 0.5 * m.jnp.dot(y, alpha) + m.jnp.sum(m.jnp.log(m.jnp.diag(chol)))
+    step = m.jit(lambda p: p - 0.05 * m.grad(neg_marginal)(p))
+    params = m.jnp.zeros(3)
+    for _ in range(10):
+        params = step(params)
+    log_amp, log_len, log_noise = params
+    k = kernel(x, x, log_amp, log_len) + (m.jnp.exp(2 * log_noise) + 1e-4) * m.jnp.eye(25)
+    mean = kernel(xt, x, log_amp, log_len) @ m.jnp.linalg.solve(k, y)
+    return [np.asarray(params), float(neg_marginal(params)), np.asarray(mean)]
+
+
+PROGRAMS = [classifier, kernel_lsq, rnn_over_scan, vae_objective, clipped_per_example_grads,
+            gaussian_process]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
