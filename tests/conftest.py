@@ -37,3 +37,36 @@ def taken_buffers(monkeypatch):
         return st
     monkeypatch.setattr(pool, "output_storage", spy)
     return got
+
+
+def _recording(monkeypatch, names):
+    """Record the names of the PyOpenCL calls `names` from now on (launchers bind their
+    enqueue when they are built: the cached ones are dropped before and after)."""
+    import netcl
+    recorded = []
+    if netcl.default_device().is_numpy:
+        yield recorded
+        return
+    import pyopencl as cl
+    from netcl.core.eval import eval_interpreter
+    for name in names:
+        def counting(*args, _orig=getattr(cl, name), _name=name, **kwargs):
+            recorded.append(_name)
+            return _orig(*args, **kwargs)
+        monkeypatch.setattr(cl, name, counting)
+    eval_interpreter.launchers.clear()
+    yield recorded
+    eval_interpreter.launchers.clear()
+
+
+@pytest.fixture
+def kernel_launches(monkeypatch):
+    """Names of the kernels (and buffer fills) enqueued from now on."""
+    yield from _recording(monkeypatch, ("enqueue_nd_range_kernel", "enqueue_fill_buffer"))
+
+
+@pytest.fixture
+def device_work(monkeypatch):
+    """What ran on a device from now on: kernels, fills and host transfers."""
+    yield from _recording(monkeypatch, ("enqueue_nd_range_kernel", "enqueue_fill_buffer",
+                                        "enqueue_copy"))

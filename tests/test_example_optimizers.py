@@ -20,6 +20,7 @@ import netcl.numpy as jnp  # noqa: E402
 from netcl import random  # noqa: E402
 from netcl.example_libraries import optimizers as opt  # noqa: E402
 from netcl.example_libraries import stax  # noqa: E402
+from util import raises_with  # noqa: E402
 from netcl.tree_util import tree_leaves, tree_map, tree_structure  # noqa: E402
 
 STEPS = 4
@@ -290,75 +291,48 @@ def test_l2_norm_and_clip_grads_match_jax():
         np.testing.assert_allclose(clipped, min(norm, max_norm), rtol=1e-5)
 
 
-@pytest.fixture
-def kernel_launches(monkeypatch):
-    """Names of the kernels (and buffer fills) enqueued from now on."""
-    launched = []
-    if netcl.default_device().is_numpy:
-        yield launched
-        return
-    import pyopencl as cl
-    from netcl.core.eval import eval_interpreter
-    for name in ("enqueue_nd_range_kernel", "enqueue_fill_buffer"):
-        def counting(*args, _orig=getattr(cl, name), _name=name, **kwargs):
-            launched.append(_name)
-            return _orig(*args, **kwargs)
-        monkeypatch.setattr(cl, name, counting)
-    eval_interpreter.launchers.clear()     # launchers bind the enqueue when they are built
-    yield launched
-    eval_interpreter.launchers.clear()
-
-
-def _raises(exc, fn, *words):
-    with pytest.raises(exc) as info:
-        fn()
-    msg = str(info.value)
-    for w in words:
-        assert w in msg, f"{w!r} not in {msg!r}"
-
-
 def test_bad_constructor_arguments():
-    _raises(TypeError, lambda: opt.sgd("0.1"), "optimizers.sgd", "step_size")
-    _raises(TypeError, lambda: opt.adam([0.1]), "optimizers.adam", "step_size")
-    _raises(TypeError, lambda: opt.adam(jnp.ones(3)), "optimizers.adam", "step_size")
-    _raises(ValueError, lambda: opt.sgd(-0.1), "optimizers.sgd", "step_size")
-    _raises(ValueError, lambda: opt.momentum(0.1, mass=-0.5), "optimizers.momentum", "mass")
-    _raises(ValueError, lambda: opt.nesterov(0.1, 1.5), "optimizers.nesterov", "mass")
-    _raises(ValueError, lambda: opt.adam(0.1, b1=1.0), "optimizers.adam", "b1")
-    _raises(ValueError, lambda: opt.adam(0.1, b2=float("nan")), "optimizers.adam", "b2")
-    _raises(ValueError, lambda: opt.adamax(0.1, eps=-1e-8), "optimizers.adamax", "eps")
-    _raises(ValueError, lambda: opt.rmsprop(0.1, gamma=2.0), "optimizers.rmsprop", "gamma")
-    _raises(ValueError, lambda: opt.rmsprop_momentum(0.1, momentum=-1),
+    raises_with(TypeError, lambda: opt.sgd("0.1"), "optimizers.sgd", "step_size")
+    raises_with(TypeError, lambda: opt.adam([0.1]), "optimizers.adam", "step_size")
+    raises_with(TypeError, lambda: opt.adam(jnp.ones(3)), "optimizers.adam", "step_size")
+    raises_with(ValueError, lambda: opt.sgd(-0.1), "optimizers.sgd", "step_size")
+    raises_with(ValueError, lambda: opt.momentum(0.1, mass=-0.5), "optimizers.momentum", "mass")
+    raises_with(ValueError, lambda: opt.nesterov(0.1, 1.5), "optimizers.nesterov", "mass")
+    raises_with(ValueError, lambda: opt.adam(0.1, b1=1.0), "optimizers.adam", "b1")
+    raises_with(ValueError, lambda: opt.adam(0.1, b2=float("nan")), "optimizers.adam", "b2")
+    raises_with(ValueError, lambda: opt.adamax(0.1, eps=-1e-8), "optimizers.adamax", "eps")
+    raises_with(ValueError, lambda: opt.rmsprop(0.1, gamma=2.0), "optimizers.rmsprop", "gamma")
+    raises_with(ValueError, lambda: opt.rmsprop_momentum(0.1, momentum=-1),
             "optimizers.rmsprop_momentum", "momentum")
-    _raises(ValueError, lambda: opt.adagrad(0.1, momentum=1.1), "optimizers.adagrad", "momentum")
-    _raises(TypeError, lambda: opt.sm3(0.1, momentum="0.9"), "optimizers.sm3", "momentum")
-    _raises(TypeError, lambda: opt.make_schedule("fast"), "optimizers.make_schedule")
-    _raises(TypeError, lambda: opt.optimizer(3), "optimizer", "opt_maker")
-    _raises(TypeError, lambda: opt.optimizer(lambda: (len, len))(), "optimizer", "triple")
+    raises_with(ValueError, lambda: opt.adagrad(0.1, momentum=1.1), "optimizers.adagrad", "momentum")
+    raises_with(TypeError, lambda: opt.sm3(0.1, momentum="0.9"), "optimizers.sm3", "momentum")
+    raises_with(TypeError, lambda: opt.make_schedule("fast"), "optimizers.make_schedule")
+    raises_with(TypeError, lambda: opt.optimizer(3), "optimizer", "opt_maker")
+    raises_with(TypeError, lambda: opt.optimizer(lambda: (len, len))(), "optimizer", "triple")
 
 
 def test_bad_schedule_arguments():
-    _raises(ValueError, lambda: opt.exponential_decay(0.1, 0, 0.5), "exponential_decay",
+    raises_with(ValueError, lambda: opt.exponential_decay(0.1, 0, 0.5), "exponential_decay",
             "decay_steps")
-    _raises(ValueError, lambda: opt.exponential_decay(0.1, 10, -0.5), "exponential_decay",
+    raises_with(ValueError, lambda: opt.exponential_decay(0.1, 10, -0.5), "exponential_decay",
             "decay_rate")
-    _raises(ValueError, lambda: opt.inverse_time_decay(0.1, -2, 0.5), "inverse_time_decay",
+    raises_with(ValueError, lambda: opt.inverse_time_decay(0.1, -2, 0.5), "inverse_time_decay",
             "decay_steps")
-    _raises(ValueError, lambda: opt.inverse_time_decay(0.1, 2, -1.0), "inverse_time_decay",
+    raises_with(ValueError, lambda: opt.inverse_time_decay(0.1, 2, -1.0), "inverse_time_decay",
             "decay_rate")
-    _raises(TypeError, lambda: opt.inverse_time_decay(0.1, 2, 1.0, "yes"), "staircase")
-    _raises(ValueError, lambda: opt.polynomial_decay(0.1, 0, 0.0), "polynomial_decay",
+    raises_with(TypeError, lambda: opt.inverse_time_decay(0.1, 2, 1.0, "yes"), "staircase")
+    raises_with(ValueError, lambda: opt.polynomial_decay(0.1, 0, 0.0), "polynomial_decay",
             "decay_steps")
-    _raises(ValueError, lambda: opt.polynomial_decay(0.1, 10, 0.0, power=-1.0),
+    raises_with(ValueError, lambda: opt.polynomial_decay(0.1, 10, 0.0, power=-1.0),
             "polynomial_decay", "power")
-    _raises(TypeError, lambda: opt.constant(None), "optimizers.constant", "step_size")
-    _raises(ValueError, lambda: opt.piecewise_constant([1, 2], [0.1]), "piecewise_constant",
+    raises_with(TypeError, lambda: opt.constant(None), "optimizers.constant", "step_size")
+    raises_with(ValueError, lambda: opt.piecewise_constant([1, 2], [0.1]), "piecewise_constant",
             "one longer")
-    _raises(ValueError, lambda: opt.piecewise_constant([[1]], [[0.1, 0.2]]),
+    raises_with(ValueError, lambda: opt.piecewise_constant([[1]], [[0.1, 0.2]]),
             "piecewise_constant", "1-d")
-    _raises(ValueError, lambda: opt.piecewise_constant([5, 2], [1.0, 0.5, 0.1]),
+    raises_with(ValueError, lambda: opt.piecewise_constant([5, 2], [1.0, 0.5, 0.1]),
             "piecewise_constant", "non-decreasing")
-    _raises(TypeError, lambda: opt.piecewise_constant(["a"], [1.0, 0.5]),
+    raises_with(TypeError, lambda: opt.piecewise_constant(["a"], [1.0, 0.5]),
             "piecewise_constant", "boundaries")
 
 
@@ -372,23 +346,23 @@ def test_bad_update_inputs_raise_before_any_kernel(kernel_launches):
     vector_step = jnp.zeros(2, jnp.int32)
     launched_before = len(kernel_launches)
     where = "optimizers.adam update_fn"
-    _raises(TypeError, lambda: update(0, wrong_tree, state), where, "grads", "structure")
-    _raises(TypeError, lambda: update(0, [g], state), where, "grads")
-    _raises(ValueError, lambda: update(0, wrong_shape, state), where, "grads['w']", "(4, 3)")
-    _raises(ValueError, lambda: update(-1, g, state), where, "step index", "-1")
-    _raises(TypeError, lambda: update("0", g, state), where, "step index")
-    _raises(TypeError, lambda: update(vector_step, g, state), where, "step index")
-    _raises(TypeError, lambda: update(0, g, _nc(params)), where, "opt_state")
-    _raises(TypeError, lambda: update(0, g, tuple(state)), where, "opt_state")
-    _raises(TypeError, lambda: update(0, dict(g, w="grad"), state), where, "grads")
-    _raises(TypeError, lambda: get_params(params), "optimizers.adam params_fn", "opt_state")
-    _raises(TypeError, lambda: init({"w": "weights"}), "optimizers.adam init_fn", "params")
-    _raises(TypeError, lambda: netcl.jit(update)(0, wrong_tree, state), where, "grads")
-    _raises(ValueError, lambda: opt.clip_grads(g, 0.0), "clip_grads", "max_norm")
-    _raises(ValueError, lambda: opt.clip_grads(g, -1.0), "clip_grads", "max_norm")
-    _raises(TypeError, lambda: opt.unpack_optimizer_state(tuple(state)),
+    raises_with(TypeError, lambda: update(0, wrong_tree, state), where, "grads", "structure")
+    raises_with(TypeError, lambda: update(0, [g], state), where, "grads")
+    raises_with(ValueError, lambda: update(0, wrong_shape, state), where, "grads['w']", "(4, 3)")
+    raises_with(ValueError, lambda: update(-1, g, state), where, "step index", "-1")
+    raises_with(TypeError, lambda: update("0", g, state), where, "step index")
+    raises_with(TypeError, lambda: update(vector_step, g, state), where, "step index")
+    raises_with(TypeError, lambda: update(0, g, _nc(params)), where, "opt_state")
+    raises_with(TypeError, lambda: update(0, g, tuple(state)), where, "opt_state")
+    raises_with(TypeError, lambda: update(0, dict(g, w="grad"), state), where, "grads")
+    raises_with(TypeError, lambda: get_params(params), "optimizers.adam params_fn", "opt_state")
+    raises_with(TypeError, lambda: init({"w": "weights"}), "optimizers.adam init_fn", "params")
+    raises_with(TypeError, lambda: netcl.jit(update)(0, wrong_tree, state), where, "grads")
+    raises_with(ValueError, lambda: opt.clip_grads(g, 0.0), "clip_grads", "max_norm")
+    raises_with(ValueError, lambda: opt.clip_grads(g, -1.0), "clip_grads", "max_norm")
+    raises_with(TypeError, lambda: opt.unpack_optimizer_state(tuple(state)),
             "unpack_optimizer_state", "opt_state")
-    _raises(TypeError, lambda: opt.pack_optimizer_state(g), "pack_optimizer_state",
+    raises_with(TypeError, lambda: opt.pack_optimizer_state(g), "pack_optimizer_state",
             "JoinPoint")
     assert len(kernel_launches) == launched_before
     state = update(0, g, state)                 # the counter does see a valid update's kernels

@@ -17,6 +17,7 @@ import netcl.numpy as jnp
 import netcl.scipy.linalg as sla
 from netcl.primitives import linalg_host as lh
 from netcl.test_util import check_grads
+from util import raises_with
 
 jax = pytest.importorskip("jax")
 jjnp = jax.numpy
@@ -438,84 +439,57 @@ def test_jit_and_vmap_agree_with_eager():
 
 # ---- bad inputs -------------------------------------------------------------------------------
 
-@pytest.fixture
-def launches(monkeypatch):
-    """What ran from now on: kernels, fills and host transfers (the host primitives' too)."""
-    ran = []
-    if netcl.default_device().is_numpy:
-        yield ran
-        return
-    import pyopencl as cl
-    from netcl.core.eval import eval_interpreter
-    for name in ("enqueue_nd_range_kernel", "enqueue_fill_buffer", "enqueue_copy"):
-        def counting(*args, _orig=getattr(cl, name), _name=name, **kwargs):
-            ran.append(_name)
-            return _orig(*args, **kwargs)
-        monkeypatch.setattr(cl, name, counting)
-    eval_interpreter.launchers.clear()     # launchers bind the enqueue when they are built
-    yield ran
-    eval_interpreter.launchers.clear()
-
-
-def _raises(exc, fn, *words):
-    with pytest.raises(exc) as info:
-        fn()
-    msg = str(info.value)
-    for w in words:
-        assert w in msg, f"{w!r} not in {msg!r}"
-
-
-def test_bad_inputs_raise_typed_errors_before_anything_runs(launches):
+def test_bad_inputs_raise_typed_errors_before_anything_runs(device_work):
     sq_i = jnp.asarray(np.ones((3, 3), np.int32))
     rect_i = jnp.asarray(np.ones((2, 3), np.int32))
     v3, v4 = jnp.asarray(np.ones(3, np.int32)), jnp.asarray(np.ones(4, np.int32))
     h16 = jnp.asarray(np.ones((2, 2), np.float16))
     f233, f33, f431, f23, f3, f32_ = (jnp.asarray(np.ones(s, np.float32)) for s in
                                       [(2, 3, 3), (3, 3), (4, 3, 1), (2, 3), (3,), (3, 2)])
-    launches.clear()
-    _raises(ValueError, lambda: jnp.linalg.cholesky(rect_i), "linalg.cholesky", "(2, 3)",
+    device_work.clear()
+    raises_with(ValueError, lambda: jnp.linalg.cholesky(rect_i), "linalg.cholesky", "(2, 3)",
             "square")
-    _raises(ValueError, lambda: jnp.linalg.inv(v3), "linalg.inv", "(3,)")
-    _raises(ValueError, lambda: jnp.linalg.solve(sq_i, v4), "linalg.solve", "(4,)", "(3, 3)")
-    _raises(ValueError, lambda: jnp.linalg.solve(sq_i, f23), "linalg.solve")
-    _raises(TypeError, lambda: jnp.linalg.solve(f233, f431),
+    raises_with(ValueError, lambda: jnp.linalg.inv(v3), "linalg.inv", "(3,)")
+    raises_with(ValueError, lambda: jnp.linalg.solve(sq_i, v4), "linalg.solve", "(4,)", "(3, 3)")
+    raises_with(ValueError, lambda: jnp.linalg.solve(sq_i, f23), "linalg.solve")
+    raises_with(TypeError, lambda: jnp.linalg.solve(f233, f431),
             "linalg.solve", "(2, 3, 3)", "(4, 3, 1)")
-    _raises(TypeError, lambda: jnp.linalg.det(h16), "linalg.det", "float16")
-    _raises(TypeError, lambda: jnp.linalg.inv([[1.0, 0.0], [0.0, 1.0]]), "linalg.inv", "list")
-    _raises(ValueError, lambda: jnp.linalg.eigh(sq_i, UPLO="X"), "linalg.eigh", "UPLO")
-    _raises(ValueError, lambda: jnp.linalg.slogdet(rect_i), "linalg.slogdet", "(2, 3)")
-    _raises(ValueError, lambda: jnp.linalg.slogdet(sq_i, method="cholesky"), "method")
-    _raises(NotImplementedError, lambda: jnp.linalg.svd(rect_i), "linalg.svd",
+    raises_with(TypeError, lambda: jnp.linalg.det(h16), "linalg.det", "float16")
+    raises_with(TypeError, lambda: jnp.linalg.inv([[1.0, 0.0], [0.0, 1.0]]), "linalg.inv", "list")
+    raises_with(ValueError, lambda: jnp.linalg.eigh(sq_i, UPLO="X"), "linalg.eigh", "UPLO")
+    raises_with(ValueError, lambda: jnp.linalg.slogdet(rect_i), "linalg.slogdet", "(2, 3)")
+    raises_with(ValueError, lambda: jnp.linalg.slogdet(sq_i, method="cholesky"), "method")
+    raises_with(NotImplementedError, lambda: jnp.linalg.svd(rect_i), "linalg.svd",
             "full_matrices=False")
-    _raises(ValueError, lambda: jnp.linalg.svd(v3), "linalg.svd", "(3,)")
-    _raises(ValueError, lambda: jnp.linalg.qr(rect_i, mode="economic"), "linalg.qr", "mode")
-    _raises(NotImplementedError, lambda: jnp.linalg.qr(f32_, mode="complete"),
+    raises_with(ValueError, lambda: jnp.linalg.svd(v3), "linalg.svd", "(3,)")
+    raises_with(ValueError, lambda: jnp.linalg.qr(rect_i, mode="economic"), "linalg.qr", "mode")
+    raises_with(NotImplementedError, lambda: jnp.linalg.qr(f32_, mode="complete"),
             "linalg.qr", "complete")
-    _raises(TypeError, lambda: jnp.linalg.lstsq(f233, v3), "linalg.lstsq",
+    raises_with(TypeError, lambda: jnp.linalg.lstsq(f233, v3), "linalg.lstsq",
             "two-dimensional")
-    _raises(ValueError, lambda: jnp.linalg.lstsq(sq_i, v4), "linalg.lstsq", "(3, 3)", "(4,)")
-    _raises(TypeError, lambda: jnp.linalg.matrix_power(sq_i, 1.5), "matrix_power", "integer")
-    _raises(TypeError, lambda: jnp.linalg.matrix_power(rect_i, 2), "matrix_power", "square")
-    _raises(ValueError, lambda: jnp.linalg.pinv(sq_i, rtol=0.1, rcond=0.1), "linalg.pinv")
-    _raises(ValueError, lambda: jnp.linalg.cond(rect_i, 1), "linalg.cond", "square")
-    _raises(ValueError, lambda: jnp.linalg.tensorinv(f23, 1), "tensorinv")
-    _raises(ValueError, lambda: jnp.linalg.tensorsolve(f23, f3),
+    raises_with(ValueError, lambda: jnp.linalg.lstsq(sq_i, v4), "linalg.lstsq", "(3, 3)", "(4,)")
+    raises_with(TypeError, lambda: jnp.linalg.matrix_power(sq_i, 1.5), "matrix_power", "integer")
+    raises_with(TypeError, lambda: jnp.linalg.matrix_power(rect_i, 2), "matrix_power", "square")
+    raises_with(ValueError, lambda: jnp.linalg.pinv(sq_i, rtol=0.1, rcond=0.1), "linalg.pinv")
+    raises_with(ValueError, lambda: jnp.linalg.cond(rect_i, 1), "linalg.cond", "square")
+    raises_with(ValueError, lambda: jnp.linalg.tensorinv(f23, 1), "tensorinv")
+    raises_with(ValueError, lambda: jnp.linalg.tensorsolve(f23, f3),
             "tensorsolve")
-    _raises(ValueError, lambda: sla.solve_triangular(sq_i, v4), "scipy.linalg.solve_triangular",
+    raises_with(ValueError, lambda: sla.solve_triangular(sq_i, v4), "scipy.linalg.solve_triangular",
             "(4,)")
-    _raises(ValueError, lambda: sla.solve_triangular(sq_i, v3, trans=3), "trans")
-    _raises(TypeError, lambda: sla.cho_solve(sq_i, v3), "scipy.linalg.cho_solve", "(c, lower)")
-    _raises(ValueError, lambda: sla.cholesky(rect_i), "scipy.linalg.cholesky", "(2, 3)")
-    _raises(ValueError, lambda: sla.solve(sq_i, v3, assume_a="banded"), "assume_a")
-    _raises(NotImplementedError, lambda: sla.eigh(sq_i, sq_i), "scipy.linalg.eigh")
-    _raises(TypeError, lambda: sla.cholesky(sq_i, lower="yes"), "lower")
+    raises_with(ValueError, lambda: sla.solve_triangular(sq_i, v3, trans=3), "trans")
+    raises_with(TypeError, lambda: sla.cho_solve(sq_i, v3), "scipy.linalg.cho_solve", "(c, lower)")
+    raises_with(ValueError, lambda: sla.cholesky(rect_i), "scipy.linalg.cholesky", "(2, 3)")
+    raises_with(ValueError, lambda: sla.solve(sq_i, v3, assume_a="banded"), "assume_a")
+    raises_with(NotImplementedError, lambda: sla.eigh(sq_i, sq_i), "scipy.linalg.eigh")
+    raises_with(TypeError, lambda: sla.cholesky(sq_i, lower="yes"), "lower")
     # the primitives refuse integers (netcl.numpy.linalg converts them first)
-    _raises(TypeError, lambda: lh.cholesky(sq_i), "cholesky", "int32")
-    _raises(ValueError, lambda: lh.solve(f233, f33), "solve",
+    raises_with(TypeError, lambda: lh.cholesky(sq_i), "cholesky", "int32")
+    raises_with(ValueError, lambda: lh.solve(f233, f33), "solve",
             "(2, 3, 3)", "(3, 3)")
-    _raises(TypeError, lambda: lh.triangular_solve(f33, sq_i), "triangular_solve",
+    raises_with(TypeError, lambda: lh.triangular_solve(f33, sq_i), "triangular_solve",
             "int32")
-    assert launches == [], launches
+    assert device_work == [], device_work
 
 
 def test_deprecated_batched_vector_rhs_warns_as_jax():

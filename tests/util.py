@@ -81,3 +81,13 @@ def mlp_adam_step(batch, n_in, hidden, n_out, lr=1e-2, seed=5):
         updates, state = opt.update(g, state, params)
         return optim.apply_updates(params, updates), state, loss
     return step, params, opt.init(params)
+
+
+def raises_with(exc, fn, *words):
+    """fn() raises `exc` whose message contains every one of `words`."""
+    import pytest
+    with pytest.raises(exc) as info:
+        fn()
+    msg = str(info.value)
+    for w in words:
+        assert w in msg, f"{w!r} not in {msg!r}"
