@@ -77,9 +77,10 @@ def test_long_scan_under_jit_is_one_loop_with_a_trip_count(monkeypatch):
                                rtol=2e-5)
     assert [(lp.count, lp.cond_exe) for lp in loops] == [(N // 4, None)]
     loops.clear()
-    np.testing.assert_allclose(netcl.jit(_rnn(netcl, jnp, unroll=True))(W, h0, xs), theirs,
-                               rtol=2e-5)
-    assert loops == []          # written out
+    short = xs[:6]              # (written out: one copy of the body per step to compile)
+    np.testing.assert_allclose(netcl.jit(_rnn(netcl, jnp, unroll=True))(W, h0, short),
+                               _rnn(jax, jax.numpy)(W, h0, short), rtol=2e-5)
+    assert loops == []
 
 
 def test_scan_bad_inputs():

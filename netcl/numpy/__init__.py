@@ -22,6 +22,10 @@ from .sorting import *  # noqa: F401,F403
 from .composites import *  # noqa: F401,F403
 from .polynomials import *  # noqa: F401,F403
 from .searching import *  # noqa: F401,F403
+from .aliases import *  # noqa: F401,F403
+from .extra_ops import *  # noqa: F401,F403
+from .extra_numeric import *  # noqa: F401,F403
+from .signals import *  # noqa: F401,F403
 
 import numpy as _np
 
