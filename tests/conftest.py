@@ -6,6 +6,9 @@ os.environ.setdefault("NETCL_CHECK_IR", "1")     # every jit pass's output is ch
 # float64 gradient checks and float64 data: x64 on (as JAX's own tests run); test_x64.py
 # checks the default, off, in subprocesses
 os.environ.setdefault("NETCL_ENABLE_X64", "1")
+# JAX, where tests compare with it, on its CPU backend: on a GPU its default matmul
+# precision is TF32 and some special values differ by backend (digamma(0): -inf on CUDA)
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import pytest  # noqa: E402
 
