@@ -198,5 +198,7 @@ PROGRAMS = [classifier, kernel_lsq, rnn_over_scan, vae_objective, clipped_per_ex
 def test_ported_program_agrees_with_jax(program):
     ours, theirs = program(_modules("netcl")), program(_modules("jax"))
     assert len(ours) == len(theirs)
+    # (ten float32 steps through a Cholesky factor: its rounding differs by LAPACK build)
+    rtol, atol = (2e-3, 1e-4) if program is gaussian_process else (2e-4, 2e-5)
     for a, b in zip(ours, theirs):
-        np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-5)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)

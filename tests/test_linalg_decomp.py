@@ -388,13 +388,20 @@ def test_gradients_of_compositions_match_jax(name):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-7, atol=1e-9)
 
 
+def _cofactors(m):
+    """The gradient of det: the cofactor matrix (defined for singular matrices too)."""
+    n = m.shape[0]
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(m, i, 0), j, 1))
+                      for j in range(n)] for i in range(n)])
+
+
 def test_det_gradient_at_singular_and_larger_matrices():
-    with jax.enable_x64(True):
-        for m in (np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]]),
-                  _square(_rng(11), (4, 4), np.float64)):
-            np.testing.assert_allclose(np.asarray(netcl.grad(jnp.linalg.det)(_f64(m))),
-                                       np.asarray(jax.grad(jjnp.linalg.det)(m)), rtol=1e-8,
-                                       atol=1e-10)
+    # (against the cofactors, not JAX: JAX 0.11 gives zeros at this singular matrix, 0.10
+    # the cofactors)
+    for m in (np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]]),
+              _square(_rng(11), (4, 4), np.float64)):
+        np.testing.assert_allclose(np.asarray(netcl.grad(jnp.linalg.det)(_f64(m))),
+                                   _cofactors(m), rtol=1e-8, atol=1e-10)
 
 
 def test_hessian_of_logdet_matches_jax():

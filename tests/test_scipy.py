@@ -301,8 +301,11 @@ def test_special_values_match_jax():
     for name in ("erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "gammaln", "digamma",
                  "entr", "logit", "expit"):
         want = np.asarray(getattr(jss, name)(jax.numpy.asarray(v)))
+        got = getattr(sp, name)(_f32(v))
+        if name == "digamma":   # at +-0 JAX's answer changed (0.10: NaN; 0.11: -inf): scipy's
+            want = np.where(v == 0, ss.psi(v), want)
         # (JAX's float32 gammaln(1) is 4.8e-7, not 0: the atol)
-        assert_agrees(getattr(sp, name)(_f32(v)), want, 1e-5, 1e-6, name)
+        assert_agrees(got, want, 1e-5, 1e-6, name)
     X, Y = (g.ravel() for g in np.meshgrid(v, v))
     for name in ("xlogy", "xlog1py", "betaln"):
         want = np.asarray(getattr(jss, name)(jax.numpy.asarray(X), jax.numpy.asarray(Y)))

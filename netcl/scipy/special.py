@@ -402,12 +402,14 @@ def gammaln(x):
 
 
 def digamma(x):
-    """psi(x) = d/dx log Gamma(x) (NaN at 0, -1, -2, ... as in JAX).
+    """psi(x) = d/dx log Gamma(x): -inf at +0 and inf at -0 (as scipy and JAX >= 0.11),
+    NaN at -1, -2, ...
 
     >>> sp.digamma(jnp.asarray([1.0, 10.0]))    # [-0.5772157, 2.2517526]
     """
     (x,), dt = _u.floats("digamma", x=x)
-    return _u.finish(_digamma_impl(x), dt)
+    pole = jnp.where(1.0 / x < 0, jnp.inf, -jnp.inf)     # (1 / -0 is -inf: the sign of 0)
+    return _u.finish(jnp.where(x == 0, pole, _digamma_impl(x)), dt)
 
 
 def betaln(a, b):
