@@ -18,6 +18,7 @@ pmap over the same devices they are used where they are.
 """
 import functools
 import importlib
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -147,6 +148,14 @@ class _Program:
         self.outvars = outvars
         self.out_tree = out_tree
         self.const_outs = const_outs    # var id -> per device, outputs that are constants
+        self.out_axes = None            # out_axes per output leaf (the first call sets it)
+
+
+@dataclass(frozen=True)
+class _CallPlan:
+    """What a pmapped function's calls with one argument structure share."""
+    axes: list              # in_axes of every argument leaf (keyword leaves: 0)
+    donated: list           # positions of the donated arguments' leaves
 
 
 def _split_at_collectives(ir, is_collective):
@@ -260,6 +269,7 @@ class Pmapped:
         self.donate = donate
         self.axis_size = axis_size
         self.cache = {}
+        self._plans = {}        # (argument structure, argument count) -> _CallPlan
         functools.update_wrapper(self, fun)
 
     @property
@@ -283,22 +293,13 @@ class Pmapped:
                                  f"{type(args[i]).__name__} is not hashable") from None
         dyn_pos = [i for i in range(len(args)) if i not in self.static]
         dyn = tuple(args[i] for i in dyn_pos)
-        in_axes = self.in_axes
-        if isinstance(in_axes, (tuple, list)):
-            if len(in_axes) != len(args):
-                raise ValueError(f"{name}: in_axes has {len(in_axes)} entries but the call has "
-                                 f"{len(args)} positional arguments")
-            in_axes = tuple(in_axes[i] for i in dyn_pos)
-        elif in_axes is not None and not isinstance(in_axes, int):
-            raise TypeError(f"{name}: in_axes must be an int, None or a tuple, got "
-                            f"{type(in_axes).__name__}")
-        axes = _broadcast_prefix(in_axes if isinstance(in_axes, tuple) else
-                                 (in_axes,) * len(dyn), dyn, "in_axes")
-        kw_leaves = tree_flatten(kwargs)[0]
-        leaves, tree = tree_flatten((dyn, kwargs))
-        axes = list(axes) + [0] * len(kw_leaves)
+        raw, tree = tree_flatten((dyn, kwargs))
+        plan = self._plans.get((tree, len(args)))
+        if plan is None:
+            plan = self._plans[(tree, len(args))] = self._plan(dyn, dyn_pos, tree, len(args))
+        axes = plan.axes
         leaves = [x if isinstance(x, (Array, ShardedArray)) else to_array(x, name)
-                  for x in leaves]
+                  for x in raw]
         n = self._size(leaves, axes)
         devices = self._devices(n)
         w = world()
@@ -310,8 +311,32 @@ class Pmapped:
             program = self.cache[key] = self._compile(tree, static, avals, devices,
                                                       self._global_size(n, w))
         rows = _run(program, per_device, devices, w)
-        self._delete_donated(args, {id(x) for row in rows for x in row})
-        return self._outputs(rows, program.out_tree, devices)
+        if plan.donated:
+            self._delete_donated([raw[k] for k in plan.donated],
+                                 {id(x) for row in rows for x in row})
+        return self._outputs(rows, program, devices)
+
+    def _plan(self, dyn, dyn_pos, tree, n_args):
+        """How calls with this argument structure map and donate (checked once per
+        structure): the in_axes entry of every leaf, and the leaves of donated arguments."""
+        name = self._name
+        in_axes = self.in_axes
+        if isinstance(in_axes, (tuple, list)):
+            if len(in_axes) != n_args:
+                raise ValueError(f"{name}: in_axes has {len(in_axes)} entries but the call has "
+                                 f"{n_args} positional arguments")
+            in_axes = tuple(in_axes[i] for i in dyn_pos)
+        elif in_axes is not None and not isinstance(in_axes, int):
+            raise TypeError(f"{name}: in_axes must be an int, None or a tuple, got "
+                            f"{type(in_axes).__name__}")
+        axes = _broadcast_prefix(in_axes if isinstance(in_axes, tuple) else
+                                 (in_axes,) * len(dyn), dyn, "in_axes")
+        dyn_def, kw_def = tree.children()
+        counts = [c.num_leaves for c in dyn_def.children()]
+        starts = [sum(counts[:j]) for j in range(len(counts))]
+        donated = [k for j, i in enumerate(dyn_pos) if i in self.donate
+                   for k in range(starts[j], starts[j] + counts[j])]
+        return _CallPlan(list(axes) + [0] * kw_def.num_leaves, donated)
 
     def _size(self, leaves, axes):
         name = self._name
@@ -400,21 +425,23 @@ class Pmapped:
             ir, out_tree = stage(f, tuple(avals))
         return _compile(ir, out_tree, devices)
 
-    def _delete_donated(self, args, outputs):
-        """Delete the donated arguments (their shards, except those returned as they came,
-        which are outputs now), so that a later use raises as in jit."""
-        for i in self.donate:
-            if i < len(args):
-                for x in tree_flatten(args[i])[0]:
-                    for s in (x.shards if isinstance(x, ShardedArray) else [x]):
-                        if isinstance(s, Array) and id(s) not in outputs:
-                            s.delete()
+    def _delete_donated(self, donated, outputs):
+        """Delete the donated arguments' leaves (their shards, except those returned as they
+        came, which are outputs now), so that a later use raises as in jit."""
+        for x in donated:
+            for s in (x.shards if isinstance(x, ShardedArray) else [x]):
+                if isinstance(s, Array) and id(s) not in outputs:
+                    s.delete()
 
-    def _outputs(self, rows, out_tree, devices):
+    def _outputs(self, rows, program, devices):
+        out_tree = program.out_tree
         n_out = len(rows[0])
         per_out = [[rows[i][k] for i in range(len(devices))] for k in range(n_out)]
-        template = tree_unflatten(out_tree, [0] * n_out) if n_out else None   # (leaves)
-        out_axes = _broadcast_prefix(self.out_axes, template, "out_axes") if n_out else []
+        out_axes = program.out_axes
+        if out_axes is None:            # (once per program: the outputs' structure is fixed)
+            template = tree_unflatten(out_tree, [0] * n_out) if n_out else None   # (leaves)
+            out_axes = program.out_axes = (
+                _broadcast_prefix(self.out_axes, template, "out_axes") if n_out else [])
         outs = []
         for shards, a in zip(per_out, out_axes):
             if a is None:
