@@ -16,6 +16,8 @@ import warnings
 
 import numpy as np
 
+from .config import config as _config
+
 bool_ = np.dtype(np.bool_)
 int32 = np.dtype(np.int32)
 uint32 = np.dtype(np.uint32)
@@ -91,8 +93,7 @@ def canonicalize_data(dtype, *, where="netcl"):
 
 
 def _x64():
-    from .config import config
-    return config.enable_x64
+    return _config.enable_x64
 
 
 _INT_RANGE = {int32: (-2**31, 2**31 - 1), uint32: (0, 2**32 - 1)}

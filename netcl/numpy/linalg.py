@@ -1,12 +1,12 @@
 """netcl.numpy.linalg: jax.numpy.linalg's names. The products and the basic norms live in
 linalg_ops (netcl.numpy's matmul family); the decompositions and solvers (cholesky, solve,
 inv, det, slogdet, eigh, eigvalsh, svd, svdvals, qr, lstsq, pinv, matrix_power,
-matrix_rank, cond, tensorinv, tensorsolve) and the singular-value matrix norms in
-linalg_decomp, on the host primitives of netcl.primitives.linalg_host."""
+matrix_rank, cond) and the singular-value matrix norms in linalg_decomp, on the host
+primitives of netcl.primitives.linalg_host; tensorinv and tensorsolve in linalg_tensor."""
 from .linalg_decomp import (  # noqa: F401
     EighResult, QRResult, SlogdetResult, SVDResult, cholesky, cond, det, eigh, eigvalsh, inv,
-    lstsq, matrix_power, matrix_rank, norm, pinv, qr, slogdet, solve, svd, svdvals, tensorinv,
-    tensorsolve)
+    lstsq, matrix_power, matrix_rank, norm, pinv, qr, slogdet, solve, svd, svdvals)
+from .linalg_tensor import tensorinv, tensorsolve  # noqa: F401
 
 __all__ = ["norm", "cholesky", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "svd",
            "svdvals", "qr", "lstsq", "pinv", "matrix_power", "matrix_rank", "cond",

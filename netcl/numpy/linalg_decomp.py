@@ -1,8 +1,8 @@
 """Decompositions and solvers of netcl.numpy.linalg (jax.numpy.linalg's names and conventions).
 
 cholesky, solve, inv, det, slogdet, eigh, eigvalsh, svd, svdvals, qr, lstsq, pinv,
-matrix_power, matrix_rank, cond, tensorinv, tensorsolve, and the matrix norms that need
-singular values (norm's ord=2, -2, 'nuc').
+matrix_power, matrix_rank, cond, and the matrix norms that need singular values (norm's
+ord=2, -2, 'nuc'); tensorinv and tensorsolve on them: linalg_tensor.py.
 
 The factorizations are the host primitives of `netcl.primitives.linalg_host` (NumPy's
 LAPACK on the operands downloaded from the device: the transfer is the cost), each with jvp,
@@ -19,7 +19,6 @@ exception: cholesky of a matrix that is not positive definite, solve with a sing
 >>> jnp.linalg.solve(a, jnp.array([1.0, 2.0]))      # [-0.125, 0.75]
 >>> jnp.linalg.slogdet(a)                            # SlogdetResult(sign=1.0, logabsdet=2.0794)
 """
-import math
 import operator
 from typing import NamedTuple
 
@@ -36,8 +35,8 @@ from ._util import asarray_arg, is_array
 from .linalg_ops import norm as _norm_ops
 
 __all__ = ["cholesky", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "svd", "svdvals",
-           "qr", "lstsq", "pinv", "matrix_power", "matrix_rank", "cond", "tensorinv",
-           "tensorsolve", "norm", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
+           "qr", "lstsq", "pinv", "matrix_power", "matrix_rank", "cond", "norm", "EighResult",
+           "QRResult", "SlogdetResult", "SVDResult"]
 
 
 class EighResult(NamedTuple):
@@ -645,58 +644,6 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (numpy's name)
     if keepdims:
         r = views.reshape(r, tuple(1 if d in axes else k for d, k in enumerate(x.shape)))
     return r
-
-
-# ---- tensor forms -----------------------------------------------------------------------------
-
-def tensorinv(a, ind=2):
-    """The inverse of `a` as a tensordot operator over its first `ind` axes: shape
-    a.shape[ind:] + a.shape[:ind] (prod(a.shape[:ind]) == prod(a.shape[ind:])).
-
-    >>> jnp.linalg.tensorinv(jnp.ones((2, 2, 4)) + jnp.eye(4).reshape(2, 2, 4), 2).shape
-    (4, 2, 2)
-    """
-    where = "linalg.tensorinv"
-    arr = asarray_arg(a, where)
-    if isinstance(ind, (bool, np.bool_)):
-        raise TypeError(f"{where}: ind must be an int, got {ind!r}")
-    try:
-        ind = operator.index(ind)
-    except TypeError:
-        raise TypeError(f"{where}: ind must be an int, got {ind!r}") from None
-    if ind <= 0:
-        raise ValueError(f"{where}: ind must be a positive integer, got {ind}")
-    head, tail = tuple(arr.shape[:ind]), tuple(arr.shape[ind:])
-    if math.prod(head) != math.prod(tail):
-        raise ValueError(f"{where}: the product of the first {ind} dimensions must equal that "
-                         f"of the others, got shape {tuple(arr.shape)}")
-    n = math.prod(head)
-    return views.reshape(inv(views.reshape(arr, (n, n))), tail + head)
-
-
-def tensorsolve(a, b, axes=None):
-    """x with tensordot(a, x, x.ndim) == b, after moving the `axes` of a to the end: a's
-    leading shape must be b's shape and the rest x's.
-
-    >>> jnp.linalg.tensorsolve(jnp.eye(6).reshape(6, 2, 3), jnp.ones(6)).shape
-    (2, 3)
-    """
-    where = "linalg.tensorsolve"
-    jnp = _jnp()
-    a, b = asarray_arg(a, where), asarray_arg(b, where)
-    if axes is not None:
-        axes = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
-        a = jnp.moveaxis(a, axes, tuple(range(a.ndim - len(axes), a.ndim)))
-    out_shape = tuple(a.shape[b.ndim:])
-    if tuple(a.shape[:b.ndim]) != tuple(b.shape):
-        raise ValueError(f"{where}: after moving axes to the end, the leading shape of a must "
-                         f"match the shape of b, got a {tuple(a.shape)}, b {tuple(b.shape)}")
-    size = math.prod(b.shape)
-    if size != math.prod(out_shape):
-        raise ValueError(f"{where}: prod(a.shape[:b.ndim]) must equal prod(a.shape[b.ndim:]), "
-                         f"got a {tuple(a.shape)}, b.ndim {b.ndim}")
-    x = solve(views.reshape(a, (size, size)), views.reshape(b, (size,)))
-    return views.reshape(x, out_shape)
 
 
 # Errors escaping these functions name them as they are called (linalg.solve: ...).
