@@ -1,7 +1,11 @@
 """Time tensor-core (TF32 mma.sync) GEMM configurations of netcl.primitives.gemm_mma on W5's
-convolution shapes, with P stored (no gather): device time per product, TFLOP/s.
+convolution shapes, with P stored (no gather): device time per product, TFLOP/s; with
+`--half`, configurations of gemm_mma_staged.py's kernel (16-bit or TF32 operands) on a
+square product; with `--tf32-square`, gemm_mma.py's TF32 tiers on a square product.
 
     python benchmarks/gemm_mma_bench.py         # on the default OpenCL device (NVIDIA sm_80+)
+    python benchmarks/gemm_mma_bench.py --half 8192 [--operands bf16|tf32] [--trans NT]
+    python benchmarks/gemm_mma_bench.py --tf32-square 8192     # gemm_mma.py's TF32 kernel
 
 H100 (this session): 262144x64x288 0.18 ms (53 TFLOP/s) for every 128x64 layout tried;
 65536x128x576 0.126 ms (76); 262144x32x576 0.275 ms (35): the warp layout barely matters,
@@ -17,6 +21,7 @@ import pyopencl as cl
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from netcl.primitives import gemm as G  # noqa: E402
 from netcl.primitives import gemm_mma as MM  # noqa: E402
+from netcl.primitives import gemm_mma_staged as MH  # noqa: E402
 
 C = MM.MmaConfig
 CASES = [  # (M, N, K, configs): W5's products at batch 256
@@ -46,12 +51,105 @@ def bench(ctx, queue, cfg, M, N, K, runs=20):
     return (time.perf_counter() - t) / runs
 
 
+H = MH.StagedConfig
+# staged-kernel candidates: (warps_m, warps_n, mi, nj) blocks, K steps, stages, fragment loads
+HALF_CANDIDATES = [
+    H(2, 2, 4, 8, bk=64, stages=3), H(2, 2, 4, 8, bk=64, stages=3, group_m=8),
+    H(2, 2, 4, 8, bk=64, stages=3, group_m=16), H(2, 4, 4, 8, bk=64, stages=3, group_m=8),
+    H(2, 2, 4, 8, bk=32, stages=4, group_m=8),
+]
+TF32_CANDIDATES = [
+    H(2, 2, 4, 8, bk=32, stages=3), H(2, 2, 4, 8, bk=32, stages=3, group_m=8),
+    H(2, 2, 4, 8, bk=16, stages=4, group_m=8), H(2, 4, 4, 8, bk=32, stages=3, group_m=8),
+    H(2, 2, 4, 8, bk=32, stages=3, ldmatrix=False, group_m=8),
+]
+# measured on an H200 (float32 C, 8192^3 NN): f16 with register staging at 123 TFLOP/s where
+# cp.async gave 360; without ldmatrix 290; bk 64 with 4 stages 292, bk 128 with 2 stages 234;
+# group_m 8 376. TF32 (bk 32, 3 stages) 147 with cvt.rna, 116 rounding in integer arithmetic.
+
+
+def _time(queue, k, g, l_, runs):
+    for _ in range(2):
+        cl.enqueue_nd_range_kernel(queue, k, g, l_)
+    queue.finish()
+    t = time.perf_counter()
+    for _ in range(runs):
+        cl.enqueue_nd_range_kernel(queue, k, g, l_)
+    queue.finish()
+    return (time.perf_counter() - t) / runs
+
+
+def bench_half(ctx, queue, n, operands="f16", trans="NN", runs=10, cfgs=None, regs=False):
+    """Mean device time of an n x n x n product of each staged configuration (float32 C),
+    with cp.async or (`regs`) register staging."""
+    ta, tb = trans[0] == "T", trans[1] == "T"
+    mf = cl.mem_flags.READ_WRITE
+    es = MH.OPERANDS[operands][1]
+    a, b = (cl.Buffer(ctx, mf, es * n * n) for _ in range(2))
+    c = cl.Buffer(ctx, mf, 4 * n * n)
+    out = []
+    cfgs = cfgs or (TF32_CANDIDATES if operands == "tf32" else HALF_CANDIDATES)
+    for cfg in cfgs:
+        for async_copy in ((False,) if regs else (True,)):
+            try:
+                src = MH.staged_source(cfg, ta, tb, operands, "float", async_copy=async_copy)
+                k = cl.Kernel(cl.Program(ctx, src).build(), "netcl_gemm")
+            except Exception as e:     # too much local memory for this device, say
+                print(f"{cfg}: does not build ({str(e).splitlines()[0][:120]})", flush=True)
+                continue
+            k.set_args(c, a, b, *[np.int32(v) for v in (n, n, n, n, n, n, 0, 0, 0, 0, 0, 0)])
+            g, l_ = G.launch_dims(cfg, 1, n, n)
+            dt = _time(queue, k, g, l_, runs)
+            tf = 2 * n ** 3 / dt / 1e12
+            out.append((tf, cfg, async_copy))
+            print(f"half {operands} {trans} {cfg.warps_m}x{cfg.warps_n} warps mi {cfg.mi} nj "
+                  f"{cfg.nj} ({cfg.bm}x{cfg.bn}) bk {cfg.bk} stages {cfg.stages} group_m "
+                  f"{cfg.group_m} ldmatrix "
+                  f"{cfg.ldmatrix} {'cp.async' if async_copy else 'registers'} "
+                  f"local {cfg.local_mem_bytes(ta, tb, async_copy, operands)} B: "
+                  f"{dt * 1e3:.3f} ms "
+                  f"{tf:.1f} TFLOP/s", flush=True)
+    return sorted(out, key=lambda r: -r[0])
+
+
+def bench_tf32_square(ctx, queue, n, runs=5):
+    mf = cl.mem_flags.READ_WRITE
+    a, b, c = (cl.Buffer(ctx, mf, 4 * n * n) for _ in range(3))
+    for cfg in MM.MMA_TIERS[:1] + [C(2, 2, 4, 8), C(2, 4, 4, 4), C(4, 2, 2, 8, bk=16)]:
+        try:
+            k = cl.Kernel(cl.Program(ctx, MM.mma_source(cfg, False, False)).build(), "netcl_gemm")
+        except Exception as e:
+            print(f"{cfg}: does not build ({str(e).splitlines()[0][:120]})", flush=True)
+            continue
+        k.set_args(c, a, b, *[np.int32(v) for v in (n, n, n, n, n, n, 0, 0, 0, 0, 0, 0)])
+        g, l_ = G.launch_dims(cfg, 1, n, n)
+        dt = _time(queue, k, g, l_, runs)
+        print(f"tf32 {cfg.warps_m}x{cfg.warps_n} warps mi {cfg.mi} nj {cfg.nj} ({cfg.bm}x"
+              f"{cfg.bn}) bk {cfg.bk}: {dt * 1e3:.3f} ms {2 * n ** 3 / dt / 1e12:.1f} TFLOP/s",
+              flush=True)
+
+
 def main():
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--half", type=int, default=0, help="time half configurations at n^3")
+    ap.add_argument("--operands", default="f16", choices=list(MH.OPERANDS))
+    ap.add_argument("--trans", default="NN")
+    ap.add_argument("--tf32-square", type=int, default=0)
+    args = ap.parse_args()
     dev = cl.get_platforms()[0].get_devices()[0]
     if not MM.supports_mma(dev):
         sys.exit(f"{dev.name}: no TF32 mma.sync (needs an NVIDIA GPU of sm_80 or newer)")
     ctx = cl.Context([dev])
     queue = cl.CommandQueue(ctx)
+    print(f"{dev.name}: local memory {dev.local_mem_size} B")
+    if args.half:
+        best = bench_half(ctx, queue, args.half, args.operands, args.trans)
+        print("fastest:", *(f"{tf:.1f} {cfg} async={a}" for tf, cfg, a in best[:3]), sep="\n  ")
+    if args.tf32_square:
+        bench_tf32_square(ctx, queue, args.tf32_square)
+    if args.half or args.tf32_square:
+        return
     for M, N, K, cfgs in CASES:
         for cfg in cfgs:
             dt = bench(ctx, queue, cfg, M, N, K)

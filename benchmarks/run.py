@@ -2,9 +2,16 @@
 
     python benchmarks/run.py                       # netcl, shapes by device kind
     python benchmarks/run.py --only W1,W2 --peers  # with JAX and PyTorch where installed
+    python benchmarks/run.py --only W4,W5 --peers --precision tf32   # at one precision
 
 Figures: the median of repeated runs after warm-up, device synchronised after each run.
 Negative `amount` in a case means "time per unit" (us/op, us/call) instead of a rate.
+
+`--precision` puts every library's float32 products and convolutions at one precision:
+"highest" (float32 products: netcl's and JAX's jax_default_matmul_precision "highest",
+torch's allow_tf32 off for matmuls and cuDNN) or "tf32" (netcl's and JAX's default, TF32 on
+NVIDIA sm_80+; torch's allow_tf32 on for both); without it each library keeps its defaults
+(torch: TF32 convolutions, float32 matmuls). W3 is "highest" either way.
 """
 import argparse
 import os
@@ -31,13 +38,38 @@ def median_time(fn, sync, repeat=15, warmup=3, budget_s=20.0):
     return statistics.median(times)
 
 
+def _set_precision(precision, peers):
+    import netcl
+    netcl.config.update("jax_default_matmul_precision",
+                        "highest" if precision == "highest" else None)
+    if not peers:
+        return
+    try:
+        import jax
+        jax.config.update("jax_default_matmul_precision",
+                          "highest" if precision == "highest" else None)
+    except ImportError:
+        pass
+    try:
+        import torch
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = \
+            precision == "tf32"
+    except ImportError:
+        pass
+    print(f"precision: {precision} for every library")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--only", default="W1,W2,W3,W4,W5,W6,W7")
     p.add_argument("--peers", action="store_true", help="also time JAX and PyTorch")
+    p.add_argument("--precision", choices=["highest", "tf32"], default=None,
+                   help="one matmul/conv precision for every library (default: each its own)")
     args = p.parse_args()
     which = set(args.only.split(","))
     import netcl
+    if args.precision:
+        _set_precision(args.precision, args.peers)
     dev = netcl.default_device()
     kind = "gpu" if dev.kind == "gpu" else "cpu"
     print(f"netcl on {dev.name} ({dev.kind}); shapes for {kind}")

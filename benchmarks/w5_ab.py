@@ -17,9 +17,9 @@ from netcl.primitives import conv as C  # noqa: E402
 
 import workloads  # noqa: E402
 
-VARIANTS = {  # name: (_im2col_override, _tf32_override)
-    "im2col fp32": ("special", False),
-    "implicit fp32": ("implicit", False),
+VARIANTS = {  # name: (_im2col_override, jax_default_matmul_precision)
+    "im2col fp32": ("special", "highest"),
+    "implicit fp32": ("implicit", "highest"),
     "implicit tf32": ("implicit", None),
 }
 
@@ -42,10 +42,11 @@ def steps_per_s(bs, repeats=5, n=20):
 
 def main():
     bs = int(sys.argv[1]) if len(sys.argv) > 1 else 256
-    for name, (im2col, tf32) in VARIANTS.items():
-        C._im2col_override, C._tf32_override = im2col, tf32
+    for name, (im2col, precision) in VARIANTS.items():
+        C._im2col_override = im2col
         eval_interpreter.launchers.clear()
-        print(f"W5 batch {bs}, {name:14s}: {steps_per_s(bs):7.1f} steps/s", flush=True)
+        with netcl.core.config.default_matmul_precision(precision):
+            print(f"W5 batch {bs}, {name:14s}: {steps_per_s(bs):7.1f} steps/s", flush=True)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import tree_util
 from .core import dtypes as _dtypes
-from .core.array import Array
+from .core.array import Array, _bytes_view
 from .core.devices import Device, default_device
 from .core.shapes import contiguous_strides
 
@@ -65,7 +65,7 @@ def _upload(host, device):
     shape = tuple(host.shape)
     buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(host.nbytes, 64))
     if host.size:
-        cl.enqueue_copy(_transfer_queue(device), buf, host, is_blocking=True)
+        cl.enqueue_copy(_transfer_queue(device), buf, _bytes_view(host), is_blocking=True)
     return Array(device, buf, None, shape, host.dtype, contiguous_strides(shape), 0, False)
 
 
@@ -435,7 +435,7 @@ def load_mnist(path, flatten=False):
         if x.ndim != 3 or x.dtype != np.uint8:
             raise ValueError(f"load_mnist: {fx}: expected a 3-d ubyte image file, got "
                              f"{x.ndim}-d {x.dtype}")
-        if y.ndim != 1 or y.dtype.kind not in "iu":
+        if y.ndim != 1 or _dtypes.kind(y.dtype) not in "iu":
             raise ValueError(f"load_mnist: {fy}: expected a 1-d integer label file, got "
                              f"{y.ndim}-d {y.dtype}")
         if x.shape[0] != y.shape[0]:

@@ -8,6 +8,8 @@ subclasses for one whose framework is imported and whose arrays it is given).
 """
 from einops._backends import NumpyBackend
 
+from .core import dtypes
+
 
 class NetclBackend(NumpyBackend):
     """NumPy's backend with netcl.numpy in NumPy's place."""
@@ -29,4 +31,4 @@ class NetclBackend(NumpyBackend):
         return self.onp.asarray(x)
 
     def is_float_type(self, x):
-        return x.dtype.kind == "f"
+        return dtypes.kind(x.dtype) == "f"

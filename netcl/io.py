@@ -28,7 +28,8 @@ A node is ``{"t": "leaf", "i": <index into leaves>}``, ``{"t": "none"}``,
 ``["b", bool]``, ``["n", null]``, ``["t", [keys]]``) or ``{"t": "namedtuple", "module": m,
 "qualname": q, "fields": [...], "c": [...]}``. Leaf kinds: ``array`` (netcl), ``ndarray`` and
 ``npscalar`` (NumPy; dtype, shape, member, sha256), ``int``, ``bool``, ``str`` and ``float``
-(``float.hex``, exact, inf/nan included) with a ``value``.
+(``float.hex``, exact, inf/nan included) with a ``value``. A bfloat16 array's member holds
+its bits as uint16 (``.npy`` has no bfloat16); its description says ``"bfloat16"``.
 
 ``save`` writes a temporary file ``.<name>.<host>.<pid>.<random>.tmp`` in the destination
 directory, fsyncs it and ``os.replace``s it over ``path``, so a crash or an error never leaves
@@ -80,7 +81,10 @@ _FORMAT = "netcl-checkpoint"
 _TREE = "__netcl_tree__"
 _SAVE_DTYPES = {np.dtype(d) for d in (np.bool_, np.int8, np.int16, np.int32, np.int64,
                                       np.uint8, np.uint16, np.uint32, np.uint64, np.float16,
-                                      np.float32, np.float64, np.complex64, np.complex128)}
+                                      np.float32, np.float64, np.complex64, np.complex128,
+                                      _dtypes.bfloat16)}
+# dtypes .npy cannot name, stored as their bits
+_STORED_AS = {_dtypes.bfloat16: np.dtype(np.uint16)}
 
 
 # ---- saving -------------------------------------------------------------------------------
@@ -149,7 +153,7 @@ class _Saver:
             host = host.astype(host.dtype.newbyteorder("="))
         meta.update(dtype=host.dtype.name, shape=list(host.shape),
                     member=f"leaf_{len(self.arrays)}", sha256=_sha256(host))
-        self.arrays.append(host)
+        self.arrays.append(host.view(_STORED_AS.get(host.dtype, host.dtype)))
         return meta
 
     def leaf(self, x, path):
@@ -533,7 +537,7 @@ class _Loader:
         if kind == "float":
             return float.fromhex(meta["value"])
         dt = _DTYPE_NAMES[meta["dtype"]]
-        host = self.members.read(meta["member"], dt, meta["shape"])
+        host = self.members.read(meta["member"], _STORED_AS.get(dt, dt), meta["shape"]).view(dt)
         if _sha256(host) != meta["sha256"]:
             raise _Corrupt(f"checksum mismatch for the array at {_where(path)} "
                            f"(member {meta['member']!r}): the data is corrupted")

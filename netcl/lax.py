@@ -18,9 +18,10 @@ from .primitives.random_bits import (bitcast_convert_type, nextafter, shift_left
 
 
 class Precision(__import__("enum").Enum):
-    """jax.lax.Precision: a matmul's or convolution's ``precision=``. DEFAULT lets float32
-    convolutions take TF32 tensor cores on NVIDIA GPUs of sm_80 and newer (as PyTorch and
-    XLA do); HIGH and HIGHEST keep float32 products.
+    """jax.lax.Precision: a matmul's or convolution's ``precision=``, with JAX's meaning on
+    NVIDIA GPUs of sm_80 and newer: DEFAULT and HIGH let float32 products and convolutions
+    take TF32 tensor cores (as XLA does); HIGHEST keeps float32 products. A product without
+    one takes `netcl.config.default_matmul_precision` (netcl.primitives.matmul_precision).
 
     >>> netcl.lax.conv(x, w, (1, 1), "SAME", precision=netcl.lax.Precision.HIGHEST)
     """

@@ -3,9 +3,12 @@
 A `Policy` names three dtypes: parameters are kept in `param_dtype`, computation runs in
 `compute_dtype`, outputs are returned in `output_dtype`; its `cast_to_*` methods cast the
 floating-point leaves of a pytree (integers and non-arrays pass through). `get_policy`
-reads jmp's strings. The loss scales are netcl.optim's (DynamicLossScale for float16).
+reads jmp's strings ("bfloat16"/"bf16" and "float16"/"f16"/"half" name the half types). The
+loss scales are netcl.optim's (DynamicLossScale for float16; bfloat16 has float32's range and
+needs none).
 
 >>> policy = netcl.mixed_precision.get_policy("params=float32,compute=float16,output=float32")
+>>> policy = netcl.mixed_precision.get_policy("p=f32,c=bf16,o=f32")
 >>> y = policy.cast_to_output(apply(policy.cast_to_compute(params), policy.cast_to_compute(x)))
 """
 from dataclasses import dataclass
@@ -21,6 +24,7 @@ __all__ = ["Policy", "get_policy", "half_dtype", "DynamicLossScale", "StaticLoss
 
 _NAMES = {"float32": dtypes.float32, "f32": dtypes.float32, "full": dtypes.float32,
           "float16": dtypes.float16, "f16": dtypes.float16, "half": dtypes.float16,
+          "bfloat16": dtypes.bfloat16, "bf16": dtypes.bfloat16,
           "float64": dtypes.float64, "f64": dtypes.float64}
 _ROLES = {"params": "param_dtype", "param": "param_dtype", "p": "param_dtype",
           "compute": "compute_dtype", "c": "compute_dtype",
@@ -28,20 +32,22 @@ _ROLES = {"params": "param_dtype", "param": "param_dtype", "p": "param_dtype",
 
 
 def half_dtype():
-    """The half-precision dtype netcl computes in (float16; bfloat16 is not supported yet)."""
+    """The half-precision dtype of jmp's `half_dtype()`: float16, as jmp gives on GPUs
+    (bfloat16 works too: name it in a Policy).
+
+    >>> netcl.mixed_precision.half_dtype()     # dtype('float16')
+    """
     return dtypes.float16
 
 
 def _dtype(value, where):
     if isinstance(value, str):
         name = value.strip().lower()
-        if name in ("bfloat16", "bf16"):
-            raise ValueError(f"{where}: bfloat16 is not supported yet; use float16")
         if name not in _NAMES:
             raise ValueError(f"{where}: unknown dtype {value!r}; use one of {sorted(_NAMES)}")
         return _NAMES[name]
     d = np.dtype(getattr(value, "dtype", value))
-    if d.kind != "f":
+    if dtypes.kind(d) != "f":
         raise ValueError(f"{where}: {d} is not a floating-point dtype")
     return dtypes.canonicalize(d, where=where)
 
@@ -53,7 +59,7 @@ def _cast_tree(tree, dtype):
 
     def cast(x):
         dt = getattr(x, "dtype", None)
-        if dt is None or np.dtype(dt).kind != "f" or np.dtype(dt) == dtype:
+        if dt is None or dtypes.kind(np.dtype(dt)) != "f" or np.dtype(dt) == dtype:
             return x
         if isinstance(x, np.ndarray):
             x = asarray(x)
@@ -98,6 +104,8 @@ def get_policy(policy):
 
     >>> netcl.mixed_precision.get_policy("p=f32,c=f16,o=f32").compute_dtype
     dtype('float16')
+    >>> netcl.mixed_precision.get_policy("p=f32,c=bf16,o=f32").compute_dtype
+    dtype(bfloat16)
     """
     if isinstance(policy, Policy):
         return policy

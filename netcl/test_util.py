@@ -129,3 +129,15 @@ def override_target(device, **fields):
     finally:
         device.target = old
         clear_caches()
+
+
+def forget_launchers():
+    """Drop the eager interpreter's built launchers (kernels and programs stay built): a
+    launcher looks PyOpenCL's enqueue functions up when it is built, so a test that wraps
+    them to count launches calls this first, and again when it restores them.
+
+    >>> cl.enqueue_nd_range_kernel = counting(cl.enqueue_nd_range_kernel)
+    >>> netcl.test_util.forget_launchers()
+    """
+    from .core.eval import eval_interpreter
+    eval_interpreter.launchers.clear()

@@ -9,19 +9,21 @@ os.environ.setdefault("NETCL_ENABLE_X64", "1")
 # JAX, where tests compare with it, on its CPU backend: on a GPU its default matmul
 # precision is TF32 and some special values differ by backend (digamma(0): -inf on CUDA)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# float32 products (see _float32_products), also at import and in subprocesses
+os.environ.setdefault("NETCL_DEFAULT_MATMUL_PRECISION", "highest")
 
 import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def _float32_convolutions(request):
-    """Convolutions keep float32 products in tests, so that results are checked at float32
+def _float32_products(request):
+    """Matrix products and convolutions keep float32 products in tests
+    (jax_default_matmul_precision "highest"), so that results are checked at float32
     tolerances on every device: the library's default on NVIDIA GPUs of sm_80 and newer is
-    TF32 (as PyTorch's and XLA's). Tests marked ``tf32`` check that path."""
-    from netcl.primitives import conv
-    conv._tf32_override = None if request.node.get_closest_marker("tf32") else False
-    yield
-    conv._tf32_override = None
+    TF32 (as XLA's). Tests marked ``tf32`` run at the library's default."""
+    from netcl.core.config import default_matmul_precision
+    with default_matmul_precision(None if request.node.get_closest_marker("tf32") else "highest"):
+        yield
 
 
 @pytest.fixture
@@ -51,15 +53,14 @@ def _recording(monkeypatch, names):
         yield recorded
         return
     import pyopencl as cl
-    from netcl.core.eval import eval_interpreter
     for name in names:
         def counting(*args, _orig=getattr(cl, name), _name=name, **kwargs):
             recorded.append(_name)
             return _orig(*args, **kwargs)
         monkeypatch.setattr(cl, name, counting)
-    eval_interpreter.launchers.clear()
+    netcl.test_util.forget_launchers()
     yield recorded
-    eval_interpreter.launchers.clear()
+    netcl.test_util.forget_launchers()
 
 
 @pytest.fixture

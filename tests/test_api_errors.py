@@ -30,7 +30,6 @@ import netcl.lax as lax
 import netcl.nn as nn
 import netcl.numpy as jnp
 from netcl import optim, random, stax
-from netcl.core.eval import eval_interpreter
 
 ACCEPTED = (TypeError, ValueError, IndexError, OverflowError, NotImplementedError,
             NameError)   # (NameError: a collective's unbound axis name, as in JAX)
@@ -427,12 +426,12 @@ def install_counters():
     cl.enqueue_nd_range_kernel = _counting(saved["enqueue_nd_range_kernel"], "kernels")
     cl.enqueue_fill_buffer = _counting(saved["enqueue_fill_buffer"], "kernels")
     cl.enqueue_copy = _counting(saved["enqueue_copy"], "transfers")
-    eval_interpreter.launchers.clear()
+    netcl.test_util.forget_launchers()
 
     def restore():
         for n, f in saved.items():
             setattr(cl, n, f)
-        eval_interpreter.launchers.clear()
+        netcl.test_util.forget_launchers()
     return restore
 
 

@@ -93,8 +93,8 @@ def test_policies_as_jmp():
     assert cast["w"].dtype == np.float16 and cast["h"].dtype == np.float16
     assert cast["n"].dtype == np.int32 and cast["s"] == "name"
     assert pol.cast_to_param(cast)["w"].dtype == np.float32
-    for bad, err in (("p=f32,x=f16", "cannot read 'x=f16'"), ("bfloat16", "bfloat16 is not"),
-                     ("p=int32", "int32"), ("p=f8", "unknown dtype")):
+    for bad, err in (("p=f32,x=f16", "cannot read 'x=f16'"), ("p=int32", "int32"),
+                     ("p=f8", "unknown dtype")):
         with pytest.raises(ValueError, match=err):
             mp.get_policy(bad)
     with pytest.raises(TypeError, match="get_policy: expected a string"):

@@ -15,7 +15,6 @@ import netcl.numpy as jnp
 from netcl import lax
 from netcl.core.array import Array
 from netcl.core.devices import numpy_device
-from netcl.core.eval import eval_interpreter
 from netcl.primitives import conv as C
 from netcl.test_util import check_grads
 
@@ -51,11 +50,7 @@ def _physical(logical, spec):
 def conv_gemm_tf32():
     from netcl.primitives.conv import conv_gemm
     dev = netcl.default_device()
-    C._tf32_override = None
-    try:
-        return not dev.is_numpy and conv_gemm._use_tf32(dev, np.dtype(np.float32), None)
-    finally:
-        C._tf32_override = False
+    return not dev.is_numpy and conv_gemm._use_tf32(dev, np.dtype(np.float32), "default")
 
 
 def _tol(dtype, k):
@@ -165,10 +160,10 @@ def impl():
     """Force the direct kernel or the im2col + GEMM path (fresh launchers either way)."""
     def set_impl(name):
         C._impl_override = name
-        eval_interpreter.launchers.clear()
+        netcl.test_util.forget_launchers()
     yield set_impl
     C._impl_override = None
-    eval_interpreter.launchers.clear()
+    netcl.test_util.forget_launchers()
 
 
 # ---- the reference against the definition -------------------------------------------------------
@@ -384,7 +379,7 @@ def test_implicit_gemm(impl, monkeypatch, case):
     f = lambda x, w: jnp.sum(jnp.sin(C.conv_general_dilated(x, w, **kw)))  # noqa: E731
     gx, gw = netcl.grad(f, argnums=(0, 1))(jnp.asarray(x), jnp.asarray(w))
     C._impl_override = "direct"
-    eval_interpreter.launchers.clear()
+    netcl.test_util.forget_launchers()
     wx, ww = netcl.grad(f, argnums=(0, 1))(jnp.asarray(x), jnp.asarray(w))
     _check(gx, np.asarray(wx), np.float32, 4 * k)
     _check(gw, np.asarray(ww), np.float32, 4 * int(np.prod(lhs_shape)))
@@ -883,16 +878,18 @@ def test_split_k_with_gpu_tiles(impl, monkeypatch):
 
 @pytest.mark.tf32
 def test_tf32_policy():
-    # TF32 only for float32 at the default precision on tensor-core GPUs; lax.Precision names
-    # map to the strings the rule reads
+    # TF32 only for float32 at the default and "high" precisions (JAX's meaning on these
+    # GPUs) on tensor-core GPUs; lax.Precision names map to the strings the rule reads
     from netcl.primitives.conv import conv_gemm
     from netcl.primitives.conv.dimension_numbers import _canonical_precision
     dev = netcl.default_device()
     if dev.is_numpy:
         pytest.skip("OpenCL devices only")
     f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
-    for p in (netcl.lax.Precision.HIGHEST, netcl.lax.Precision.HIGH, "highest", "float32"):
+    for p in (netcl.lax.Precision.HIGHEST, "highest", "float32"):
         assert not conv_gemm._use_tf32(dev, f32, _canonical_precision(p))
+    assert conv_gemm._use_tf32(dev, f32, _canonical_precision(netcl.lax.Precision.HIGH)) == \
+        conv_gemm_tf32()
     assert not conv_gemm._use_tf32(dev, f64, None)
     default = conv_gemm._use_tf32(dev, f32, _canonical_precision(netcl.lax.Precision.DEFAULT))
     assert default == (dev.kind != "cpu" and conv_gemm_tf32())

@@ -376,7 +376,6 @@ def test_lowered_kernels_are_the_launches_of_a_train_step(monkeypatch):
     """lower().kernels lists what a call enqueues, in order: on CPUs a weight gradient's
     pack kernel and its optimizer update as a kernel of its own are in the list."""
     import pyopencl as cl
-    from netcl.core.eval import eval_interpreter
     if netcl.default_device().is_numpy:
         pytest.skip("no OpenCL device: nothing is enqueued")
     launched, enqueue = [], cl.enqueue_nd_range_kernel
@@ -385,7 +384,7 @@ def test_lowered_kernels_are_the_launches_of_a_train_step(monkeypatch):
         launched.append(kernel.function_name)
         return enqueue(queue, kernel, *args, **kw)
     monkeypatch.setattr(cl, "enqueue_nd_range_kernel", recording)
-    eval_interpreter.launchers.clear()      # launchers bind the enqueue when they are built
+    netcl.test_util.forget_launchers()      # launchers bind the enqueue when they are built
     try:
         step, params, state = mlp_adam_step(64, 128, (256, 128), 10, lr=1e-3, seed=0)
         jf = netcl.jit(step)
@@ -400,7 +399,7 @@ def test_lowered_kernels_are_the_launches_of_a_train_step(monkeypatch):
         if netcl.default_device().kind == "cpu":   # weight gradients read packed operands
             assert "netcl_pack_slivers" in listed
     finally:
-        eval_interpreter.launchers.clear()
+        netcl.test_util.forget_launchers()
 
 
 def test_optimizer_scalars_share_one_kernel_and_constants_fold():

@@ -101,8 +101,9 @@ def test_two_kernel_fallback_matches(monkeypatch, fresh_jit):
 
 @pytest.mark.skipif(not ON_OPENCL, reason="buffers exist on OpenCL devices only")
 def test_two_kernel_fallback_writes_the_group_in_place(monkeypatch, taken_buffers, fresh_jit):
-    """The fallback's group takes the product's buffer (it is the product's only reader) for
-    its output, and every call still matches eager execution."""
+    """Where the GEMM cannot take the epilogue, jit's IR keeps product and group apart, and
+    the group takes the product's buffer (it is the product's only reader) for its output;
+    every call still matches eager execution."""
     monkeypatch.setattr(dot_epilogue, "make_epilogue_launcher", lambda *a, **k: None)
     rng = np.random.default_rng(3)
     x = jnp.asarray(rng.standard_normal((9, 7)).astype(np.float32))
@@ -115,6 +116,8 @@ def test_two_kernel_fallback_writes_the_group_in_place(monkeypatch, taken_buffer
         assert_close(got, want, rtol=1e-6, atol=1e-7)
         assert got._buf is taken_buffers[-1]
     assert len(taken_buffers) == 3
+    low = f.lower(x, w, b)
+    assert not epilogue_eqns(low) and "writes over" in low.as_text(), low.as_text()
 
 
 EXTRAS = ["row", "col", "dense", "dense_t", "scalar", "literal"]
@@ -314,7 +317,8 @@ def test_pooling_gradient_takes_the_relu_mask(hw, win, fused):
     g = _relu_pool(hw, win)
     low = netcl.jit(g).lower(jnp.asarray(x), jnp.asarray(t))
     scatter = [e for e in epilogue_eqns(low) if e.prim.product.name == "select_and_scatter_add"]
-    assert len(scatter) == 1, low.as_text()
+    # (the IR fuses only where the kernel takes the epilogue; the NumPy fallback always)
+    assert len(scatter) == int(fused or not ON_OPENCL), low.as_text()
     names = [k.name for k in low.kernels]
     if ON_OPENCL:
         assert ("window_select_scatter_epilogue" in low.kernels[-1].source) == fused, names

@@ -8,7 +8,6 @@ import pytest
 
 import netcl
 import netcl.numpy as jnp
-from netcl.core.eval import eval_interpreter
 from netcl.test_util import check_grads
 
 jax = pytest.importorskip("jax")
@@ -93,11 +92,11 @@ def no_kernels():
         return wrapper
     for n, fn in saved.items():
         setattr(cl, n, counting(fn))
-    eval_interpreter.launchers.clear()
+    netcl.test_util.forget_launchers()
     yield count
     for n, fn in saved.items():
         setattr(cl, n, fn)
-    eval_interpreter.launchers.clear()
+    netcl.test_util.forget_launchers()
 
 
 # ---- whole-array comparisons ---------------------------------------------------------------------
@@ -539,11 +538,11 @@ def test_the_kernel_counter_counts():
     saved = cl.enqueue_nd_range_kernel
     seen = []
     cl.enqueue_nd_range_kernel = lambda *a, **k: (seen.append(1), saved(*a, **k))[1]
-    eval_interpreter.launchers.clear()
+    netcl.test_util.forget_launchers()
     try:
         np.asarray(jnp.diff(x * 3.0))
     finally:
         cl.enqueue_nd_range_kernel = saved
-        eval_interpreter.launchers.clear()
+        netcl.test_util.forget_launchers()
     if not netcl.default_device().is_numpy:
         assert seen

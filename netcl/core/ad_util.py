@@ -6,6 +6,15 @@ rules from per-argument partials written with primitives, so rules are different
 """
 from .tracing import ShapedArray, get_aval
 
+# The array operations tangent arithmetic needs: netcl.primitives registers them when it is
+# imported (core sits below the primitives and imports none of them).
+_tangent_ops = {}
+
+
+def register_tangent_ops(zeros, add):
+    """Register `zeros(shape, dtype)` and `add(a, b)` (netcl.primitives does, at import)."""
+    _tangent_ops.update(zeros=zeros, add=add)
+
 
 class Zero:
     """A symbolic zero with the abstract value of the array it stands for."""
@@ -35,8 +44,7 @@ def instantiate(z):
     """A real zeros array for a symbolic Zero (or the value itself)."""
     if type(z) is not Zero:
         return z
-    from ..primitives.views import full
-    return full(z.aval.shape, 0, z.aval.dtype)
+    return _tangent_ops["zeros"](z.aval.shape, z.aval.dtype)
 
 
 def add_tangents(a, b):
@@ -44,8 +52,7 @@ def add_tangents(a, b):
         return b
     if type(b) is Zero:
         return a
-    from ..primitives.elementwise import add
-    return add(a, b)
+    return _tangent_ops["add"](a, b)
 
 
 def defjvp(prim, *partials):

@@ -81,6 +81,15 @@ def deleted_message(x, where):
             "donate an array that is used again.")
 
 
+# The copy primitive (a strided view made dense): netcl.primitives registers it at import,
+# since core imports no primitive.
+_copy_primitive = [None]
+
+
+def register_copy_primitive(prim):
+    _copy_primitive[0] = prim
+
+
 class Array(ArrayBase):
     __slots__ = ("device", "_buf", "_storage", "shape", "dtype", "strides", "offset",
                  "weak_type", "_contig", "_lid", "deleted", "__weakref__")
@@ -156,7 +165,7 @@ class Array(ArrayBase):
         with _devices.LOCK:         # (the pool's books; the copy needs no lock)
             out = Array.empty(device, shape, host.dtype, weak_type)
         if host.size:
-            cl.enqueue_copy(device.queue, out._buf, host, is_blocking=True)
+            cl.enqueue_copy(device.queue, out._buf, _bytes_view(host), is_blocking=True)
         return out
 
     def _view(self, shape, strides, offset, weak_type=None):
@@ -179,7 +188,7 @@ class Array(ArrayBase):
         x = self if self._contig else self._dense()
         host = np.empty(x.shape, x.dtype)
         if host.size:
-            cl.enqueue_copy(x.device.queue, host, x._buf,
+            cl.enqueue_copy(x.device.queue, _bytes_view(host), x._buf,
                             src_offset=x.offset * x.dtype.itemsize, is_blocking=True)
         return host
 
@@ -187,8 +196,7 @@ class Array(ArrayBase):
         """This array with a contiguous layout (a copy kernel when it is a strided view)."""
         if self._contig:
             return self
-        from ..primitives.elementwise import copy_p
-        return copy_p.bind(self)
+        return _copy_primitive[0].bind(self)
 
     def block_until_ready(self):
         """Wait until the work that computes this array has finished; returns self."""
@@ -252,6 +260,12 @@ class Array(ArrayBase):
 
     def __reduce__(self):  # pickling copies to host
         return (_rebuild, (self._to_host(), self.weak_type))
+
+
+def _bytes_view(host):
+    """`host` as PyOpenCL can copy it: bfloat16 arrays have no buffer-protocol format, so
+    they travel as the uint16 bit patterns they are."""
+    return host.view(np.uint16) if host.dtype == dtypes.bfloat16 else host
 
 
 def _rebuild(host, weak_type):

@@ -19,6 +19,7 @@ import pyopencl as cl
 
 from . import dtypes, kernels
 from .array import Array
+from .launch import Kernel, Launch
 from .shapes import contiguous_strides, prod
 
 INDEX_CTYPE = "int"
@@ -55,7 +56,7 @@ def apply_template(template, t, u, operands):
 
 
 class Op:
-    """One line of a kernel body: var = template applied to operands.
+    """One line of a kernel body: var = template applied to operands, for primitive `prim`.
 
     t_dtype / u_dtype give the C types of {T} / {U}; they are rendered per vector width."""
     __slots__ = ("var", "prim", "template", "t_dtype", "u_dtype", "operands")
@@ -92,12 +93,6 @@ def vtype(dtype, width):
     return c if width == 1 else f"{c}{width}"
 
 
-# Primitives whose templates are valid OpenCL C for float vectors as well as scalars (vector
-# comparisons give -1/0 masks, which the vector ?: operator and &&, ||, ! accept).
-VECTOR_SAFE = frozenset("""neg abs sign exp exp2 log log1p expm1 sqrt rsqrt square reciprocal
-tanh logistic sin cos tan asin acos atan sinh cosh asinh acosh atanh erf cbrt floor ceil round
-add sub mul div rem pow atan2 max min copy integer_pow eq ne lt le gt ge select clamp is_finite
-and or not xor convert_element_type""".split())
 _VEC_DTYPES = (dtypes.float32, dtypes.float16)
 
 
@@ -114,16 +109,15 @@ def vectorizable(inputs, body, outputs):
 _NETCL_CALL = re.compile(r"\bnetcl_(\w+)\(")
 
 
-def op_vector_safe(prim_name, t_dtype, u_dtype, template):
-    """Whether one op's template is valid for float vectors (masks for bools)."""
-    if prim_name not in VECTOR_SAFE or \
-            any(f not in kernels.INLINE_MATH for f in _NETCL_CALL.findall(template)):
+def op_vector_safe(prim, t_dtype, u_dtype, template):
+    """Whether one op's template is valid for float vectors (masks for bools): its
+    primitive says so (`vector_safe`), and it calls no netcl_ helper but the inline math."""
+    safe = prim.vector_safe
+    if not safe or any(f not in kernels.INLINE_MATH for f in _NETCL_CALL.findall(template)):
         return False    # netcl_ helpers other than the inline math take scalars
     if any(d not in _VEC_DTYPES and d != dtypes.bool_ for d in (t_dtype, u_dtype)):
         return False
-    # vector casts need convert_T8(); only same-compute-type casts and tests for != 0 are ok
-    return not (prim_name == "convert_element_type" and u_dtype != dtypes.bool_ and
-                kernels.compute_ctype(t_dtype) != kernels.compute_ctype(u_dtype))
+    return safe is True or safe(t_dtype, u_dtype)
 
 
 def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
@@ -253,7 +247,7 @@ def make_elementwise_launcher(prim, device, args, params, out_aval, preamble="")
     """An eager launcher for one elementwise primitive over arrays laid out like `args`."""
     in_dtypes = [x.dtype for x in args]
     template = expression_template(prim, in_dtypes, out_aval.dtype, params)
-    body = [Op("y", prim.name, template, in_dtypes[0] if in_dtypes else out_aval.dtype,
+    body = [Op("y", prim, template, in_dtypes[0] if in_dtypes else out_aval.dtype,
                out_aval.dtype, [f"x{j}" for j in range(len(args))])]
     return make_body_launcher("ew_" + prim.name, device, args, body, ["y"], [out_aval],
                               preamble)
@@ -294,13 +288,17 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
         k.set_arg(pos + 1, np.int32(len(shape)))
         k._netcl_meta = meta_buf  # keep the buffer alive as long as the kernel
     units = -(-n // width)  # work-items
+    declared = (Kernel(name, src),)
     if m == 1:
-        return _launcher(device, k, shape, out_avals[0].dtype, out_avals[0].weak_type, n,
-                         in_pos, units)
-    return _multi_launcher(device, k, shape, out_avals, n, in_pos, units)
+        run, run_into = _launcher(device, k, shape, out_avals[0].dtype,
+                                  out_avals[0].weak_type, n, in_pos, units)
+    else:
+        run, run_into = _multi_launcher(device, k, shape, out_avals, n, in_pos, units)
+    return Launch(run, run_into, declared)
 
 
 def _multi_launcher(device, k, shape, out_avals, n, in_pos, units):
+    """(run, run_into) of a kernel with several outputs (see Launch)."""
     from .array import layout_id
     from .pool import bucket_size, output_storage
     queue, pool = device.queue, device.pool
@@ -326,11 +324,11 @@ def _multi_launcher(device, k, shape, out_avals, n, in_pos, units):
 
     def launch(*xs):
         return reusing((), *xs)
-    launch.reusing = reusing
-    return launch
+    return launch, reusing
 
 
 def _launcher(device, k, shape, dtype, weak, n, in_pos, units):
+    """(run, run_into) of a kernel with one output (see Launch)."""
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
     gsize, lsize = kernels.grid_1d(device, units)
@@ -382,5 +380,4 @@ def _launcher(device, k, shape, dtype, weak, n, in_pos, units):
     else:
         def launch(*xs):
             return reusing((), *xs)
-    launch.reusing = reusing
-    return launch
+    return launch, reusing

@@ -4,14 +4,26 @@
   dtype requests become float32 (an explicit ``dtype=float64`` warns). On (``config.update(
   "enable_x64", True)`` or ``NETCL_ENABLE_X64=1``): float64 is kept where the device has
   fp64. Integers are 32-bit either way (netcl has no int64).
+- ``default_matmul_precision`` (also ``jax_default_matmul_precision``): the precision of
+  float32 matrix products and convolutions that pass no ``precision=``, with JAX's names:
+  None or "default"/"bfloat16" (the fastest: TF32 tensor cores on NVIDIA GPUs of sm_80 and
+  newer, as XLA's default there), "high"/"tensorfloat32" (at most TF32), "highest"/"float32"
+  (float32 products everywhere). A ``precision=`` argument beats it. Also set by
+  ``NETCL_DEFAULT_MATMUL_PRECISION``, and for a block by ``netcl.default_matmul_precision``.
+  Half-precision operands multiply exactly in every mode; float64 never uses tensor cores.
 
 >>> netcl.config.update("enable_x64", True)
 >>> netcl.config.enable_x64
 True
+>>> netcl.config.update("jax_default_matmul_precision", "highest")
 """
+import contextlib
 import os
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+# JAX's names for jax_default_matmul_precision (a config value, not a lax.Precision).
+MATMUL_PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
 
 
 def _flag_from_env(name):
@@ -23,33 +35,90 @@ def _flag_from_env(name):
     raise ValueError(f"{name}={raw!r}: expected 1/true/yes/on or 0/false/no/off")
 
 
+def _check_matmul_precision(value, where):
+    """`value` as stored: None or one of MATMUL_PRECISIONS (lower case); a clear error naming
+    `where` otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{where}: the matmul precision must be None or one of "
+                        f"{', '.join(map(repr, MATMUL_PRECISIONS))}, got {value!r}")
+    v = value.strip().lower()
+    if v not in MATMUL_PRECISIONS:
+        raise ValueError(f"{where}: unknown matmul precision {value!r}; expected None or one "
+                         f"of {', '.join(map(repr, MATMUL_PRECISIONS))}")
+    return v
+
+
+def _in_trace():
+    from .tracing import current_interpreter
+    from .eval import eval_interpreter
+    return current_interpreter() is not eval_interpreter
+
+
+# How compiled code is forgotten when an option changes: netcl.transforms.jit registers
+# them (core imports nothing above it). "all": every cache; "traces": jitted functions'
+# traces and the eager launchers.
+_forget = {}
+
+
+def register_forgetting(all_caches, traces):
+    """Register the functions that drop compiled code (netcl.transforms.jit does)."""
+    _forget.update(all=all_caches, traces=traces)
+
+
+def _forget_compiled():
+    """Drop jitted functions' traces and eager launchers, which resolved the old default
+    (built kernel programs stay: the new ones differ in source). Inside a trace only what
+    is bound from now on changes, as in JAX, and nothing is dropped."""
+    if not _in_trace() and "traces" in _forget:
+        _forget["traces"]()
+
+
 class Config:
     """The options; read them as attributes, change them with `update`."""
 
-    _NAMES = {"enable_x64": "enable_x64", "jax_enable_x64": "enable_x64"}
+    _NAMES = {"enable_x64": "enable_x64", "jax_enable_x64": "enable_x64",
+              "default_matmul_precision": "default_matmul_precision",
+              "jax_default_matmul_precision": "default_matmul_precision"}
 
     def __init__(self):
         self.enable_x64 = _flag_from_env("NETCL_ENABLE_X64")
+        self.default_matmul_precision = _check_matmul_precision(
+            os.environ.get("NETCL_DEFAULT_MATMUL_PRECISION") or None,
+            "NETCL_DEFAULT_MATMUL_PRECISION")
 
     @property
     def jax_enable_x64(self):
         return self.enable_x64
 
+    @property
+    def jax_default_matmul_precision(self):
+        return self.default_matmul_precision
+
     def update(self, name, value):
-        """Set option `name` ('enable_x64' or JAX's 'jax_enable_x64') to `value`.
+        """Set option `name` to `value`: 'enable_x64' (JAX's 'jax_enable_x64') takes a bool,
+        'default_matmul_precision' (JAX's 'jax_default_matmul_precision') None or a name.
 
         >>> netcl.config.update("jax_enable_x64", True)
+        >>> netcl.config.update("jax_default_matmul_precision", "float32")
         """
         key = self._NAMES.get(name)
         if key is None:
             raise AttributeError(f"netcl.config.update: unknown option {name!r}; options are "
                                  f"{sorted(self._NAMES)}")
+        if key == "default_matmul_precision":
+            value = _check_matmul_precision(value, f"netcl.config.update({name!r})")
+            if value != self.default_matmul_precision:
+                self.default_matmul_precision = value
+                _forget_compiled()
+            return
         if not isinstance(value, (bool, int)):
             raise TypeError(f"netcl.config.update: {name} takes a bool, got {value!r}")
         if bool(value) != getattr(self, key):
             setattr(self, key, bool(value))
-            from ..transforms.jit import clear_caches   # (traces baked the old dtypes in)
-            clear_caches()
+            if "all" in _forget:            # (traces baked the old dtypes in)
+                _forget["all"]()
 
     def read(self, name):
         key = self._NAMES.get(name)
@@ -59,3 +128,27 @@ class Config:
 
 
 config = Config()
+
+
+@contextlib.contextmanager
+def default_matmul_precision(name):
+    """Run a block with `config.default_matmul_precision` set to `name` (None, "default",
+    "high", "highest", "bfloat16", "tensorfloat32" or "float32"), as
+    `jax.default_matmul_precision`: matrix products and convolutions bound inside it without
+    a ``precision=`` take it. Entered outside a trace, a change of the setting makes jitted
+    functions trace again on their next call.
+
+    >>> with netcl.default_matmul_precision("float32"):
+    ...     y = x @ w                      # float32 products, also on tensor-core GPUs
+    """
+    value = _check_matmul_precision(name, "netcl.default_matmul_precision")
+    old = config.default_matmul_precision
+    if value != old:
+        config.default_matmul_precision = value
+        _forget_compiled()
+    try:
+        yield
+    finally:
+        if config.default_matmul_precision != old:
+            config.default_matmul_precision = old
+            _forget_compiled()

@@ -1,7 +1,7 @@
 """Dtypes netcl supports, their OpenCL C spelling, and JAX's type-promotion rules.
 
-Supported: bool, int32, uint32, float16 (storage; math in float), float32 (the default),
-float64 (with `netcl.config.enable_x64`, where the device has cl_khr_fp64). NumPy's
+Supported: bool, int32, uint32, float16 and bfloat16 (storage; math in float), float32 (the
+default), float64 (with `netcl.config.enable_x64`, where the device has cl_khr_fp64). NumPy's
 int64/float64 inputs follow JAX: int64 becomes int32; float64 becomes float32 unless x64 is
 enabled, and then stays float64 only when it comes from a NumPy array or is asked for by
 name, so `jnp.array([1.0])` is float32 either way.
@@ -14,6 +14,7 @@ wrap in its 32-bit target raises OverflowError, as in JAX.
 """
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from .config import config as _config
@@ -22,21 +23,56 @@ bool_ = np.dtype(np.bool_)
 int32 = np.dtype(np.int32)
 uint32 = np.dtype(np.uint32)
 float16 = np.dtype(np.float16)
+# ml_dtypes' bfloat16 (as JAX's): NumPy gives it kind 'V', so code asks `kind(d)` or
+# `is_float(d)` instead of reading d.kind.
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 
-SUPPORTED = (bool_, int32, uint32, float16, float32, float64)
+SUPPORTED = (bool_, int32, uint32, float16, bfloat16, float32, float64)
+# 16-bit floats held in memory only: loaded into float registers, rounded when stored.
+HALF = (float16, bfloat16)
 DEFAULT_FLOAT = float32
 DEFAULT_INT = int32
 
-# OpenCL C type used in memory, and the type arithmetic happens in.
+# OpenCL C type used in memory, and the type arithmetic happens in. A bfloat16 is the top
+# half of a float32 (kernels.load / kernels.store convert it).
 STORAGE_CTYPE = {bool_: "uchar", int32: "int", uint32: "uint", float16: "half",
-                 float32: "float", float64: "double"}
+                 bfloat16: "ushort", float32: "float", float64: "double"}
 COMPUTE_CTYPE = {bool_: "int", int32: "int", uint32: "uint", float16: "float",
-                 float32: "float", float64: "double"}
+                 bfloat16: "float", float32: "float", float64: "double"}
 
-# The JAX lattice restricted to our dtypes: the promoted type of two strong types.
-_RANK = {bool_: 0, uint32: 1, int32: 1, float16: 2, float32: 3, float64: 4}
+# The JAX lattice restricted to our dtypes: the promoted type of two strong types (the two
+# 16-bit floats share a rank: they join at float32).
+_RANK = {bool_: 0, uint32: 1, int32: 1, float16: 2, bfloat16: 2, float32: 3, float64: 4}
+
+
+def kind(dtype):
+    """NumPy's kind character of `dtype` ('b', 'i', 'u', 'f', ...), with 'f' for bfloat16
+    (whose NumPy kind is 'V').
+
+    >>> kind(bfloat16)                     # 'f'
+    """
+    k = dtype.kind
+    return "f" if k == "V" and dtype == bfloat16 else k
+
+
+def finfo(dtype):
+    """Machine limits of a float dtype, bfloat16 included (ml_dtypes.finfo; np.finfo
+    refuses bfloat16).
+
+    >>> finfo(bfloat16).eps                # 0.0078125
+    """
+    return ml_dtypes.finfo(dtype)
+
+
+def compute_dtype(dtype):
+    """The NumPy dtype arithmetic on `dtype` happens in: float32 for the 16-bit floats (as
+    kernels compute them), `dtype` itself otherwise.
+
+    >>> compute_dtype(bfloat16)            # dtype('float32')
+    """
+    return float32 if dtype in HALF else dtype
 
 
 _SUPPORTED_NAMES = ", ".join(str(s) for s in SUPPORTED)
@@ -141,19 +177,19 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
     if host.dtype == object and python:  # ints beyond 64 bits: NumPy keeps Python objects
         big = next((v for v in _python_leaves(obj) if type(v) is int
                     and not -2**63 <= v < 2**64), None)
-        if big is not None and dtype is not None and dtype.kind == "f":
+        if big is not None and dtype is not None and kind(dtype) == "f":
             host = np.asarray(obj, dtype=np.float64)  # 2**70 as a float is fine
         elif big is not None:
             raise OverflowError(f"{where}: Python int {big} too large to convert to "
                                 f"{dtype or int32}")
-    if host.dtype.kind not in "biuf":
+    if kind(host.dtype) not in "biuf":
         raise TypeError(f"{where}: expected a numeric array, got {type(obj).__name__} "
                         f"(NumPy sees dtype {host.dtype})")
     if dtype is None:
         dtype = canonicalize_data(host.dtype, where=where)
         if python and host.dtype == float64:
             dtype = DEFAULT_FLOAT
-    if python and host.dtype.kind in "iu" and host.size and dtype in _INT_RANGE:
+    if python and kind(host.dtype) in "iu" and host.size and dtype in _INT_RANGE:
         lo, hi = int(host.min()), int(host.max())
         check_int(lo if lo < _INT_RANGE[dtype][0] else hi, dtype, where=where)
     with np.errstate(over="ignore"):  # Python floats beyond float32 become inf, as in JAX
@@ -161,11 +197,11 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
 
 
 def is_float(dtype):
-    return dtype.kind == "f"
+    return kind(dtype) == "f"
 
 
 def is_int(dtype):
-    return dtype.kind in "iu"
+    return kind(dtype) in "iu"
 
 
 def promote_types(a, b):
@@ -175,11 +211,13 @@ def promote_types(a, b):
     ra, rb = _RANK[a], _RANK[b]
     if ra == rb == 1:  # int32 with uint32: JAX gives int64, canonical int32
         return int32
+    if ra == rb == 2:  # float16 with bfloat16: neither holds the other
+        return float32
     return a if ra > rb else b
 
 
 def _weak_kind(dtype):
-    return 0 if dtype == bool_ else (1 if dtype.kind in "iu" else 2)
+    return 0 if dtype == bool_ else (1 if kind(dtype) in "iu" else 2)
 
 
 def result_type(*operands):
@@ -187,7 +225,8 @@ def result_type(*operands):
 
     Weak types (Python scalars and results computed only from them) take the type of the
     strong operands when their kind fits: `float32_array * 2.0` is float32, `int32_array * 2.5`
-    is float32 (the default float), `float16_array + 1` is float16.
+    is float32 (the default float), `float16_array + 1` is float16, `bfloat16_array * 2.0`
+    is bfloat16.
     """
     strong = None
     weak = None

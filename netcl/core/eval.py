@@ -17,6 +17,7 @@ from . import dtypes
 from .array import Array, deleted_message
 from .sharded import ShardedArray
 from .devices import default_device
+from .launch import Launch, as_launch
 from .pool import _OUT_OF_MEMORY
 from .shapes import prod
 from .tracing import Interpreter, Tracer, set_eval_interpreter
@@ -63,7 +64,7 @@ class EvalInterpreter(Interpreter):
             launcher = self.launchers.get(key)
         except TypeError:  # unhashable params: run without caching
             with _devices.LOCK:
-                return self._build(prim, args, params)(*args)
+                return self._build(prim, args, params).run(*args)
         if launcher is None:
             launcher = self._build_cached(key, prim, args, params)
         # Launchers share their cl.Kernel: setting its arguments and enqueueing it must not
@@ -72,7 +73,7 @@ class EvalInterpreter(Interpreter):
         lock = _devices.LOCK
         lock.acquire()
         try:
-            return launcher(*args)
+            return launcher.run(*args)
         except MemoryError as e:    # the pool knows bytes only: add what the user called
             raise _out_of_memory(e, prim, args) from None
         except cl.Error as e:       # drivers that allocate at first use fail at the launch
@@ -85,7 +86,7 @@ class EvalInterpreter(Interpreter):
             lock.release()
 
     def launcher(self, prim, args, params, shared=True):
-        """The launcher `process` runs for these arguments (built and cached once), or None
+        """The Launch `process` runs for these arguments (built and cached once), or None
         where it would not cache one (non-array arguments, unhashable params). With
         `shared=False` it is built for the caller alone and not cached: a primitive made for
         one compiled function (jit's fused groups) must not outlive it in this table."""
@@ -127,7 +128,7 @@ class EvalInterpreter(Interpreter):
                 raise RuntimeError(deleted_message(a, _public_caller() or prim.name))
         if prim.call is not None:
             call = prim.call
-            return lambda *xs: call.eval(xs, params)
+            return Launch(lambda *xs: call.eval(xs, params))
         device = args[0].device if args else params.get("device") or default_device()
         for a in args[1:]:
             if a.device is not device:
@@ -136,9 +137,9 @@ class EvalInterpreter(Interpreter):
                     f"{a.device}); move them with netcl.device_put first")
         out = prim.abstract_eval(*args, **params)
         if device.is_numpy:
-            return numpy_launcher(prim, device, params, out)
+            return Launch(numpy_launcher(prim, device, params, out))
         _check_fits(prim, device, out)
-        return prim.make_launcher(device, args, params, out)
+        return as_launch(prim.make_launcher(device, args, params, out))
 
     def concrete(self, tracer, what):
         raise LeakedTracerError(_leak_message(tracer))

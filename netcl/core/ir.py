@@ -21,13 +21,15 @@ class Var:
 
 
 class Eqn:
-    __slots__ = ("prim", "inputs", "params", "outputs")
+    __slots__ = ("prim", "inputs", "params", "outputs", "overwrites")
 
-    def __init__(self, prim, inputs, params, outputs):
+    def __init__(self, prim, inputs, params, outputs, overwrites=()):
         self.prim = prim
         self.inputs = inputs    # list of Var
         self.params = params    # dict
         self.outputs = outputs  # list of Var
+        # positions of inputs whose buffers the outputs take (jit's assign_in_place pass)
+        self.overwrites = overwrites
 
 
 class IR:
@@ -87,7 +89,9 @@ def pretty(ir):
         if e.params:
             params = "[" + ", ".join(f"{k}={_fmt_param(v)}" for k, v in e.params.items()) + "]"
         args = " ".join(name(v) for v in e.inputs)
-        lines.append(f"    {outs} = {e.prim.name}{params} {args}")
+        over = f"  (writes over {', '.join(name(e.inputs[j]) for j in e.overwrites)})" \
+            if e.overwrites else ""
+        lines.append(f"    {outs} = {e.prim.name}{params} {args}{over}")
     outs = ", ".join(name(v) for v in ir.outvars)
     lines.append(f"  in ({outs}{',' if len(ir.outvars) == 1 else ''}) }}")
     return "\n".join(lines)

@@ -70,6 +70,20 @@ PREAMBLE_CONVERT8 = "\n".join([
     "#define netcl_convert8(T, x) convert_##T##8(x)",
     "#endif", ""])
 
+# bfloat16 is storage only: a ushort holding the top half of a float32. Loads widen exactly;
+# stores round to nearest even, and NaN stays a quiet NaN of the same sign (rounding could
+# carry a NaN's payload into the exponent and make it infinite), as ml_dtypes and XLA do.
+PREAMBLE_BF16 = """#ifndef NETCL_BF16
+#define NETCL_BF16
+inline float netcl_bf16_load(ushort v) { return as_float(((uint)v) << 16); }
+inline ushort netcl_bf16_store(float f) {
+  const uint u = as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)(((u >> 16) & 0x8000u) | 0x7fc0u);
+  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+#endif
+"""
+
 # Generated code spells cheap math builtins netcl_<name>(x). PoCL (3.0, LLVM 14) links its
 # builtins out of line, even fabs and isnan (pocl issue 549): each call spills the live
 # vector registers. On Clang CPU targets these become Clang's scalar builtins, which are
@@ -113,8 +127,11 @@ def inline_math_preamble(names):
 
 def vload(dtype, width, ptr, cpu):
     """C expression of the `width` consecutive `dtype` values stored at `ptr`, any alignment:
-    vload_halfN for float16 (storage only), netcl_vload8 on CPU devices (see
-    PREAMBLE_VECTOR_IO), vloadN elsewhere. Bools stay uchar vectors."""
+    vload_halfN for float16 (storage only), lane by lane for bfloat16, netcl_vload8 on CPU
+    devices (see PREAMBLE_VECTOR_IO), vloadN elsewhere. Bools stay uchar vectors."""
+    if dtype == dtypes.bfloat16:
+        lanes = ", ".join(f"netcl_bf16_load(({ptr})[{i}])" for i in range(width))
+        return f"((float{width})({lanes}))"
     if dtype == dtypes.float16:
         return f"vload_half{width}(0, {ptr})"
     if cpu and width == 8:
@@ -124,6 +141,10 @@ def vload(dtype, width, ptr, cpu):
 
 def vstore(dtype, width, ptr, value, cpu):
     """C statement storing vector `value` as `dtype` at `ptr` (the counterpart of `vload`)."""
+    if dtype == dtypes.bfloat16:
+        lanes = " ".join(f"({ptr})[{i}] = netcl_bf16_store(netcl_v.s{i:x});"
+                         for i in range(width))
+        return f"{{ const float{width} netcl_v = {value}; {lanes} }}"
     if dtype == dtypes.float16:
         return f"vstore_half{width}({value}, 0, {ptr});"
     if cpu and width == 8:
@@ -148,6 +169,8 @@ def build(device, source, options=()):
         if ("netcl_vload8" in source or "netcl_vstore8" in source) and \
                 "#define netcl_vload8" not in source:   # (a source may carry its own)
             source = PREAMBLE_VECTOR_IO + source
+        if "netcl_bf16_" in generated:
+            source = PREAMBLE_BF16 + source
         if "netcl_convert8" in generated:
             source = PREAMBLE_CONVERT8 + source
         if "double" in generated and "cl_khr_fp64" not in generated:   # (first line)
@@ -207,7 +230,8 @@ def grid_1d(device, n):
     return (max(round_up(n, wg), wg),), (wg,)
 
 
-# ---- C spelling of loads and stores (half is storage only: vload_half/vstore_half) ----
+# ---- C spelling of loads and stores (float16 and bfloat16 are storage only: see
+# vload_half/vstore_half and PREAMBLE_BF16) ----
 
 def storage_ctype(dtype):
     return dtypes.STORAGE_CTYPE[dtype]
@@ -219,6 +243,8 @@ def compute_ctype(dtype):
 
 def load(dtype, ptr, index):
     """C expression reading element `index` of `ptr` as the compute type."""
+    if dtype == dtypes.bfloat16:
+        return f"netcl_bf16_load({ptr}[{index}])"
     if dtype == dtypes.float16:
         return f"vload_half({index}, {ptr})"
     if dtype == dtypes.bool_:
@@ -228,6 +254,8 @@ def load(dtype, ptr, index):
 
 def store(dtype, ptr, index, value):
     """C statement writing `value` (compute type) to element `index` of `ptr`."""
+    if dtype == dtypes.bfloat16:
+        return f"{ptr}[{index}] = netcl_bf16_store({value});"
     if dtype == dtypes.float16:
         return f"vstore_half({value}, {index}, {ptr});"
     if dtype == dtypes.bool_:

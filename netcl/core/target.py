@@ -39,9 +39,13 @@ class Target:
     conv_lowering: str       # "generic" (patches stored, then a GEMM) or "implicit" (the GEMM
     #                          gathers patches from the input)
     split_k: bool            # long contractions with few output tiles split into K chunks
-    tensor_cores: bool       # TF32 mma.sync through inline PTX (NVIDIA, sm_80 and newer)
+    tensor_cores: bool       # mma.sync through inline PTX (NVIDIA, sm_80 and newer): TF32,
+    #                          float16 and bfloat16 operands, float32 accumulation
     column_sum_width: int    # columns per work-item of a column-sum epilogue
     max_dense_epilogue_extras: int   # dense extra inputs a GEMM epilogue may read (-1: any)
+    local_mem_limit: int = 0  # bytes of __local memory one work-group may declare (0: no
+    #                           OpenCL device); the device's CL_DEVICE_LOCAL_MEM_SIZE, or more
+    #                           where the driver grants more (nvidia_local_mem_limit)
 
     @property
     def host_cpu(self):
@@ -63,19 +67,40 @@ def nvidia_tensor_cores(cl_device):
         return False
 
 
+# Shared memory one thread block may use, by NVIDIA compute capability (CUDA C++ Programming
+# Guide, "Technical Specifications per Compute Capability"). NVIDIA's OpenCL driver reports
+# CL_DEVICE_LOCAL_MEM_SIZE = 48 KB (CUDA's static limit) but builds and runs kernels whose
+# static __local arrays take more, up to this: checked on an H200 (sm_90) with 107 KB.
+_NVIDIA_BLOCK_SMEM = {(8, 0): 163 * 1024, (8, 6): 99 * 1024, (8, 7): 163 * 1024,
+                      (8, 9): 99 * 1024, (9, 0): 227 * 1024, (10, 0): 227 * 1024,
+                      (12, 0): 99 * 1024}
+
+
+def nvidia_local_mem_limit(cl_device):
+    """The __local bytes a work-group may declare on an NVIDIA GPU of sm_80 or newer (None
+    elsewhere, or for a compute capability not in the table)."""
+    if not nvidia_tensor_cores(cl_device):
+        return None
+    cc = (int(cl_device.compute_capability_major_nv), int(cl_device.compute_capability_minor_nv))
+    return _NVIDIA_BLOCK_SMEM.get(cc)
+
+
 def target_for(cl_device, kind):
     """The Target of an OpenCL device of `kind` ("cpu", "gpu" or "accel")."""
     preferred = int(getattr(cl_device, "preferred_vector_width_float", 1) or 1)
+    local_mem = int(getattr(cl_device, "local_mem_size", 0) or 0)
     if kind == "cpu":
         return Target(platform="opencl", kernel_family="cpu", vector_width=8,
                       preferred_vector_width=preferred, epilogue_vector_width=8,
                       reduction_style="cpu", gemm_tiers="cpu", conv_lowering="generic",
                       split_k=False, tensor_cores=False,
                       column_sum_width=CPU_COLUMN_SUM_WIDTH,
-                      max_dense_epilogue_extras=CPU_DENSE_EPILOGUE_EXTRAS)
+                      max_dense_epilogue_extras=CPU_DENSE_EPILOGUE_EXTRAS,
+                      local_mem_limit=local_mem)
     # the GPU float GEMM tiers keep 4 columns per register vector (their rvec)
     return Target(platform="opencl", kernel_family="gpu", vector_width=1,
                   preferred_vector_width=preferred, epilogue_vector_width=4,
                   reduction_style="gpu", gemm_tiers="gpu", conv_lowering="implicit",
                   split_k=True, tensor_cores=nvidia_tensor_cores(cl_device), column_sum_width=1,
-                  max_dense_epilogue_extras=-1)
+                  max_dense_epilogue_extras=-1,
+                  local_mem_limit=max(local_mem, nvidia_local_mem_limit(cl_device) or 0))

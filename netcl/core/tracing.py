@@ -51,7 +51,8 @@ class Primitive:
 
     Rules, each set where the primitive is defined:
       abstract_eval(*avals, **params) -> aval (or tuple of avals if multiple_results)
-      make_launcher(device, args, params, out_avals) -> fn(*arrays) -> array(s)   (OpenCL)
+      make_launcher(device, args, params, out_avals) -> Launch (core/launch.py; a plain
+          fn(*arrays) -> array(s) is taken as its `run`)                            (OpenCL)
       reference(*ndarrays, **params) -> ndarray(s)                      (NumPy oracle/fallback)
       jvp(primals, tangents, **params) -> (primal_out, tangent_out)
       vjp(cotangent, out, *primals, **params) -> tuple of cotangents (None: no gradient)
@@ -60,7 +61,7 @@ class Primitive:
       fusion: "elementwise" | "reduction" | "view" | "opaque"   (jit's fusion pass)
     Optional, on jit's fused primitives: in_place_inputs(n_inputs) -> positions of inputs
     an output may overwrite where they die (read only where the output is written), with
-    launchers that have a `reusing(offers, *args)` variant (see jit's in-place steps).
+    Launches that have a `run_into` (see transforms/plan.py's assign_in_place).
     """
 
     def __init__(self, name, multiple_results=False, fusion="opaque", precision="follow_inputs"):
@@ -75,12 +76,21 @@ class Primitive:
         self.vjp = None
         self.batch = None
         self.lowering = None  # elementwise: the expression template (see core.codegen)
+        # elementwise: whether the template is valid OpenCL C for float vectors as well as
+        # scalars (True/False, or a predicate (in_dtype, out_dtype) -> bool)
+        self.vector_safe = False
         # Call primitives (custom_jvp, custom_vjp, checkpoint) wrap a Python function; `call`
         # is an object with eval/jvp/vjp/batch/stage methods that each interpreter defers to.
         self.call = None
 
     def bind(self, *args, **params):
         return _current.get(_root).process(self, args, params)
+
+    def returns_view(self, eqn):
+        """Whether equation `eqn` of this primitive returns a view of its input's buffer in
+        eager execution (jit's in-place pass must not write over a buffer a view reads).
+        A primitive that is a view only for some parameters overrides this."""
+        return self.fusion == "view"
 
     def __repr__(self):
         return self.name

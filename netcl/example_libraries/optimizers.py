@@ -35,6 +35,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from .. import numpy as jnp
+from ..core import dtypes
 from ..core.array import AnyArray as Array
 from ..tree_util import (register_pytree_node, tree_flatten, tree_flatten_with_path, keystr,
                          tree_map, tree_unflatten)
@@ -108,7 +109,7 @@ def _check_step(where, i):
     """The step index `i`: a non-negative number or a 0-d numeric array (possibly traced).
     A negative index would make adam's bias correction divide by zero."""
     if isinstance(i, Array):
-        if i.ndim != 0 or np.dtype(i.dtype).kind not in "iuf":
+        if i.ndim != 0 or dtypes.kind(np.dtype(i.dtype)) not in "iuf":
             raise TypeError(f"{where}: the step index i must be a scalar int, got an array of "
                             f"shape {tuple(i.shape)} and dtype {i.dtype}")
         return i
@@ -507,7 +508,7 @@ def piecewise_constant(boundaries, values):
         raise ValueError(f"{where}: values must be one longer than boundaries, got "
                          f"{v_host.shape[0]} values and {b_host.shape[0]} boundaries")
     for name, a in (("boundaries", b_host), ("values", v_host)):
-        if a.dtype.kind not in "iuf":
+        if dtypes.kind(a.dtype) not in "iuf":
             raise TypeError(f"{where}: {name} must be real numbers, got dtype {a.dtype}")
     # counting the boundaries below i picks the right piece only when they are sorted
     if np.any(np.diff(b_host) < 0):

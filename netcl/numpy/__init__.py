@@ -30,9 +30,9 @@ from .signals import *  # noqa: F401,F403
 import numpy as _np
 
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
-bool_, float16, float32, float64, int32, uint32 = scalar_types(
-    _dtypes.bool_, _dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int32,
-    _dtypes.uint32)
+bool_, float16, bfloat16, float32, float64, int32, uint32 = scalar_types(
+    _dtypes.bool_, _dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.float64,
+    _dtypes.int32, _dtypes.uint32)
 bool_.__name__ = bool_.__qualname__ = "bool_"
 int64, uint64 = int32, uint32  # JAX without x64 maps these to int32 / uint32
 # Named so that asking for them raises (dtypes.canonicalize) instead of giving int32 silently.
@@ -52,7 +52,22 @@ def result_type(*args):
 
 
 def issubdtype(a, b):
+    """NumPy's issubdtype, where bfloat16 is a floating type (as in JAX).
+
+    >>> jnp.issubdtype(jnp.bfloat16, jnp.floating)   # True
+    """
+    bf16 = [_is_bfloat16(t) for t in (a, b)]
+    if bf16[0] or bf16[1]:
+        return bf16[0] and (bf16[1] or b in (_np.floating, _np.inexact, _np.number,
+                                              _np.generic))
     return _np.issubdtype(a, b)
+
+
+def _is_bfloat16(t):
+    try:
+        return _np.dtype(getattr(t, "dtype", t)) == _dtypes.bfloat16
+    except TypeError:    # abstract types (np.floating) are no dtype
+        return False
 
 
 from . import linalg  # noqa: E402,F401

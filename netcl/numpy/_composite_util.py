@@ -60,7 +60,7 @@ def scalar_arg(v, where, arg):
 
 def to_float(x):
     """x, or x converted to the default float when it is bool or integer."""
-    return x if x.dtype.kind == "f" else ew.convert_element_type(x, dtypes.DEFAULT_FLOAT,
+    return x if dtypes.kind(x.dtype) == "f" else ew.convert_element_type(x, dtypes.DEFAULT_FLOAT,
                                                                  x.weak_type)
 
 

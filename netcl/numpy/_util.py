@@ -51,7 +51,7 @@ def promote(where, *args, kinds=None, broadcast=False, check=None):
     """
     xs = [a if type(a) in _PY_SCALARS else asarray_arg(a, where) for a in args]
     dtype, weak = dtypes.result_type(*[_PY_SCALARS.get(type(x), x) for x in xs])
-    if kinds is not None and dtype.kind not in kinds:
+    if kinds is not None and dtypes.kind(dtype) not in kinds:
         raise TypeError(f"{where}: operands of dtype "
                         f"{', '.join(str(_PY_SCALARS.get(type(x), x).dtype) for x in xs)} "
                         f"promote to {dtype}, which is not supported here")
@@ -112,6 +112,6 @@ def _broadcast_constant(c, shape):
 def promote_to_float(where, *args, kinds=None):
     """Promote; integer and bool results become the default float (as jnp.sin(int) does)."""
     xs = promote_broadcast(where, *args, kinds=kinds)
-    if xs and xs[0].dtype.kind != "f":
+    if xs and dtypes.kind(xs[0].dtype) != "f":
         xs = [convert_element_type(x, dtypes.DEFAULT_FLOAT, x.weak_type) for x in xs]
     return xs

@@ -40,7 +40,7 @@ int_.__name__, uint.__name__, single.__name__, double.__name__ = \
     "int_", "uint", "single", "double"
 
 iinfo = np.iinfo
-finfo = np.finfo
+finfo = dtypes.finfo
 
 
 # ---- array-API spellings ------------------------------------------------------------------------
@@ -163,7 +163,7 @@ def bitwise_right_shift(x1, x2, /):
 
 def _isinf_sign(where, x, sign):
     (x,) = promote_broadcast(where, x)
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         return views.full_like(x, False, dtypes.bool_)
     return ew.eq(x, views.full_like(x, sign * np.inf))
 
@@ -263,9 +263,9 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     posinf, neginf = (_float_scalar(posinf, "nan_to_num", "posinf"),
                       _float_scalar(neginf, "nan_to_num", "neginf"))
     (x,) = promote_broadcast("nan_to_num", x)
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         return x
-    fi = np.finfo(x.dtype)
+    fi = dtypes.finfo(x.dtype)
     posinf = float(fi.max) if posinf is None else posinf
     neginf = float(fi.min) if neginf is None else neginf
     out = ew.select(ew.ne(x, x), views.full_like(x, nan_v), x)
@@ -285,12 +285,12 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
         raise TypeError(f"nanvar: ddof must be a number, got {type(ddof).__name__} {ddof!r}")
     keepdims = bool_arg(keepdims, "nanvar", "keepdims")
     dt = None if dtype is None else dtypes.canonicalize(dtype, where="nanvar")
-    if dt is not None and dt.kind != "f":
+    if dt is not None and dtypes.kind(dt) != "f":
         raise TypeError(f"nanvar: dtype must be a floating dtype, got {dt}")
     if where is not None:
         raise NotImplementedError("nanvar: where= is not supported")
     _check_axis(a, axis, "nanvar")
-    if a.dtype.kind != "f":
+    if dtypes.kind(a.dtype) != "f":
         return _red.var(a, axis=axis, dtype=dt, ddof=ddof, keepdims=keepdims)
     x = a if dt is None or dt == a.dtype else ew.convert_element_type(a, dt, False)
     ok = ew.eq(x, x)
@@ -320,9 +320,9 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     >>> jnp.nanstd(jnp.asarray([1.0, jnp.nan, 3.0]))   # 1.0
     """
     v = nanvar(a, axis, dtype, out, ddof, keepdims, where)
-    if v.dtype == dtypes.float16:
+    if v.dtype in dtypes.HALF:
         return ew.convert_element_type(ew.sqrt(ew.convert_element_type(v, dtypes.float32, False)),
-                                       dtypes.float16, False)
+                                       v.dtype, False)
     return ew.sqrt(v)
 
 
@@ -355,7 +355,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     base = _num_arg(base, "logspace", "base")
     num, endpoint, dt = _space_args("logspace", num, endpoint, dtype, axis)
     t = _cr.linspace(start, stop, num, endpoint=endpoint,
-                     dtype=dt if dt is not None and dt.kind == "f" else None)
+                     dtype=dt if dt is not None and dtypes.kind(dt) == "f" else None)
     out = _m.power(views.full_like(t, base), t)
     return out if dt is None or dt == out.dtype else ew.convert_element_type(out, dt, False)
 
@@ -374,7 +374,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
                          "dtypes)")
     sign = -1.0 if start < 0 else 1.0
     t = _cr.linspace(_math.log10(abs(start)), _math.log10(abs(stop)), num, endpoint=endpoint,
-                     dtype=dt if dt is not None and dt.kind == "f" else None)
+                     dtype=dt if dt is not None and dtypes.kind(dt) == "f" else None)
     out = ew.mul(_m.power(views.full_like(t, 10.0), t), views.full_like(t, sign))
     if num > 0:  # the endpoints exactly, as NumPy and JAX give them
         idx = _cr.arange(num)
@@ -390,8 +390,8 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 def _dtype_of(v, where, arg):
     if v is None or isinstance(v, (bool, int, float)) and not isinstance(v, type):
         raise TypeError(f"{where}: {arg} must be a dtype, got {type(v).__name__} {v!r}")
-    try:
-        return np.dtype(getattr(v, "dtype", v))
+    try:   # (NumPy's scalar classes have a `dtype` descriptor, not a dtype)
+        return np.dtype(v if isinstance(v, type) else getattr(v, "dtype", v))
     except TypeError:
         raise TypeError(f"{where}: {arg} must be a dtype, got {type(v).__name__} {v!r}") from None
 
@@ -440,7 +440,7 @@ def isdtype(dtype=None, kind=None):
             if k not in _KINDS:
                 raise ValueError(f"isdtype: unknown kind {k!r}; expected one of "
                                  f"{sorted(_KINDS)}")
-            if d.kind in _KINDS[k]:
+            if dtypes.kind(d) in _KINDS[k]:
                 return True
         else:
             if d == _dtype_of(k, "isdtype", "kind"):
@@ -556,7 +556,7 @@ def modf(x, /):
 def divmod(x1, x2, /):  # noqa: A001 (numpy's name)
     """(x1 // x2, x1 % x2). >>> jnp.divmod(jnp.asarray([7, -7]), 2)   # ([3, -4], [1, 1])"""
     a, b = promote_broadcast("divmod", x1, x2)
-    if a.dtype.kind != "f":   # remainder 0 where b is 0 (NumPy's and JAX's divmod)
+    if dtypes.kind(a.dtype) != "f":   # remainder 0 where b is 0 (NumPy's and JAX's divmod)
         zero = views.full_like(a, 0)
         return _m.floor_divide(a, b), ew.select(ew.eq(b, zero), zero, _m.remainder(a, b))
     # floats: the quotient from the C remainder, rounded, so that it is exact (NumPy's way)

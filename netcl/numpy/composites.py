@@ -81,7 +81,7 @@ def array_equal(a1, a2, equal_nan=False):
         return views.full((), False, dtypes.bool_)
     a1, a2 = promote("array_equal", a1, a2)
     eq = ew.eq(a1, a2)
-    if equal_nan and a1.dtype.kind == "f":
+    if equal_nan and dtypes.kind(a1.dtype) == "f":
         eq = ew.or_(eq, ew.and_(_isnan(a1), _isnan(a2)))
     return _all(eq)
 
@@ -275,7 +275,7 @@ def _nan_cumulative(name, fn, fill):
             a = views.reshape(a, (1,))
         if axis is not None:
             normalize_axis(axis, a.ndim, name)
-        if a.dtype.kind == "f":
+        if dtypes.kind(a.dtype) == "f":
             a = ew.select(_isnan(a), views.full_like(a, fill), a)
         if dt == dtypes.bool_:   # as JAX and NumPy: the running any / all of a != 0
             return to_bool(fn(to_bool(a), axis, dtypes.int32))

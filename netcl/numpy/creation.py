@@ -66,7 +66,7 @@ def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's na
         from .joining import stack
         return stack([array(o, dt, device=device) for o in object])
     host = np.asarray(object)
-    if host.dtype.kind not in "biufO":  # O: maybe a huge Python int (from_python says)
+    if dtypes.kind(host.dtype) not in "biufO":  # O: maybe a huge Python int (from_python says)
         raise TypeError(f"array: cannot make a numeric array from {type(object).__name__} "
                         f"(numpy sees dtype {host.dtype})")
     # Python floats give the default float; Python ints that would wrap raise OverflowError
@@ -201,7 +201,7 @@ def arange(start, stop=None, step=None, dtype=None):
         return idx
     from .math import add, multiply
     return add(multiply(idx, np.asarray(step, dt)[()].item()), np.asarray(start, dt)[()].item()) \
-        if dt.kind != "f" else add(multiply(idx, float(step)), float(start))
+        if dtypes.kind(dt) != "f" else add(multiply(idx, float(step)), float(start))
 
 
 def linspace(start, stop, num=50, endpoint=True, dtype=None):
@@ -213,7 +213,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
     step = (stop - start) / div if div > 0 else 0.0
     from ..primitives.structural import iota
     from .math import add, multiply
-    idx = iota(dtypes.float32 if dt.kind != "f" else dt, num)
+    idx = iota(dtypes.float32 if dtypes.kind(dt) != "f" else dt, num)
     out = add(multiply(idx, float(step)), float(start))
     if endpoint and num > 1:
         from .joining import concatenate

@@ -55,7 +55,7 @@ def _concrete_ints(v, where, arg):
         a = np.asarray(v)
     except Exception:  # noqa: BLE001
         a = np.asarray(v, dtype=object)
-    if a.dtype.kind not in "iu" and not (a.size == 0 and a.dtype.kind == "f"):
+    if a.dtype.kind not in "iu" and not (a.size == 0 and dtypes.kind(a.dtype) == "f"):
         raise TypeError(f"{where}: {arg} must be an int or a sequence of ints, got "
                         f"{type(v).__name__} {v!r}"[:200])
     return a.astype(np.int64)

@@ -205,7 +205,7 @@ class _IndexUpdateRef:
     def divide(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
         """x with x[idx] /= values (float arrays)."""
         x = asarray_arg(self.array, "at[].divide")
-        if x.dtype.kind != "f":
+        if dtypes.kind(x.dtype) != "f":
             raise TypeError(f"at[].divide: needs a float array, got {x.dtype}")
         from .math import true_divide
         return _update(x, self.index, true_divide(1.0, values), "multiply")

@@ -366,7 +366,7 @@ def _host_bool(a, where):
     if _is_array(a):
         return _host_mask(a, where) != 0
     h = np.asarray(a)
-    if h.dtype.kind not in "biuf":
+    if dtypes.kind(h.dtype) not in "biuf":
         raise TypeError(f"{where}: expected a numeric array, got {type(a).__name__}")
     return h != 0
 

@@ -290,7 +290,7 @@ def _pad_constant(a, widths, values):
                              f"{tuple(v.shape)}")
         return st.pad(a, v, tuple((lo, hi, 0) for lo, hi in widths))
     vals = np.asarray(values)
-    if vals.dtype == object or vals.dtype.kind not in "biuf":
+    if vals.dtype == object or dtypes.kind(vals.dtype) not in "biuf":
         raise TypeError(f"pad: constant_values must be numbers, got {values!r}")
     try:
         vals = np.broadcast_to(vals, (a.ndim, 2))

@@ -9,10 +9,11 @@ LAPACK on the operands downloaded from the device: the transfer is the cost), ea
 vjp and batching rules, so everything here works under grad, jit and vmap; the rest is
 composed from netcl operations. Matrices are the last two axes and leading axes are batch
 axes (broadcast where two operands meet, as JAX vectorizes). Integer and bool operands become
-the default float (float32) as jax.numpy.linalg promotes them; float16 is refused (as JAX's
-LAPACK kernels refuse it); every argument is checked before anything runs, and errors name
-the function (``linalg.solve: ...``). As in JAX a failed factorization gives NaN, not an
-exception: cholesky of a matrix that is not positive definite, solve with a singular matrix.
+the default float (float32) as jax.numpy.linalg promotes them; float16 and bfloat16 are
+refused (as JAX's LAPACK kernels refuse them); every argument is checked before anything
+runs, and errors name the function (``linalg.solve: ...``). As in JAX a failed
+factorization gives NaN, not an exception: cholesky of a matrix that is not positive
+definite, solve with a singular matrix.
 
 >>> import netcl.numpy as jnp
 >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
@@ -73,13 +74,13 @@ def _floats(where, named, check=None):
     them; `check(*shapes)` raises for shapes the caller rejects; the conversions run last."""
     xs = [asarray_arg(v, where) for _, v in named]
     for (name, _), x in zip(named, xs):
-        if x.dtype.kind not in "biuf":
+        if dtypes.kind(x.dtype) not in "biuf":
             raise TypeError(f"{where}: {name} must have a real dtype, got {x.dtype}")
     dt, _ = dtypes.result_type(*xs)
-    if dt.kind != "f":
+    if dtypes.kind(dt) != "f":
         dt = dtypes.DEFAULT_FLOAT
-    if dt == dtypes.float16:
-        raise TypeError(f"{where}: float16 operands are not supported (LAPACK has no half "
+    if dt in dtypes.HALF:
+        raise TypeError(f"{where}: {dt} operands are not supported (LAPACK has no half "
                         "precision, and jax.numpy.linalg refuses them too); convert with "
                         ".astype(jnp.float32)")
     if check is not None:
@@ -117,7 +118,7 @@ def _symmetrize(x):
 
 
 def _eps(dtype):
-    return float(np.finfo(np.dtype(dtype)).eps)
+    return float(dtypes.finfo(np.dtype(dtype)).eps)
 
 
 def _eye_like(a):

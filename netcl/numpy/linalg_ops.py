@@ -60,7 +60,7 @@ def matmul(a, b, precision=None, preferred_element_type=None):
         (a, b), was_bool = _promote_for_product("matmul", a, b, check=_matmul_plan)
     dn, keep, perm = _matmul_plan(tuple(a.shape), tuple(b.shape))
     y = dot_general_p.bind(a, b, dimension_numbers=dn,
-                           precision=None if precision is None else _canon_precision(precision),
+                           precision=_canon_precision(precision, "matmul"),
                            preferred_element_type=_pet(preferred_element_type, "matmul"))
     if keep is not None:
         y = views.reshape(y, keep)

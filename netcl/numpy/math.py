@@ -55,7 +55,7 @@ def log10(x):
 def _same_kind_unary(name, op, kinds="fiu"):
     def f(x):
         (x,) = promote_broadcast(name, x)
-        if x.dtype.kind not in kinds:
+        if dtypes.kind(x.dtype) not in kinds:
             raise TypeError(f"{name}: unsupported dtype {x.dtype}")
         return op(x)
     f.__name__ = name
@@ -79,7 +79,7 @@ def positive(x):
 def _rounding(name, op):
     def f(x):
         (x,) = promote_broadcast(name, x)
-        return op(x) if x.dtype.kind == "f" else x
+        return op(x) if dtypes.kind(x.dtype) == "f" else x
     f.__name__ = name
     f.__doc__ = f"Elementwise {name}; integers are returned unchanged."
     return _export(f)
@@ -102,7 +102,7 @@ def round(x, decimals=0):  # noqa: A001 (numpy's name)
     except TypeError:
         raise TypeError(f"round: decimals must be an int, got {type(decimals).__name__} "
                         f"{decimals!r}") from None
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         if decimals < 0:  # as JAX: rather than returning x unrounded
             raise NotImplementedError(f"round: integer inputs ({x.dtype}) with decimals < 0 "
                                       f"(got {decimals}) are not supported")
@@ -188,13 +188,13 @@ def power(x, y):
         y = int(y)
     if isinstance(y, int) and not isinstance(y, bool):
         (x,) = promote_broadcast("power", x)
-        if y < 0 and x.dtype.kind != "f":
+        if y < 0 and dtypes.kind(x.dtype) != "f":
             raise ew.IntegerPowerError(f"power: Integers cannot be raised to negative powers, "
                                        f"got a base of dtype {x.dtype} and exponent {y}")
         if y <= 64:
             return ew.integer_pow(x, y)
     x, yv = promote_broadcast("power", x, y)
-    if x.dtype.kind != "f" and type(y) in (Array, np.ndarray) and y.ndim == 0 and \
+    if dtypes.kind(x.dtype) != "f" and type(y) in (Array, np.ndarray) and y.ndim == 0 and \
             int(np.asarray(y)) < 0:  # a concrete 0-d exponent: its value is known here
         raise ew.IntegerPowerError(f"power: Integers cannot be raised to negative powers, got "
                                    f"a base of dtype {x.dtype} and exponent {int(np.asarray(y))}")
@@ -260,7 +260,7 @@ bitwise_xor = _bitwise("bitwise_xor", ew.xor)
 @_export
 def bitwise_not(x):
     (x,) = promote_broadcast("bitwise_not", x)
-    if x.dtype.kind == "f":
+    if dtypes.kind(x.dtype) == "f":
         raise TypeError(f"bitwise_not: operand must be integer or bool, got {x.dtype}")
     return ew.not_(x)
 
@@ -272,19 +272,19 @@ __all__.append("invert")
 @_export
 def isfinite(x):
     (x,) = promote_broadcast("isfinite", x)
-    return ew.is_finite(x) if x.dtype.kind == "f" else full_like(x, True, dtypes.bool_)
+    return ew.is_finite(x) if dtypes.kind(x.dtype) == "f" else full_like(x, True, dtypes.bool_)
 
 
 @_export
 def isnan(x):
     (x,) = promote_broadcast("isnan", x)
-    return ew.ne(x, x) if x.dtype.kind == "f" else full_like(x, False, dtypes.bool_)
+    return ew.ne(x, x) if dtypes.kind(x.dtype) == "f" else full_like(x, False, dtypes.bool_)
 
 
 @_export
 def isinf(x):
     (x,) = promote_broadcast("isinf", x)
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         return full_like(x, False, dtypes.bool_)
     return ew.eq(ew.abs_(x), full_like(x, float("inf")))
 
@@ -430,7 +430,7 @@ def copysign(x1, x2):
 def signbit(x):
     (x,) = promote_broadcast("signbit", x)
     zero = full_like(x, 0)
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         return ew.lt(x, zero)
     return ew.or_(ew.lt(x, zero), ew.and_(ew.eq(x, zero),
                                           ew.lt(ew.div(full_like(x, 1), x), zero)))

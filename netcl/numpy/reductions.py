@@ -2,9 +2,9 @@
 cumsum, cumprod, count_nonzero, average, ptp and the NaN-ignoring variants.
 
 JAX's dtype rules: the sum or product of bools and int32 is int32 (uint32 stays uint32), the
-mean / var / std / average of integers is float32, float16 statistics are computed in float32
-and returned as float16. `axis` is None (all axes), an int or a tuple; `keepdims`, `where`
-and `initial` follow NumPy.
+mean / var / std / average of integers is float32, float16 and bfloat16 statistics are
+computed in float32 and returned in the input's dtype. `axis` is None (all axes), an int or
+a tuple; `keepdims`, `where` and `initial` follow NumPy.
 
 >>> import netcl.numpy as jnp
 >>> x = jnp.asarray([[1.0, 2.0], [3.0, 4.0]])
@@ -104,10 +104,10 @@ def _count(a, axes, where_, fname, dtype):
 
 def _float_work(a):
     """(dtype the statistic is computed in, dtype of the result) for mean/var/std/average."""
-    if a.dtype.kind != "f":
+    if dtypes.kind(a.dtype) != "f":
         return dtypes.float32, dtypes.float32
-    if a.dtype == dtypes.float16:
-        return dtypes.float32, dtypes.float16
+    if a.dtype in dtypes.HALF:
+        return dtypes.float32, a.dtype
     return a.dtype, a.dtype
 
 
@@ -240,7 +240,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     work, res = _float_work(a)
     dt = _mean_dtype(dtype, "mean")
     if dt is not None:
-        work = dtypes.float32 if dt == dtypes.float16 else dt
+        work = dtypes.compute_dtype(dt)
         res = dt
     x = _fill_where(_cast(a, work), where, 0, "mean")
     r = ew.div(red.reduce_sum(x, axes), _count(a, axes, where, "mean", work))
@@ -262,7 +262,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     work, res = _float_work(a)
     dt = _mean_dtype(dtype, "var")
     if dt is not None:
-        work = dtypes.float32 if dt == dtypes.float16 else dt
+        work = dtypes.compute_dtype(dt)
         res = dt
     x = _cast(a, work)
     n = _count(a, axes, where, "var", work)
@@ -280,11 +280,11 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         correction=None):
     """Standard deviation over the given axes (the square root of `var`)."""
     dt = _dtype_arg(dtype, "std")
-    if dt is not None and dt.kind != "f":  # before var's kernels: sqrt needs floats
+    if dt is not None and dtypes.kind(dt) != "f":  # before var's kernels: sqrt needs floats
         raise TypeError(f"std: dtype must be a floating dtype, got {dt}")
     v = var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction)
-    if v.dtype == dtypes.float16:
-        return _cast(ew.sqrt(_cast(v, dtypes.float32)), dtypes.float16)
+    if v.dtype in dtypes.HALF:
+        return _cast(ew.sqrt(_cast(v, dtypes.float32)), v.dtype)
     return ew.sqrt(v)
 
 
@@ -408,7 +408,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     """Sum treating NaNs as zero."""
     a = asarray_arg(a, "nansum")
     _axes(a, axis, "nansum"), _dtype_arg(dtype, "nansum"), _no_out(out, "nansum")  # first
-    if a.dtype.kind == "f":
+    if dtypes.kind(a.dtype) == "f":
         a = ew.select(_isnan(a), views.full_like(a, 0), a)
     return sum(a, axis, dtype, out, keepdims, initial, where)
 
@@ -417,7 +417,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     """Product treating NaNs as one."""
     a = asarray_arg(a, "nanprod")
     _axes(a, axis, "nanprod"), _dtype_arg(dtype, "nanprod"), _no_out(out, "nanprod")  # first
-    if a.dtype.kind == "f":
+    if dtypes.kind(a.dtype) == "f":
         a = ew.select(_isnan(a), views.full_like(a, 1), a)
     return prod(a, axis, dtype, out, keepdims, initial, where)
 
@@ -426,7 +426,7 @@ def _nan_extreme(name, fn, fill):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         a = asarray_arg(a, name)
         _axes(a, axis, name), _no_out(out, name)  # before the NaN mask's kernels
-        if a.dtype.kind != "f":
+        if dtypes.kind(a.dtype) != "f":
             return fn(a, axis, out, keepdims, initial, where)
         nan = _isnan(a)
         r = fn(ew.select(nan, views.full_like(a, fill), a), axis, out, keepdims, initial, where)
@@ -446,7 +446,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Mean of the non-NaN elements (NaN where there are none)."""
     a = asarray_arg(a, "nanmean")
     _axes(a, axis, "nanmean"), _mean_dtype(dtype, "nanmean"), _no_out(out, "nanmean")  # first
-    if a.dtype.kind != "f":
+    if dtypes.kind(a.dtype) != "f":
         return mean(a, axis, dtype, out, keepdims, where=where)
     _no_out(out, "nanmean")
     keep = ew.not_(_isnan(a))
@@ -461,7 +461,7 @@ def _nan_arg(name, fn, fill):
         if axis is not None:  # checked before the NaN mask's kernels
             normalize_axis(axis, a.ndim, name)
         _no_out(out, name)
-        if a.dtype.kind != "f":
+        if dtypes.kind(a.dtype) != "f":
             return fn(a, axis, out, keepdims)
         nan = _isnan(a)
         r = fn(ew.select(nan, views.full_like(a, fill), a), axis, out, keepdims)

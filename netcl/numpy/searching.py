@@ -54,11 +54,11 @@ def _count_before(a, v, side):
     V = views.broadcast_in_dim(v, shape, tuple(range(v.ndim)))
     if side == "left":
         c = ew.lt(A, V)
-        if a.dtype.kind == "f":   # everything but NaN is before a NaN
+        if dtypes.kind(a.dtype) == "f":   # everything but NaN is before a NaN
             c = ew.or_(c, ew.and_(ew.ne(V, V), ew.eq(A, A)))
     else:
         c = ew.le(A, V)
-        if a.dtype.kind == "f":   # everything is at or before a NaN
+        if dtypes.kind(a.dtype) == "f":   # everything is at or before a NaN
             c = ew.or_(c, ew.ne(V, V))
     return _sum(ew.convert_element_type(c, dtypes.int32), -1)
 
@@ -177,7 +177,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     df = subtract(fp_i, fp_im1)
     dx = subtract(xp_i, xp_im1)
     delta = subtract(x, xp_im1)
-    eps = float(np.spacing(np.finfo(np.dtype(xp.dtype)).eps))
+    eps = float(np.spacing(dtypes.finfo(np.dtype(xp.dtype)).eps))
     dx0 = ew.le(ew.abs_(dx), views.full_like(dx, eps))
     f = where(dx0, fp_im1, add(fp_im1, multiply(divide(delta, where(dx0, 1, dx)), df)))
     if not ext_left:
@@ -298,7 +298,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
 
 
 def _inexact_dtype(a):
-    return a.dtype if a.dtype.kind == "f" else dtypes.DEFAULT_FLOAT
+    return a.dtype if dtypes.kind(a.dtype) == "f" else dtypes.DEFAULT_FLOAT
 
 
 def _range_arg(rng, dtype, fname):

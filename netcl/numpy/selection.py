@@ -39,7 +39,7 @@ def _int_indices(indices, where):
 
 
 def _default_fill(dtype):
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         return float("nan")
     if dtype.kind == "i":
         return int(np.iinfo(dtype).min)

@@ -21,7 +21,7 @@ def _poly1d(p, where):
     p = _arr(p, where)
     if p.ndim != 1:
         raise ValueError(f"{where}: p must be 1-d, got shape {tuple(p.shape)}")
-    return p if p.dtype.kind == "f" else p.astype(dtypes.DEFAULT_FLOAT)
+    return p if dtypes.kind(p.dtype) == "f" else p.astype(dtypes.DEFAULT_FLOAT)
 
 
 def polyder(p, m=1):
@@ -145,8 +145,8 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
             raise ValueError(f"cov: m and y have {X.shape[1]} and {Y.shape[1]} observations")
         X = jnp.concatenate([X, Y], axis=0)
     if X.shape[0] == 0:
-        return jnp.zeros((0, 0), dtypes.DEFAULT_FLOAT if X.dtype.kind != "f" else X.dtype)
-    if X.dtype.kind != "f":
+        return jnp.zeros((0, 0), dtypes.DEFAULT_FLOAT if dtypes.kind(X.dtype) != "f" else X.dtype)
+    if dtypes.kind(X.dtype) != "f":
         X = X.astype(dtypes.DEFAULT_FLOAT)
     if ddof is None:
         ddof = 0 if bias else 1
@@ -185,7 +185,7 @@ def _conv1d(a, v, mode, where, flip_v, precision, preferred_element_type):
     if a.shape[0] == 0 or v.shape[0] == 0:
         raise ValueError(f"{where}: a and v must not be empty")
     dt = jnp.result_type(a, v)
-    if dt.kind != "f":
+    if dtypes.kind(dt) != "f":
         dt = dtypes.DEFAULT_FLOAT
     a, v = a.astype(dt), v.astype(dt)
     reverse = False
@@ -253,7 +253,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
         if f.shape[ax] < 2:
             raise ValueError(f"gradient: the shape of f along axis {ax} must be at least 2 "
                              f"(edge_order + 1), got {f.shape[ax]}")
-    if f.dtype.kind != "f":
+    if dtypes.kind(f.dtype) != "f":
         f = f.astype(dtypes.DEFAULT_FLOAT)
     out = []
     for ax, h in zip(axes, hs):
@@ -281,7 +281,7 @@ def i0(x):
     >>> jnp.i0(jnp.asarray([0.0, 1.0]))    # [1., 1.266...]
     """
     x = _arr(x, "i0")
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         x = x.astype(dtypes.DEFAULT_FLOAT)
     ax = jnp.abs(x)
     small = jnp.less_equal(ax, 15.0)

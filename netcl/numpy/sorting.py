@@ -9,7 +9,7 @@ through the gather.
 import numpy as np
 
 from ..core import dtypes
-from ..core.shapes import normalize_axis
+from ..core.shapes import normalize_axes, normalize_axis
 from ..primitives.sorting import argsort_p
 from ._util import asarray_arg
 
@@ -132,7 +132,7 @@ def _quantile(a, q, axis, method, keepdims, where, skip_nan, percent=False):
     if method not in _METHODS:
         raise ValueError(f"{where}: method={method!r} must be one of {_METHODS}")
     a = asarray_arg(a, where)
-    if a.dtype.kind not in "fiu":
+    if dtypes.kind(a.dtype) not in "fiu":
         raise TypeError(f"{where}: needs a numeric array, got {a.dtype}")
     top = 100.0 if percent else 1.0
     scalar_q = isinstance(q, (int, float)) and not isinstance(q, bool)
@@ -140,13 +140,11 @@ def _quantile(a, q, axis, method, keepdims, where, skip_nan, percent=False):
         raise ValueError(f"{where}: q={q} must be in [0, {top:g}]")
     if not scalar_q:
         q = asarray_arg(q, where)
-        if q.dtype.kind not in "fiu" or q.ndim > 1:
+        if dtypes.kind(q.dtype) not in "fiu" or q.ndim > 1:
             raise TypeError(f"{where}: q must be a number or a 1-d numeric array, got "
                             f"{q.dtype}{list(q.shape)}")
-    axes = tuple(range(a.ndim)) if axis is None else (axis,) if isinstance(axis, int) \
-        else tuple(axis)
-    axes = tuple(sorted(normalize_axis(x, a.ndim, where, "axis") for x in axes))
-    if a.dtype.kind != "f":         # (checked first: nothing has run yet)
+    axes = normalize_axes(axis, a.ndim, where)
+    if dtypes.kind(a.dtype) != "f":         # (checked first: nothing has run yet)
         a = a.astype(dtypes.DEFAULT_FLOAT)
     qa = asarray(q, dtype=a.dtype)
     if percent:
@@ -229,7 +227,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     s = take_along_axis(x, order, axis=-1)
     first = concatenate([asarray([True]), not_equal(s[1:], s[:-1])]) if n else \
         zeros((0,), dtypes.bool_)
-    if equal_nan and n and s.dtype.kind == "f":
+    if equal_nan and n and dtypes.kind(s.dtype) == "f":
         from .math import isnan, logical_and, logical_not
         both_nan = logical_and(isnan(s[1:]), isnan(s[:-1]))
         first = concatenate([asarray([True]), logical_and(first[1:], logical_not(both_nan))])

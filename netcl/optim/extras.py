@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import numpy as jnp
+from ..core import dtypes
 from ..core.array import Array
 from ..core.tracing import ConcretizationError, Tracer
 from ..tree_util import tree_leaves, tree_map, tree_structure
@@ -67,7 +68,7 @@ def _float_dtype(where, name, dtype):
         d = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{where}: {name} must be a dtype, got {dtype!r}") from None
-    if d.kind != "f":
+    if dtypes.kind(d) != "f":
         raise TypeError(f"{where}: {name} must be a floating dtype, got {d}")
     return d
 
@@ -104,7 +105,7 @@ def _is_numeric(v):
     if isinstance(v, (Array, Tracer)):
         return True
     if isinstance(v, (np.ndarray, np.generic)):
-        return v.dtype.kind in "iuf"
+        return dtypes.kind(v.dtype) in "iuf"
     return isinstance(v, numbers.Real)
 
 
@@ -127,7 +128,7 @@ def _highest_float(tree):
     best = None
     for x in tree_leaves(tree):
         d = getattr(x, "dtype", None)
-        if d is not None and np.dtype(d).kind == "f":
+        if d is not None and dtypes.kind(np.dtype(d)) == "f":
             if best is None or np.dtype(d).itemsize > best.itemsize:
                 best = np.dtype(d)
     return best if best is not None else np.dtype(np.float32)
@@ -137,12 +138,12 @@ def _convert(v, dtype, forced):
     """A hyperparameter value as an array: floats in `dtype`; a netcl array keeps its own
     dtype unless `forced` (hyperparam_dtype) or weakly typed; ints stay ints."""
     if isinstance(v, (Array, Tracer)):
-        if v.dtype.kind == "f" and (forced or getattr(v, "weak_type", False)) \
+        if dtypes.kind(v.dtype) == "f" and (forced or getattr(v, "weak_type", False)) \
                 and v.dtype != dtype:
             return v.astype(dtype)
         return v
     if isinstance(v, (float, np.floating)) or (isinstance(v, np.ndarray) and
-                                               v.dtype.kind == "f"):
+                                               dtypes.kind(v.dtype) == "f"):
         return jnp.asarray(v, dtype)
     return jnp.asarray(v)
 

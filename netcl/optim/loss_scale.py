@@ -20,6 +20,7 @@ import dataclasses
 from typing import Any
 
 from .. import numpy as jnp
+from ..core import dtypes
 from ..tree_util import tree_leaves, tree_map
 from . import _checks as chk
 
@@ -34,7 +35,7 @@ def all_finite(tree):
     out = None
     for x in tree_leaves(tree):
         x = jnp.asarray(x)
-        f = jnp.all(jnp.isfinite(x)) if x.dtype.kind == "f" else jnp.asarray(True)
+        f = jnp.all(jnp.isfinite(x)) if dtypes.kind(x.dtype) == "f" else jnp.asarray(True)
         out = f if out is None else jnp.logical_and(out, f)
     return jnp.asarray(True) if out is None else out
 
@@ -56,7 +57,7 @@ def _times(tree, factor):
     """Each floating leaf times `factor`, computed in float32 at least and cast back."""
     def one(x):
         x = jnp.asarray(x)
-        if x.dtype.kind != "f":
+        if dtypes.kind(x.dtype) != "f":
             return x
         return (x * factor).astype(x.dtype)
     return tree_map(one, tree)

@@ -15,6 +15,7 @@ import math
 import operator
 
 from .. import numpy as jnp
+from ..core import dtypes
 from ..core.array import Array
 from ..core.shapes import IncompatibleShapesError, broadcast_shapes, normalize_axes
 from ..core.tracing import Tracer
@@ -37,7 +38,7 @@ def _array(where, name, x, kind=None):
     if x is None:
         raise TypeError(f"{where}: {name} must be an array, got None")
     x = asarray_arg(x, f"{where}: {name}")
-    k = x.dtype.kind
+    k = dtypes.kind(x.dtype)
     if kind == "float" and k != "f":
         raise TypeError(f"{where}: {name} must have a floating dtype, got {x.dtype}")
     if kind == "int" and k not in "iu":

@@ -8,8 +8,9 @@ import pyopencl as cl
 
 from ..core import dtypes, kernels
 from ..core.array import Array
+from ..core.launch import Kernel, Launch
 from ..core.shapes import contiguous_strides, prod
-from . import gemm
+from . import gemm, matmul_precision
 from .linalg import (_Prep, _free_dims, _gemm_setup, _merge, _preparer, _set_operands,
                      _split_count, launched_kernels)
 
@@ -157,18 +158,19 @@ def flat_epilogue_launcher(device, k, n_operands, n_extras, out_avals, gsize, ls
 
     def launch(*args):
         return reusing((), *args)
-    launch.reusing = reusing
-    return launch
+    return Launch(launch, reusing, (Kernel(k.function_name, k._netcl_source),))
 
 
 def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_index, body,
-                           out_vars, out_avals):
+                           out_vars, out_avals, precision="highest"):
     """A launcher ``(lhs, rhs, *extras) -> outputs`` for a dot_general whose (M, N) result
     feeds an elementwise group, computed in the GEMM kernel's epilogue (one launch, and the
     product never goes to memory unless the group stores it); see `build_epilogue`. None
     when this product cannot take an epilogue (batch dimensions, mixed or non-float dtypes,
     a split contraction, layouts that do not merge, a device without the tuned GEMM): the
-    caller then runs the GEMM and the group as two kernels."""
+    caller then runs the GEMM and the group as two kernels. `precision`: the product's
+    (its bound ``precision``; TF32 tensor cores where matmul_precision allows them). A
+    caller that does not pass it gets float32 products, which every precision allows."""
     (lc, rc), (lb, rb) = dimension_numbers
     kd = lhs.dtype
     if lb or rb or device.is_numpy or kd not in (dtypes.float32, dtypes.float64) \
@@ -178,6 +180,7 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
     shape = tuple(lhs.shape[d] for d in lf) + tuple(rhs.shape[d] for d in rf)
     M, N = prod(shape[:len(lf)]), prod(shape[len(lf):])
     K = prod(lhs.shape[d] for d in lc)
+    arith = matmul_precision.gemm_arithmetic(device.target, kd, precision)
     if M * N == 0 or K == 0 or any(a.shape != shape for a in out_avals) or \
             _split_count(device, kd, 1, M, N, K) > 1:     # split products add their parts
         return None
@@ -187,7 +190,7 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
         return None
     pa = _Prep(lhs, lb, lf, lc, kd)
     pb = _Prep(rhs, rb, rc, rf, kd)
-    found = _gemm_setup(device, lhs, rhs, pa, pb, kd, 1, M, N, K, epilogue)
+    found = _gemm_setup(device, lhs, rhs, pa, pb, kd, 1, M, N, K, epilogue, arith)
     if found is None:
         return None
     k, gsize, lsize, pack = found
@@ -210,7 +213,4 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
 
     def launch(*args):
         return reusing((), *args)
-    launch.reusing = reusing
-    launch.source = k._netcl_source
-    launch.kernels = launched_kernels(k, pack, prep)
-    return launch
+    return Launch(launch, reusing, launched_kernels(k, pack, prep))

@@ -11,8 +11,8 @@ import operator
 
 import numpy as np
 
-from ..core import dtypes
-from ..core.array import ArrayBase
+from ..core import dtypes, kernels
+from ..core.array import ArrayBase, register_copy_primitive
 from ..core.ad_util import deflinear_elementwise, defjvp, defvjp
 from ..core.codegen import HELPERS, make_elementwise_launcher
 from ..core.tracing import Primitive, ShapedArray
@@ -31,7 +31,7 @@ _KIND_NAMES = {"f": "floating", "i": "signed integer", "u": "unsigned integer", 
 
 
 def _check_kinds(name, dtype, kinds):
-    if dtype.kind not in kinds:
+    if dtypes.kind(dtype) not in kinds:
         allowed = " or ".join(_KIND_NAMES[k] for k in kinds)
         raise TypeError(f"{name}: operand of dtype {dtype} is not supported; it needs {allowed}")
 
@@ -51,6 +51,9 @@ def _same_shapes_dtypes(name, args, check_dtypes=True):
 def _elementwise_prim(name, nargs, kinds, out_dtype=None, precision="follow_inputs"):
     """A primitive whose result has its operands' shape; dtype kept unless out_dtype given."""
     p = Primitive(name, fusion="elementwise", precision=precision)
+    # (vector comparisons give -1/0 masks, which the vector ?: operator and &&, ||, ! accept;
+    # templates calling netcl_ helpers other than the inline math are refused by codegen)
+    p.vector_safe = True
 
     def abstract_eval(*args, **params):
         if len(args) != nargs:
@@ -70,7 +73,7 @@ def _elementwise_prim(name, nargs, kinds, out_dtype=None, precision="follow_inpu
 
 def _by_kind(table):
     """A lowering choosing the template by the first operand's dtype kind."""
-    return lambda in_dtypes, out_dtype, **params: table[in_dtypes[0].kind]
+    return lambda in_dtypes, out_dtype, **params: table[dtypes.kind(in_dtypes[0])]
 
 
 def _np_float(fn):
@@ -78,7 +81,7 @@ def _np_float(fn):
     def ref(*xs, **params):
         dt = xs[0].dtype
         with np.errstate(all="ignore"):
-            work = [x.astype(np.float32) if x.dtype == np.float16 else x for x in xs]
+            work = [x.astype(dtypes.compute_dtype(x.dtype), copy=False) for x in xs]
             return np.asarray(fn(*work, **params)).astype(dt)
     return ref
 
@@ -214,13 +217,13 @@ def _pow_ref(a, b):
 
 
 def _nan_max(a, b):
-    if a.dtype.kind == "f":
+    if dtypes.kind(a.dtype) == "f":
         return _np_float(np.maximum)(a, b)  # np.maximum propagates NaN, like lax.max
     return np.maximum(a, b)
 
 
 def _nan_min(a, b):
-    if a.dtype.kind == "f":
+    if dtypes.kind(a.dtype) == "f":
         return _np_float(np.minimum)(a, b)
     return np.minimum(a, b)
 
@@ -281,7 +284,7 @@ def _round_ref(x, rounding_method=0):
 
 
 def _sign_ref(x):
-    if x.dtype.kind == "f":
+    if dtypes.kind(x.dtype) == "f":
         return np.where(np.isnan(x) | (x == 0), x, np.sign(x))
     return np.sign(x)
 
@@ -329,6 +332,7 @@ erf_p = _unary("erf", "erf({0})", _np_float(_erf))
 cbrt_p = _unary("cbrt", "cbrt({0})", _np_via_float64(np.cbrt))
 erf_inv_p = _unary("erf_inv", lambda d, o: "netcl_erfinv_d({0})" if d[0] == dtypes.float64
                    else "netcl_erfinv({0})", _erfinv_ref)
+erf_inv_p.vector_safe = False     # (its helpers take scalars)
 floor_p = _unary("floor", "netcl_floor({0})", _np_float(np.floor))
 ceil_p = _unary("ceil", "netcl_ceil({0})", _np_float(np.ceil))
 round_p = _unary("round", lambda d, o, rounding_method: "netcl_rint({0})" if rounding_method
@@ -368,7 +372,7 @@ _integer_pow_shape_rule = integer_pow_p.abstract_eval
 
 def _integer_pow_abstract(x, *, y):
     # 1 / x**n truncated is 0 for |x| > 1 (a silent wrong answer), and a trap for x == 0
-    if y < 0 and x.dtype.kind != "f":
+    if y < 0 and dtypes.kind(x.dtype) != "f":
         raise IntegerPowerError(f"integer_pow: Integers cannot be raised to negative powers, "
                                 f"got integer_pow({x.dtype}{list(x.shape)}, {y})")
     return _integer_pow_shape_rule(x, y=y)
@@ -376,15 +380,16 @@ def _integer_pow_abstract(x, *, y):
 
 integer_pow_p.abstract_eval = _integer_pow_abstract
 integer_pow_p.lowering = _integer_pow_template
-integer_pow_p.reference = lambda x, y: (_np_float(lambda v: np.power(v, float(y)))(x)
-                                        if x.dtype.kind == "f" else _pow_ref(x, np.full_like(x, y)))
+integer_pow_p.reference = lambda x, y: (
+    _np_float(lambda v: np.power(v, float(y)))(x) if dtypes.kind(x.dtype) == "f"
+    else _pow_ref(x, np.full_like(x, y)))
 
 
 def _convert_template(in_dtypes, out_dtype, new_dtype, weak_type=False):
     src = in_dtypes[0]
     if out_dtype == dtypes.bool_:
         return "({0} != 0)"
-    if src.kind == "f" and out_dtype.kind in "iu":
+    if dtypes.kind(src) == "f" and out_dtype.kind in "iu":
         # NaN first: PoCL's _sat conversion does not map NaN to 0 as the spec says
         return f"(({{0}} != {{0}}) ? 0 : convert_{_ctype(out_dtype)}_sat_rtz({{0}}))"
     return "(({U}){0})"
@@ -395,12 +400,13 @@ def _ctype(d):
 
 
 def _convert_ref(x, new_dtype, weak_type=False):
-    if x.dtype.kind == "f" and new_dtype.kind in "iu":
+    if dtypes.kind(x.dtype) == "f" and new_dtype.kind in "iu":
         info = np.iinfo(new_dtype)
         with np.errstate(all="ignore"):
             y = np.where(np.isnan(x), 0, np.clip(np.trunc(x.astype(np.float64)), info.min, info.max))
         return y.astype(new_dtype)
-    return x.astype(new_dtype)
+    with np.errstate(invalid="ignore", over="ignore"):   # NaN and inf narrowed, as kernels do
+        return x.astype(new_dtype)
 
 
 convert_element_type_p = Primitive("convert_element_type", fusion="elementwise")
@@ -421,6 +427,12 @@ def _convert_launcher(device, args, params, out):
 
 convert_element_type_p.abstract_eval = _convert_abstract
 convert_element_type_p.make_launcher = _convert_launcher
+# vector casts need convert_T8(): only same-compute-type casts and tests for != 0 are safe
+convert_element_type_p.vector_safe = lambda t, u: \
+    u == dtypes.bool_ or kernels.compute_ctype(t) == kernels.compute_ctype(u)
+# (a conversion to the same dtype changes the weak-type flag only: its launcher is a view)
+convert_element_type_p.returns_view = \
+    lambda e: e.inputs[0].aval.dtype == e.outputs[0].aval.dtype
 
 # ---- binary ------------------------------------------------------------------------------
 
@@ -434,6 +446,7 @@ rem_p = _binary("rem", {"f": "fmod({0}, {1})", "i": "netcl_irem({0}, {1})",
 floor_div_p = _binary("floor_div", {"f": "netcl_floor({0} / {1})",
                                     "i": "netcl_ifloordiv({0}, {1})",
                                     "u": "({1} == 0 ? 0u : {0} / {1})"}, _floor_div_ref)
+floor_div_p.vector_safe = False
 pow_p = _binary("pow", {"f": "pow({0}, {1})", "i": "netcl_ipow({0}, {1})",
                         "u": "netcl_upow({0}, {1})"}, _pow_ref)
 pow_p.precision = "keep_fp32"       # (autocast keeps it in float32, as PyTorch's)
@@ -474,6 +487,7 @@ def _select_abstract(pred, on_true, on_false):
 
 select_p.abstract_eval = _select_abstract
 select_p.lowering = lambda d, o: "({0} ? {1} : {2})"
+select_p.vector_safe = True
 select_p.reference = lambda p, a, b: np.where(p, a, b)
 select_p.make_launcher = lambda device, args, params, out: make_elementwise_launcher(
     select_p, device, args, params, out)
@@ -486,7 +500,7 @@ clamp_p.lowering = _by_kind({"f": f"(({_CLAMP_LO} < {{2}} || {_CLAMP_LO} != {_CL
                                   f"{_CLAMP_LO} : {{2}})",
                              "i": "min(max({1}, {0}), {2})", "u": "min(max({1}, {0}), {2})"})
 clamp_p.reference = lambda lo, x, hi: np.where(np.isnan(x), x, np.minimum(np.maximum(x, lo), hi)) \
-    if x.dtype.kind == "f" else np.minimum(np.maximum(x, lo), hi)
+    if dtypes.kind(x.dtype) == "f" else np.minimum(np.maximum(x, lo), hi)
 
 
 # ---- lax-level functions (each binds one primitive) ---------------------------------------
@@ -661,13 +675,13 @@ def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
     from ..core.ad_util import Zero, is_zero
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    if is_zero(t) or new_dtype.kind != "f" or x.dtype.kind != "f":
+    if is_zero(t) or dtypes.kind(new_dtype) != "f" or dtypes.kind(x.dtype) != "f":
         return out, Zero(ShapedArray(out.shape, out.dtype, out.weak_type))
     return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
 
 
 def _convert_vjp(ct, out, x, new_dtype, weak_type=False):
-    if x.dtype.kind != "f" or new_dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f" or dtypes.kind(new_dtype) != "f":
         return (None,)
     return (convert_element_type(ct, x.dtype, x.weak_type),)
 
@@ -693,3 +707,5 @@ def _batch_elementwise(prim):
 for _p in list(globals().values()):
     if isinstance(_p, Primitive) and _p.fusion == "elementwise":
         _p.batch = _batch_elementwise(_p)
+
+register_copy_primitive(copy_p)

@@ -8,12 +8,14 @@ its tile loaders and prologue), so a caller swaps one for the other. A work-grou
 sub-block as ``mi x nj`` m16n8 accumulator fragments. A and B tiles of depth ``bk`` go
 through local memory (k-major, rows padded to 8 mod 32 words, so that the fragment reads of a
 warp hit 32 distinct banks), double-buffered; the fragments are rounded to TF32 as they are
-read (``cvt.rna``, round to nearest, ties away, as cuBLAS does).
+read (round to nearest, ties away, as ``cvt.rna`` and cuBLAS do).
 
 TF32 keeps 10 mantissa bits: products are exact to about 5e-4 relative, sums accumulate in
 float32. It is what PyTorch's cuDNN convolutions and XLA's default precision use on these
-GPUs; netcl takes it for ``precision=None``/``"default"`` convolutions on sm_80 and newer
-(see conv_gemm.py), and never for float64 or a higher requested precision.
+GPUs; netcl takes it for float32 convolutions and products whose precision allows it
+(matmul_precision.py) on sm_80 and newer, and never for float64. Convolutions (with their
+gathers) and products with statement epilogues run this kernel; other products run
+gemm_mma_staged.py's, whose tiles arrive by cp.async.
 """
 from __future__ import annotations
 
@@ -81,11 +83,16 @@ def choose_mma_config(M: int, N: int) -> MmaConfig:
     return MMA_TIERS[-1]
 
 
-_PTX = r"""inline uint netcl_tf32(const float x) {
+# Rounding to TF32 (to nearest, ties away from zero). (The same rounding in integer
+# arithmetic, off the conversion unit, made the kernels slower: more instructions.)
+TF32_ROUND = r"""inline uint netcl_tf32(const float x) {
     uint r;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
 }
+"""
+
+_PTX = TF32_ROUND + r"""
 #define NETCL_MMA(c0, c1, c2, c3, a0, a1, a2, a3, b0, b1) \
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " \
                  "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};" \
@@ -184,7 +191,7 @@ def mma_source(cfg: MmaConfig, ta: bool, tb: bool, epilogue=None, gather_a: str 
 
 
 def supports_mma(cl_device) -> bool:
-    """True on NVIDIA GPUs of compute capability 8.0 or newer (TF32 mma.sync); netcl's own
-    kernels read `device.target.tensor_cores`."""
+    """True on NVIDIA GPUs of compute capability 8.0 or newer (mma.sync with TF32, float16
+    and bfloat16 operands); netcl's own kernels read `device.target.tensor_cores`."""
     from ..core.target import nvidia_tensor_cores
     return nvidia_tensor_cores(cl_device)

@@ -11,8 +11,14 @@ are inspected once per launcher: when an operand's batch, row and column dimensi
 each merge into one stride (a plain or transposed matrix per batch, batch stride possibly 0
 for broadcasts) it is passed as is, with trans flags, leading dimension, batch stride and
 offset; otherwise it is copied once into the canonical (batch, M, K) / (batch, K, N) order.
-float16 is storage only: operands are converted to float32 on the way in and back on the way
-out (the same path serves `preferred_element_type`).
+float16 and bfloat16 are storage only: operands are converted to float32 on the way in and
+back on the way out (the same path serves `preferred_element_type`).
+
+Tensor cores (`Target.tensor_cores`, matmul_precision.gemm_arithmetic): float32 products at
+the default precision run in TF32, as XLA's do on these GPUs; float16 and bfloat16 operands
+run straight from their 16-bit storage, the kernel writing the half or float32 result
+itself (dot_tensor_cores.py: gemm_mma_staged.py's kernel, gemm_mma.py's for TF32 products
+with a statement epilogue).
 """
 import operator
 import warnings
@@ -21,11 +27,14 @@ import numpy as np
 import pyopencl as cl
 
 from ..core import dtypes, kernels
+from ..core.config import config as _config
 from ..core.array import Array
+from ..core.launch import Kernel, Launch
 from ..core.ad_util import Zero, is_zero
 from ..core.shapes import contiguous_strides, prod
 from ..core.tracing import Primitive, ShapedArray
-from . import gemm, gemm_cpu, gemm_tiers, split_k
+from . import gemm, gemm_cpu, gemm_tiers, matmul_precision, split_k
+from .gemm_simple import _simple_dims, _simple_tile, simple_source  # noqa: F401 (re-exported)
 from .views import operand
 
 __all__ = ["dot_general", "dot", "batch_matmul"]
@@ -50,7 +59,7 @@ def _free_dims(ndim, contract, batch):
 
 def _kernel_dtype(in_dtype, out_dtype):
     """The dtype the GEMM runs in for these input and result dtypes."""
-    if out_dtype.kind == "f" or in_dtype.kind == "f":
+    if dtypes.kind(out_dtype) == "f" or dtypes.kind(in_dtype) == "f":
         return dtypes.float64 if dtypes.float64 in (in_dtype, out_dtype) else dtypes.float32
     return in_dtype
 
@@ -64,7 +73,7 @@ def _dot_general_abstract(lhs, rhs, *, dimension_numbers, precision=None,
     if lhs.dtype != rhs.dtype:
         raise TypeError(f"dot_general: operands must have equal dtypes, got {lhs.dtype} and "
                         f"{rhs.dtype} (netcl.numpy promotes; netcl.lax does not)")
-    if lhs.dtype.kind not in _KINDS:
+    if dtypes.kind(lhs.dtype) not in _KINDS:
         raise TypeError(f"dot_general: operand dtype {lhs.dtype} is not supported; it needs a "
                         "floating or integer dtype")
     if len(lc) != len(rc):
@@ -85,9 +94,9 @@ def _dot_general_abstract(lhs, rhs, *, dimension_numbers, precision=None,
                                  f"has size {lhs.shape[a]}, rhs dimension {b} has size "
                                  f"{rhs.shape[b]})")
     out_dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
-    if out_dtype.kind not in _KINDS:
+    if dtypes.kind(out_dtype) not in _KINDS:
         raise TypeError(f"dot_general: preferred_element_type {out_dtype} is not supported")
-    if lhs.dtype.kind == "f" and out_dtype.kind != "f":
+    if dtypes.kind(lhs.dtype) == "f" and dtypes.kind(out_dtype) != "f":
         raise TypeError(f"dot_general: preferred_element_type {out_dtype} cannot hold the "
                         f"product of {lhs.dtype} operands")
     shape = (tuple(lhs.shape[d] for d in lb)
@@ -121,67 +130,24 @@ def _dot_general_ref(lhs, rhs, dimension_numbers, precision=None, preferred_elem
     return out.astype(kd).reshape(out_shape).astype(out_dtype)
 
 
-# ---- OpenCL: the simple tiled kernel (integers, and fallback where gemm.py fails) ----------
-
-_SIMPLE_SOURCE = """
-#define TS {ts}
-typedef {T} T;
-typedef {ACC} ACC;
-__kernel __attribute__((reqd_work_group_size(TS, TS, 1)))
-void netcl_gemm(__global T* C, __global const T* A, __global const T* B,
-    int M, int N, int K, int lda, int ldb, int ldc,
-    int batch_stride_a, int batch_stride_b, int batch_stride_c,
-    int off_a, int off_b, int off_c) {{
-  __local ACC As[TS][TS + 1];
-  __local ACC Bs[TS][TS + 1];
-  const int tx = get_local_id(0), ty = get_local_id(1);
-  const int n = get_global_id(0), m = get_global_id(1), b = get_global_id(2);
-  A += off_a + (long)b * batch_stride_a;
-  B += off_b + (long)b * batch_stride_b;
-  C += off_c + (long)b * batch_stride_c;
-  ACC acc = (ACC)0;
-  for (int k0 = 0; k0 < K; k0 += TS) {{
-    const int ka = k0 + tx, kb = k0 + ty;
-    As[ty][tx] = (m < M && ka < K) ? (ACC)A[{a_index}] : (ACC)0;
-    Bs[ty][tx] = (n < N && kb < K) ? (ACC)B[{b_index}] : (ACC)0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int kk = 0; kk < TS; ++kk) acc += As[ty][kk] * Bs[kk][tx];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }}
-  if (m < M && n < N) C[(long)m * ldc + n] = (T)acc;
-}}
-"""
-
-_SIMPLE_CTYPES = {dtypes.float32: ("float", "float"), dtypes.float64: ("double", "double"),
-                  dtypes.int32: ("int", "uint"), dtypes.uint32: ("uint", "uint")}
-
-
-def _simple_tile(device):
-    mwg = device.capabilities.max_work_group_size
-    return 16 if mwg >= 256 else 8 if mwg >= 64 else 4 if mwg >= 16 else 1
-
-
-def simple_source(dtype, trans_a, trans_b, tile=16):
-    """OpenCL C of the simple tiled batched GEMM (signature of gemm.py's netcl_gemm)."""
-    t, acc = _SIMPLE_CTYPES[dtype]
-    a_index = "(long)ka * lda + m" if trans_a else "(long)m * lda + ka"
-    b_index = "(long)n * ldb + kb" if trans_b else "(long)kb * ldb + n"
-    return _SIMPLE_SOURCE.format(ts=tile, T=t, ACC=acc, a_index=a_index, b_index=b_index)
-
-
-def _simple_dims(tile, batch, M, N):
-    up = kernels.round_up
-    return (up(N, tile), up(M, tile), batch), (tile, tile, 1)
-
+# ---- OpenCL: the tuned kernels, the simple one (gemm_simple.py) where they fail ------------
 
 _gemm_failed = set()  # (device, source) pairs whose build failed: use the simple kernel
 
 
-def _gemm_kernel(device, kdtype, trans_a, trans_b, B, M, N, K, epilogue=None, packable=False):
+def _gemm_kernel(device, kdtype, trans_a, trans_b, B, M, N, K, epilogue=None, packable=False,
+                 arith=None, aligned=False):
     """(cl.Kernel, global size, local size, packed config) for this problem on `device`;
     with an epilogue (a gemm.GemmEpilogue) None where the tuned kernel is not available.
     `packable`: a CPU configuration reads its operands packed (gemm_cpu.packed_source); the
-    last item is then that configuration, else None."""
+    last item is then that configuration, else None. `arith` "tf32": on tensor cores
+    (float32 operands; the float32 kernels where that kernel fails to build), `aligned`
+    where the operands' rows and bases lie on 16 bytes."""
+    if arith == "tf32" and kdtype == dtypes.float32:
+        from .dot_tensor_cores import tf32_kernel
+        found = tf32_kernel(device, trans_a, trans_b, B, M, N, epilogue, aligned)
+        if found is not None:
+            return found
     if kdtype in (dtypes.float32, dtypes.float64):
         name = "float" if kdtype == dtypes.float32 else "double"
         try:
@@ -340,18 +306,17 @@ def _packer(device, kd, cfg, pa, pb, M, N, K):
         set_arg(6, b_buf)
         enqueue(queue, kp, gsize, lsize)
         return packed_a, packed_b     # back to the pool after the GEMM's enqueue (in-order queue)
-    pack.kernels = [(gemm_cpu.PACK_KERNEL_NAME, src)]
-    return pack
+    return Launch(pack, kernels=(Kernel(gemm_cpu.PACK_KERNEL_NAME, src),))
 
 
 def launched_kernels(k, pack, prep, more=()):
-    """[(name, OpenCL C)] of what a GEMM launcher enqueues, in order (jit's
-    lower().kernels): the pack kernel where it packs, the GEMM `k`, then the kernels of
-    `more`; None where operand copies (`prep`) launch kernels of their own."""
+    """The Kernels a GEMM launcher enqueues, in order (jit's lower().kernels): the pack
+    kernel where it packs (`pack`, a Launch), the GEMM `k`, then the kernels of `more`;
+    None where operand copies (`prep`) launch kernels of their own."""
     if prep is not None:
         return None
-    return (pack.kernels if pack is not None else []) + \
-        [(m.function_name, m._netcl_source) for m in (k, *more)]
+    return (pack.kernels if pack is not None else ()) + \
+        tuple(Kernel(m.function_name, m._netcl_source) for m in (k, *more))
 
 
 def _set_operands(set_arg, pack, a, b):
@@ -367,13 +332,18 @@ def _set_operands(set_arg, pack, a, b):
     return packed
 
 
-def _gemm_setup(device, lhs, rhs, pa, pb, kd, B, M, N, K, epilogue=None):
+def _gemm_setup(device, lhs, rhs, pa, pb, kd, B, M, N, K, epilogue=None, arith=None):
     """(kernel, global size, local size, pack) for prepared operands, the kernel's size
     arguments set; `pack` is None, or _packer's function whose results the kernel reads
-    instead of the operands. None when an epilogue kernel is not available."""
+    instead of the operands. None when an epilogue kernel is not available. `arith`:
+    matmul_precision.gemm_arithmetic's answer for the product."""
     _check_index_limit(lhs, rhs, pa, pb, B, M, N, K)
+    aligned = False
+    if arith == "tf32":
+        from .dot_tensor_cores import operands_aligned
+        aligned = operands_aligned(arith, pa, pb, B)
     found = _gemm_kernel(device, kd, pa.trans, pb.trans, B, M, N, K, epilogue,
-                         _packable(device, kd, pa, pb, B, M, N, K))
+                         _packable(device, kd, pa, pb, B, M, N, K), arith, aligned)
     if found is None:
         return None
     k, gsize, lsize, packed_cfg = found
@@ -385,7 +355,8 @@ def _gemm_setup(device, lhs, rhs, pa, pb, kd, B, M, N, K, epilogue=None):
 
 
 def _split_count(device, kd, B, M, N, K):
-    """How many K chunks this product runs as on `device` (split_k.py; 1: one GEMM)."""
+    """How many K chunks this product runs as on `device` (split_k.py; 1: one GEMM); the
+    tiled kernels' blocks stand for the tensor-core kernels' (the same or larger)."""
     if B != 1 or kd not in (dtypes.float32, dtypes.float64) or not device.target.split_k:
         return 1
     cfg = gemm_tiers.choose_config(device.cl_device,
@@ -394,10 +365,10 @@ def _split_count(device, kd, B, M, N, K):
     return split_k.gpu_parts(device, -(-M // cfg.bm) * -(-N // cfg.bn), K)
 
 
-def _single_run(device, lhs, rhs, pa, pb, kd, B, M, N, K, shape, weak):
+def _single_run(device, lhs, rhs, pa, pb, kd, B, M, N, K, shape, weak, arith=None):
     """run(a, b): one (batched) GEMM into a fresh output."""
     from ..core.pool import Storage
-    k, gsize, lsize, pack = _gemm_setup(device, lhs, rhs, pa, pb, kd, B, M, N, K)
+    k, gsize, lsize, pack = _gemm_setup(device, lhs, rhs, pa, pb, kd, B, M, N, K, arith=arith)
     queue, pool = device.queue, device.pool
     out_strides = contiguous_strides(shape)
     nbytes = B * M * N * kd.itemsize
@@ -414,18 +385,22 @@ def _single_run(device, lhs, rhs, pa, pb, kd, B, M, N, K, shape, weak):
         keep = set_operands(set_arg, pack, a, b)  # noqa: F841  (packed buffers live past the enqueue)
         enqueue(queue, k, gsize, lsize)
         return out
-    run.kernels = launched_kernels(k, pack, prep)
-    return run
+    return Launch(run, kernels=launched_kernels(k, pack, prep))
 
 
-def _split_run(device, lhs, rhs, pa, pb, kd, M, N, K, parts, shape, weak):
+def _split_run(device, lhs, rhs, pa, pb, kd, M, N, K, parts, shape, weak, arith=None):
     """run(a, b): `parts` equal K chunks as one batched GEMM into a temporary, then their
     sum into a fresh output (split_k.py)."""
     from ..core.pool import Storage
     _check_index_limit(lhs, rhs, pa, pb, 1, M, N, K, parts)
     kc = K // parts
-    k, gsize, lsize, _ = _gemm_kernel(device, kd, pa.trans, pb.trans, parts, M, N, kc)
     sa, sb = split_k.chunk_strides(pa.trans, pa.ld, pb.trans, pb.ld, kc)
+    aligned = False
+    if arith == "tf32":
+        from .dot_tensor_cores import operands_aligned
+        aligned = operands_aligned(arith, pa, pb, parts, (sa, sb))
+    k, gsize, lsize, _ = _gemm_kernel(device, kd, pa.trans, pb.trans, parts, M, N, kc,
+                                      arith=arith, aligned=aligned)
     for i, v in enumerate((M, N, kc, pa.ld, pb.ld, N, sa, sb, M * N, pa.offset, pb.offset, 0)):
         k.set_arg(3 + i, np.int32(v))
     ksum = split_k.sum_kernel(device, kd)
@@ -451,8 +426,7 @@ def _split_run(device, lhs, rhs, pa, pb, kd, M, N, K, parts, shape, weak):
         ksum.set_arg(1, tmp.buf)
         enqueue(queue, ksum, sum_g, sum_l)
         return out          # tmp returns to the pool; the in-order queue orders its reuse
-    run.kernels = launched_kernels(k, None, prep, (ksum,))
-    return run
+    return Launch(run, kernels=launched_kernels(k, None, prep, (ksum,)))
 
 
 def _dot_general_launcher(device, args, params, out_aval):
@@ -476,13 +450,20 @@ def _dot_general_launcher(device, args, params, out_aval):
         zeros = zero._view(shape, (0,) * len(shape), zero.offset, weak)
         return lambda a, b: eval_interpreter.process(copy_p, (zeros,), {})
 
+    arith = matmul_precision.gemm_arithmetic(device.target, lhs.dtype, params.get("precision"))
+    if arith in ("f16", "bf16") and out_dtype in (lhs.dtype, dtypes.float32):
+        from .dot_tensor_cores import half_run
+        run = half_run(device, lhs, rhs, (lb, lf, lc), (rb, rc, rf), B, M, N, K, out_aval, arith)
+        if run is not None:
+            return run
+    arith = arith if arith == "tf32" and kd == dtypes.float32 else None
     pa = _Prep(lhs, lb, lf, lc, kd)
     pb = _Prep(rhs, rb, rc, rf, kd)
     parts = _split_count(device, kd, B, M, N, K)
     if parts > 1:
-        run = _split_run(device, lhs, rhs, pa, pb, kd, M, N, K, parts, shape, weak)
+        run = _split_run(device, lhs, rhs, pa, pb, kd, M, N, K, parts, shape, weak, arith)
     else:
-        run = _single_run(device, lhs, rhs, pa, pb, kd, B, M, N, K, shape, weak)
+        run = _single_run(device, lhs, rhs, pa, pb, kd, B, M, N, K, shape, weak, arith)
 
     if kd == out_dtype:
         return run
@@ -544,7 +525,7 @@ def _cast_to(x_bar, x_aval):
 
 def _dot_general_vjp(ct, out, lhs, rhs, *, dimension_numbers, precision=None,
                      preferred_element_type=None):
-    if is_zero(ct) or lhs.dtype.kind != "f":
+    if is_zero(ct) or dtypes.kind(lhs.dtype) != "f":
         return None, None
     (lc, rc), (lb, rb) = dimension_numbers
     lhs_bar = _transpose_lhs(ct, lhs, rhs, dimension_numbers, precision)
@@ -561,7 +542,7 @@ def _dot_general_jvp(primals, tangents, *, dimension_numbers, precision=None,
                   preferred_element_type=preferred_element_type)
     out = dot_general_p.bind(lhs, rhs, **params)
     t = Zero(ShapedArray(out.shape, out.dtype, out.weak_type))
-    if lhs.dtype.kind != "f":
+    if dtypes.kind(lhs.dtype) != "f":
         return out, t
     if not is_zero(tl):
         t = add_tangents(t, dot_general_p.bind(tl, rhs, **params))
@@ -617,12 +598,10 @@ def _canon_dims(ds, ndim, which):
     return tuple(d + ndim if -ndim <= d < 0 else d for d in out)
 
 
-def _canon_precision(precision):
-    if precision is None or isinstance(precision, str):
-        return precision
-    if isinstance(precision, (list, tuple)):
-        return tuple(_canon_precision(p) for p in precision)
-    return str(getattr(precision, "name", precision))
+def _canon_precision(precision, where="dot_general"):
+    """A ``precision=`` as bound (matmul_precision.canonicalize: None takes the config's
+    default, as jax.lax does; a bad value raises naming `where`)."""
+    return matmul_precision.canonicalize(precision, where)
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
@@ -642,7 +621,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         dn = _canon_dn(dimension_numbers, lhs.ndim, rhs.ndim)
     pet = None if preferred_element_type is None else dtypes.canonicalize(
         preferred_element_type, arg="preferred_element_type", where="dot_general")
-    if precision is not None:
+    if precision is not None or _config.default_matmul_precision is not None:
         precision = _canon_precision(precision)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                               preferred_element_type=pet)

@@ -283,12 +283,12 @@ def _ew_prim(name, nargs, kinds, template, reference):
         if any(a.dtype != args[0].dtype for a in args):
             raise TypeError(f"{name}: operands must have equal dtypes, got "
                             f"{', '.join(str(a.dtype) for a in args)}")
-        if args[0].dtype.kind not in kinds:
+        if dtypes.kind(args[0].dtype) not in kinds:
             raise TypeError(f"{name}: dtype {args[0].dtype} is not supported")
         return ShapedArray(args[0].shape, args[0].dtype, all(a.weak_type for a in args))
 
     p.abstract_eval = abstract_eval
-    p.lowering = (lambda in_dtypes, out_dtype: template[in_dtypes[0].kind]) \
+    p.lowering = (lambda in_dtypes, out_dtype: template[dtypes.kind(in_dtypes[0])]) \
         if isinstance(template, dict) else template
     p.reference = reference
     p.make_launcher = lambda device, args, params, out: make_elementwise_launcher(
@@ -407,9 +407,22 @@ inline float netcl_nextafter_h(float x, float y) {
   else h = (ushort)(h - 1u);
   return vload_half(0, (__private const half*)&h); }
 """
+# bfloat16 likewise (x holds a bfloat16 value exactly, so storing it does not round)
+HELPERS["nextafter_bf"] = """
+inline float netcl_nextafter_bf(float x, float y) {
+  if (x != x || y != y) return x + y;
+  if (x == y) return y;
+  ushort h = netcl_bf16_store(x);
+  if (x == 0.0f) h = (ushort)(y > 0.0f ? 0x0001u : 0x8001u);
+  else if ((x < y) == (x > 0.0f)) h = (ushort)(h + 1u);
+  else h = (ushort)(h - 1u);
+  return netcl_bf16_load(h); }
+"""
+_NEXTAFTER = {dtypes.float16: "netcl_nextafter_h({0}, {1})",
+              dtypes.bfloat16: "netcl_nextafter_bf({0}, {1})"}
 nextafter_p = _ew_prim("nextafter", 2, "f", None, None)
-nextafter_p.lowering = lambda in_dtypes, out_dtype: (
-    "netcl_nextafter_h({0}, {1})" if in_dtypes[0] == dtypes.float16 else "nextafter({0}, {1})")
+nextafter_p.lowering = lambda in_dtypes, out_dtype: _NEXTAFTER.get(in_dtypes[0],
+                                                                   "nextafter({0}, {1})")
 
 
 def _nextafter_ref(x, y):

@@ -23,7 +23,7 @@ argsort_p = Primitive("argsort")
 
 
 def _abstract(x):
-    if x.dtype.kind not in "fiub":
+    if dtypes.kind(x.dtype) not in "fiub":
         raise TypeError(f"argsort: operand of dtype {x.dtype} cannot be sorted")
     if x.ndim == 0:
         raise ValueError("argsort: operand must have at least one axis (sorted: the last)")
@@ -31,7 +31,9 @@ def _abstract(x):
 
 
 def _reference(x):
-    return np.argsort(x, axis=-1, kind="stable").astype(np.int32)
+    # (as the keys the kernels sort: ml_dtypes' bfloat16 sorts NaN first)
+    return np.argsort(x.astype(_key_dtype(x.dtype), copy=False), axis=-1,
+                      kind="stable").astype(np.int32)
 
 
 def _jvp(primals, tangents):
@@ -53,7 +55,8 @@ _PAD = {"f": "NAN", "i": "INT_MAX", "u": "UINT_MAX", "b": "INT_MAX"}
 def _sources(dtype):
     """(init, stage, finish) kernel sources for keys of `dtype`."""
     T, K = storage_ctype(dtype), compute_ctype(dtype)
-    nan_last = dtype.kind == "f"
+    nan_last = dtypes.kind(dtype) == "f"
+    pad = _PAD[dtypes.kind(dtype)]
     before = ("  if (a != a) return (b != b) && ia < ib;\n  if (b != b) return 1;\n"
               if nan_last else "")
     init = f"""
@@ -62,7 +65,7 @@ __kernel void netcl_argsort_init(__global const {T}* x, const long x_off, __glob
   const long g = get_global_id(0);
   if (g >= total) return;
   const long r = g / P; const int i = (int)(g - r * P);
-  keys[g] = i < n ? ({K})({load(dtype, "x", "x_off + r * n + i")}) : ({K}){_PAD[dtype.kind]};
+  keys[g] = i < n ? ({K})({load(dtype, "x", "x_off + r * n + i")}) : ({K}){pad};
   idx[g] = i;
 }}
 """
@@ -137,8 +140,9 @@ def _launcher(device, args, params, out):
 
 
 def _key_dtype(dtype):
-    """The NumPy dtype of the keys' compute type (float16 and bool sort as float/int)."""
-    return {dtypes.float16: np.float32, dtypes.bool_: np.int32}.get(dtype, dtype)
+    """The NumPy dtype of the keys' compute type (16-bit floats and bool sort as float/int)."""
+    return {dtypes.float16: np.float32, dtypes.bfloat16: np.float32,
+            dtypes.bool_: np.int32}.get(dtype, dtype)
 
 
 def _powers(start, stop, down=False):

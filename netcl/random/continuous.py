@@ -28,7 +28,7 @@ from .keys import _bits32, _device, _is_array, _threefry_pairs
 
 def _float_dtype(name, dtype, device):
     d = dtypes.canonicalize(dtype, where=name)
-    if d.kind != "f":
+    if dtypes.kind(d) != "f":
         raise ValueError(f"{name}: dtype must be a float dtype, got {d}")
     if d == dtypes.float64 and not device.capabilities.fp64:
         raise TypeError(f"{name}: float64 requested but {device.name} has no fp64 support")
@@ -46,7 +46,7 @@ def _param(name, arg, x, dtype, device):
     except Exception:
         raise TypeError(f"{name}: {arg} must be a number or an array, got "
                         f"{type(x).__name__}") from None
-    if host.dtype.kind not in "biuf":
+    if dtypes.kind(host.dtype) not in "biuf":
         raise TypeError(f"{name}: {arg} must be numeric, got dtype {host.dtype}")
     return Array.from_numpy(device, host.astype(dtype))
 
@@ -74,13 +74,17 @@ def _unit_floats(name, key, shape, dtype):
         one_bits = views.full_like(b, 0x3F800000)
         f = bitcast_convert_type(ew.or_(mantissa, one_bits), dtypes.float32)
         return ew.sub(f, views.full_like(f, 1.0))
-    if dtype == dtypes.float16:
+    if dtype in dtypes.HALF:
         # JAX: the low 16 bits of y1 ^ y2, (b >> 6 | 0x3c00) as half, minus 1 = m * 2^-10.
+        # bfloat16 has 7 mantissa bits, for which JAX draws 8: the low 8 bits, (b >> 1 |
+        # 0x3f80) as bfloat16, minus 1 = m * 2^-7.
+        width, nmant = (16, 10) if dtype == dtypes.float16 else (8, 7)
         b = _bits32(name, key, shape)
-        m = shift_right_logical(ew.and_(b, views.full_like(b, 0xFFFF)), views.full_like(b, 6))
+        m = shift_right_logical(ew.and_(b, views.full_like(b, (1 << width) - 1)),
+                                views.full_like(b, width - nmant))
         f = ew.convert_element_type(m, dtypes.float32)
-        f = ew.mul(f, views.full_like(f, 2.0 ** -10))
-        return ew.convert_element_type(f, dtypes.float16)
+        f = ew.mul(f, views.full_like(f, 2.0 ** -nmant))
+        return ew.convert_element_type(f, dtype)
     # float64 (JAX with x64): 64 bits y1 << 32 | y2; (bits >> 12) * 2^-52 = y1 * 2^-32 +
     # (y2 >> 12) * 2^-52, exact in double (the two parts occupy disjoint bits).
     y1, y2 = _threefry_pairs(name, key, shape)
@@ -163,7 +167,7 @@ def gumbel(key, shape=(), dtype=dtypes.float32, mode="low"):
 
 
 def _gumbel(name, key, shape, dtype):
-    u = _uniform(name, key, shape, dtype, float(np.finfo(dtype).tiny), 1.0)
+    u = _uniform(name, key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.0)
     return ew.neg(ew.log(ew.neg(ew.log(u))))
 
 
@@ -179,7 +183,7 @@ def laplace(key, shape=(), dtype=dtypes.float32):
     """Standard Laplace values: sign(u) * log1p(-|u|), u uniform in (-1, 1)."""
     dtype = _float_dtype("laplace", dtype, _device(key))
     shape = canonical_shape(shape, "laplace")
-    u = _uniform("laplace", key, shape, dtype, -1.0 + float(np.finfo(dtype).epsneg), 1.0)
+    u = _uniform("laplace", key, shape, dtype, -1.0 + float(dtypes.finfo(dtype).epsneg), 1.0)
     return ew.mul(ew.sign(u), ew.log1p(ew.neg(ew.abs_(u))))
 
 
@@ -187,7 +191,7 @@ def logistic(key, shape=(), dtype=dtypes.float32):
     """Standard logistic values: log(u / (1 - u)), u uniform in [eps, 1)."""
     dtype = _float_dtype("logistic", dtype, _device(key))
     shape = canonical_shape(shape, "logistic")
-    u = _uniform("logistic", key, shape, dtype, float(np.finfo(dtype).eps), 1.0)
+    u = _uniform("logistic", key, shape, dtype, float(dtypes.finfo(dtype).eps), 1.0)
     return ew.log(ew.div(u, ew.sub(views.full_like(u, 1), u)))
 
 
@@ -195,5 +199,5 @@ def cauchy(key, shape=(), dtype=dtypes.float32):
     """Standard Cauchy values: tan(pi * (u - 1/2)), u uniform in [eps, 1)."""
     dtype = _float_dtype("cauchy", dtype, _device(key))
     shape = canonical_shape(shape, "cauchy")
-    u = _uniform("cauchy", key, shape, dtype, float(np.finfo(dtype).eps), 1.0)
+    u = _uniform("cauchy", key, shape, dtype, float(dtypes.finfo(dtype).eps), 1.0)
     return ew.tan(ew.mul(views.full_like(u, math.pi), ew.sub(u, views.full_like(u, 0.5))))

@@ -23,14 +23,14 @@ def bernoulli(key, p=0.5, shape=None):
     """Booleans that are True with probability p (uniform(key, shape, p.dtype) < p)."""
     device = _device(key)
     if _is_array(p):
-        if p.dtype.kind != "f":
+        if dtypes.kind(p.dtype) != "f":
             raise TypeError(f"bernoulli: p must have a floating dtype, got {p.dtype}")
         pd = p.dtype
     elif isinstance(p, float):
         pd = dtypes.float32
     else:
         host = np.asarray(p)
-        if host.dtype.kind != "f":
+        if dtypes.kind(host.dtype) != "f":
             raise TypeError(f"bernoulli: p must have a floating dtype, got {host.dtype}")
         pd = dtypes.canonicalize_data(host.dtype, where="bernoulli")
     if shape is None:
@@ -55,10 +55,11 @@ def _int_bound(name, arg, x, dtype, device):
             v > info.max
     if not _is_array(x):
         host = np.asarray(x)
-        if host.dtype.kind not in "biuf":
+        if dtypes.kind(host.dtype) not in "biuf":
             raise TypeError(f"{name}: {arg} must be an integer or an array, got "
                             f"{type(x).__name__}")
-        x = to_array(host if host.dtype.kind != "f" else host.astype(np.int32), name, device)
+        x = to_array(host if dtypes.kind(host.dtype) != "f" else host.astype(np.int32), name,
+                     device)
     if x.dtype.kind not in "iu":
         x = ew.convert_element_type(x, dtypes.int32)
     over = False
@@ -152,7 +153,7 @@ def categorical(key, logits, axis=-1, shape=None):
     from ..numpy._util import asarray_arg
     key = _check_key("categorical", key)
     logits = asarray_arg(logits, "categorical")
-    if logits.dtype.kind != "f":
+    if dtypes.kind(logits.dtype) != "f":
         raise TypeError(f"categorical: logits must have a floating dtype, got {logits.dtype}")
     if logits.ndim == 0:
         raise ValueError("categorical: logits must have at least one dimension")
@@ -293,7 +294,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
             ind = views.slice(perm, (0,), (n_draws,))
     else:
         p = asarray_arg(p, "choice")
-        if p.dtype.kind != "f":
+        if dtypes.kind(p.dtype) != "f":
             p = ew.convert_element_type(p, dtypes.float32)
         if tuple(p.shape) != (n_inputs,):
             raise ValueError(f"choice: p must be None or a 1-d vector of the same size as "

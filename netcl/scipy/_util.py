@@ -6,8 +6,8 @@ an error from deep inside the composition, or after half of its kernels have run
 
 Arguments are promoted as jax.scipy promotes them (`promote_args_inexact`): integers and
 bools become the default float, all arguments take one dtype and broadcast together.
-float16 is computed in float32 and rounded back at the end (the approximations' constants
-and ranges are float32's and float64's).
+float16 and bfloat16 are computed in float32 and rounded back at the end (the approximations'
+constants and ranges are float32's and float64's).
 """
 import numpy as np
 
@@ -34,7 +34,7 @@ def shape_dtype(where, name, v, /):
         dt = np.dtype(v.dtype)
     except TypeError:
         dt = None
-    if dt is None or dt.kind not in "biuf":
+    if dt is None or dtypes.kind(dt) not in "biuf":
         raise TypeError(f"{where}: argument {name!r} must have a real (bool, integer or "
                         f"float) dtype, got {v.dtype}")
     return tuple(v.shape), dt
@@ -66,16 +66,16 @@ def floats(where, /, broadcast=True, **named):
         for n, v in named.items():
             shape_dtype(where, n, v)
         xs = promote(where, *named.values())
-        if xs[0].dtype.kind != "f":
+        if dtypes.kind(xs[0].dtype) != "f":
             xs = [convert_element_type(x, dtypes.DEFAULT_FLOAT, x.weak_type) for x in xs]
     out_dtype = xs[0].dtype
-    if out_dtype == dtypes.float16:
+    if out_dtype in dtypes.HALF:
         xs = [convert_element_type(x, dtypes.float32, x.weak_type) for x in xs]
     return xs, out_dtype
 
 
 def finish(out, dtype):
-    """`out` in the caller's dtype (float16 inputs were computed in float32)."""
+    """`out` in the caller's dtype (16-bit float inputs were computed in float32)."""
     if out.dtype != dtype:
         return convert_element_type(out, dtype, out.weak_type)
     return out

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import numpy as jnp
+from ..core import dtypes
 from .. import random
 from ..primitives import conv as lax_conv
 from ._core import (as_shape, dilate, int_tuple, padding_arg, positive_int, same_pads,
@@ -266,7 +267,7 @@ def _pooling_layer(name, kind):
                 return jnp.divide(y, float(math.prod(window)))
             counts = _pool_counts([xs[a] for a in sp_axes], window, strides_, pads)
             bshape = full(counts.shape, 1)
-            dt = y.dtype if y.dtype.kind == "f" else np.float32
+            dt = y.dtype if dtypes.kind(y.dtype) == "f" else np.float32
             return jnp.divide(y, jnp.asarray(counts.reshape(bshape).astype(dt)))
         return stateless(init_fun, apply_fun)
 

@@ -44,7 +44,7 @@ _TRUNC_STD = 0.87962566103423978
 
 def _dtype(dtype, where):
     dt = dtypes.canonicalize(dtype, arg="dtype", where=where)
-    if np.dtype(dt).kind != "f":
+    if dtypes.kind(np.dtype(dt)) != "f":
         raise TypeError(f"{where}: dtype must be a floating type, got {np.dtype(dt)}")
     return dt
 

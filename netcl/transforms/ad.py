@@ -9,6 +9,7 @@ itself traced by any enclosing transform, which is how grad-of-grad and jit-of-g
 """
 import numpy as np
 
+from ..core import dtypes
 from ..core.ad_util import Zero, add_tangents, instantiate, is_zero
 from ..core.array import Array
 from ..core.eval import to_array
@@ -78,7 +79,7 @@ class JVPInterpreter(Interpreter):
         return self._wrap(out, t_out)
 
     def _wrap(self, out, t):
-        if type(t) is Zero or out.dtype.kind != "f":
+        if type(t) is Zero or dtypes.kind(out.dtype) != "f":
             return out
         return JVPTracer(self, out, t)
 
@@ -88,7 +89,7 @@ class JVPInterpreter(Interpreter):
 
 
 def _check_float(x, fname, argname):
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         raise TypeError(f"{fname}: {argname} must be a float array to be differentiated, got "
                         f"{x.dtype}; convert it with .astype(jnp.float32), or leave it out of "
                         "argnums")
@@ -110,11 +111,13 @@ def jvp(fun, primals, tangents, has_aux=False):
     p_flat = [_as_array(p, "jvp") for p in p_flat]
     t_flat = [_as_array(t, "jvp") for t in t_flat]
     for i, (p, t) in enumerate(zip(p_flat, t_flat)):
-        if tuple(p.shape) != tuple(t.shape) or (p.dtype.kind == "f" and p.dtype != t.dtype):
+        if tuple(p.shape) != tuple(t.shape) or (dtypes.kind(p.dtype) == "f" and
+                                                 p.dtype != t.dtype):
             raise ValueError(f"jvp: primal {i} has shape/dtype {p.shape} {p.dtype} but its "
                              f"tangent has {t.shape} {t.dtype}")
     interp = JVPInterpreter(current_interpreter())
-    ins = [JVPTracer(interp, p, t) if p.dtype.kind == "f" else p for p, t in zip(p_flat, t_flat)]
+    ins = [JVPTracer(interp, p, t) if dtypes.kind(p.dtype) == "f" else p
+           for p, t in zip(p_flat, t_flat)]
     with set_interpreter(interp):
         out = fun(*tree_unflatten(p_tree, ins))
     if has_aux:
@@ -201,9 +204,9 @@ class VJPInterpreter(Interpreter):
         idx = len(self.tape)
         self.tape.append(_Node(backward, parents, len(out) if multiple_results else 0))
         if multiple_results:
-            return tuple(VJPTracer(self, o, (idx, k)) if o.dtype.kind == "f" else o
+            return tuple(VJPTracer(self, o, (idx, k)) if dtypes.kind(o.dtype) == "f" else o
                          for k, o in enumerate(out))
-        return VJPTracer(self, out, (idx, 0)) if out.dtype.kind == "f" else out
+        return VJPTracer(self, out, (idx, 0)) if dtypes.kind(out.dtype) == "f" else out
 
     def concrete(self, tracer, what):
         p = tracer.primal
@@ -246,7 +249,7 @@ def vjp(fun, *primals, has_aux=False):
     p_flat, p_tree = tree_flatten(tuple(primals))
     p_flat = [_as_array(p, "vjp") for p in p_flat]
     interp = VJPInterpreter(current_interpreter())
-    ins = [VJPTracer(interp, p, (_INPUT, i)) if p.dtype.kind == "f" else p
+    ins = [VJPTracer(interp, p, (_INPUT, i)) if dtypes.kind(p.dtype) == "f" else p
            for i, p in enumerate(p_flat)]
     with set_interpreter(interp):
         out = fun(*tree_unflatten(p_tree, ins))
@@ -336,7 +339,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, *, _name="value_and_grad"):
             raise TypeError(f"{fname}: the function must return a scalar (shape ()), got shape "
                             f"{tuple(out_a.shape)}; use netcl.vjp or netcl.jacrev for "
                             "non-scalar outputs")
-        if out_a.dtype.kind != "f":
+        if dtypes.kind(out_a.dtype) != "f":
             raise TypeError(f"{fname}: the function must return a float scalar, got "
                             f"{out_a.dtype}")
         from ..primitives.views import full
@@ -383,6 +386,6 @@ def stop_gradient(x):
     """The identity, with zero derivative (applies to every array in a pytree)."""
     def stop(leaf):
         leaf = _as_array(leaf, "stop_gradient")
-        return stop_gradient_p.bind(leaf) if leaf.dtype.kind == "f" else leaf
+        return stop_gradient_p.bind(leaf) if dtypes.kind(leaf.dtype) == "f" else leaf
     return tree_map(stop, x)
 

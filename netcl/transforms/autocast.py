@@ -1,5 +1,5 @@
 """autocast: run a function with its matrix products and convolutions in a half-precision
-dtype, as torch.autocast does for a PyTorch model.
+dtype (float16 or bfloat16), as torch.autocast does for a PyTorch model.
 
 `autocast(f, dtype)(*args)` runs `f` under an interpreter that reads each primitive's
 precision class (declared with the primitive) before binding it at the parent interpreter:
@@ -22,6 +22,7 @@ functions, custom rules, scans, collectives) run inside as they are, without aut
 
 >>> loss = netcl.autocast(loss_fn, jnp.float16)
 >>> grads = netcl.grad(loss)(params, x)        # float32 gradients, float16 products
+>>> loss = netcl.autocast(loss_fn, "bf16")     # bfloat16 products
 """
 import functools
 
@@ -30,7 +31,10 @@ import numpy as np
 from ..core import dtypes
 from ..core.tracing import Interpreter, current_interpreter, set_interpreter
 
-_HALF = (dtypes.float16,)
+# dtype names autocast takes besides dtypes (jmp's short names too)
+_NAMES = {"float16": dtypes.float16, "f16": dtypes.float16, "half": dtypes.float16,
+          "bfloat16": dtypes.bfloat16, "bf16": dtypes.bfloat16,
+          "float32": dtypes.float32, "f32": dtypes.float32}
 
 
 class AutocastInterpreter(Interpreter):
@@ -62,25 +66,23 @@ class AutocastInterpreter(Interpreter):
 
 def _is_float(a):
     dt = getattr(a, "dtype", None)
-    return dt is not None and np.dtype(dt).kind == "f"
+    return dt is not None and dtypes.kind(np.dtype(dt)) == "f"
 
 
 def autocast(fun, dtype=dtypes.float16):
     """`fun` with its matmuls and convolutions (and the elementwise work between them) in
-    `dtype`, accumulating in float32, and exp/log/pow, reductions, softmax and losses in
-    float32 (see the module docstring). Composes with jit, grad, vmap and pmap.
+    `dtype` (float16 or bfloat16: a dtype, or a name such as "bf16"), accumulating in
+    float32, and exp/log/pow, reductions, softmax and losses in float32 (see the module
+    docstring). float32 gives `fun` itself. Composes with jit, grad, vmap and pmap.
 
-    >>> f = netcl.autocast(lambda w, x: jnp.sum(jnp.tanh(x @ w)), jnp.float16)
+    >>> f = netcl.autocast(lambda w, x: jnp.sum(jnp.tanh(x @ w)), jnp.bfloat16)
     >>> netcl.grad(f)(w, x).dtype            # float32, as w
     """
     if not callable(fun):
         raise TypeError(f"autocast: expected a function, got {type(fun).__name__}")
-    dt = np.dtype(getattr(dtype, "dtype", dtype)) if dtype is not None else None
-    if dt == np.dtype("float32"):
+    dt = _dtype_arg(dtype)
+    if dt == dtypes.float32:
         return fun
-    if dt not in _HALF:
-        raise ValueError(f"autocast: dtype must be float16 (bfloat16 is not supported yet), "
-                         f"got {dtype!r}")
 
     @functools.wraps(fun)
     def run(*args, **kwargs):
@@ -88,3 +90,18 @@ def autocast(fun, dtype=dtypes.float16):
         with set_interpreter(interp):
             return fun(*args, **kwargs)
     return run
+
+
+def _dtype_arg(dtype):
+    """The half dtype `dtype` names (or float32), else ValueError naming autocast."""
+    if isinstance(dtype, str):
+        dt = _NAMES.get(dtype.strip().lower())
+    else:
+        try:
+            dt = np.dtype(getattr(dtype, "dtype", dtype)) if dtype is not None else None
+        except TypeError:
+            dt = None
+    if dt not in dtypes.HALF and dt != dtypes.float32:
+        raise ValueError(f"autocast: dtype must be float16 or bfloat16 (or float32: no "
+                         f"autocast), got {dtype!r}")
+    return dt

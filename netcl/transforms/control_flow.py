@@ -8,6 +8,7 @@ each iteration. `cond` with a traced predicate computes both branches and select
 also works under vmap and differentiation); mind that a NaN in the unselected branch's
 gradient can then leak, as with `jnp.where`.
 """
+from ..core import dtypes
 from ..core.array import Array
 from ..core.tracing import Primitive, ShapedArray, Tracer, current_interpreter
 from ..tree_util import tree_flatten, tree_unflatten
@@ -23,11 +24,11 @@ def _check_scalar(v, where, arg, kinds="biuf"):
     """v is a Python/NumPy number or a 0-d array of one of `kinds`, else a TypeError."""
     import numpy as np
     if isinstance(v, (Array, Tracer)):
-        if v.ndim or v.dtype.kind not in kinds:
+        if v.ndim or dtypes.kind(v.dtype) not in kinds:
             raise TypeError(f"{where}: {arg} must be a scalar, got an array of shape "
                             f"{tuple(v.shape)} and dtype {v.dtype}")
     elif not isinstance(v, (bool, int, float, np.number, np.bool_)) or \
-            np.asarray(v).dtype.kind not in kinds:
+            dtypes.kind(np.asarray(v).dtype) not in kinds:
         raise TypeError(f"{where}: {arg} must be a scalar, got {type(v).__name__} {v!r}")
 
 

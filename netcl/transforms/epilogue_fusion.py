@@ -15,21 +15,20 @@ gradient) takes its optimizer update (reductions/sum_epilogue.py), with the othe
 sums of same-shaped arrays that group reads; it adds each column in its own order (blocks of
 64 rows), so its results match eager ones within rounding.
 """
-import sys
-
-from ..core.array import Array
-from ..core.eval import eval_interpreter
 from ..core.ir import IR, Eqn
+from ..core.launch import Launch, as_launch
 from ..core.tracing import Primitive
 from ..primitives import conv, dot_epilogue, linalg
 from ..primitives.conv import conv_gemm, scatter_epilogue
 from ..primitives.reductions import reduce_sum_p, sum_epilogue
 from .fusion import FusedPrimitive, dce
+from .plan import unbound_values
 
 
 def _dot_launcher(device, lhs, rhs, params, aval, extras, acc_index, body, out_vars, out_avals):
     return dot_epilogue.make_epilogue_launcher(device, lhs, rhs, params["dimension_numbers"],
-                                               extras, acc_index, body, out_vars, out_avals)
+                                               extras, acc_index, body, out_vars, out_avals,
+                                               precision=params.get("precision"))
 
 
 def _sum_launcher(device, *args):
@@ -70,6 +69,7 @@ class EpiloguePrimitive(Primitive):
         self.eqns = group.eqns
         self.abstract_eval = lambda *args, **params: tuple(group.out_avals)
         self.make_launcher = self._make_launcher
+        self._launches = {}           # (device, argument layouts) -> Launch or None
         self.reference = self._reference
 
     def _group_inputs(self, accs, extras):
@@ -81,59 +81,32 @@ class EpiloguePrimitive(Primitive):
             inputs[p] = next(it)
         return inputs
 
+    def launch_for(self, device, args):
+        """The one-kernel Launch for arguments laid out like `args` (arrays, bound or not),
+        built once per layout; None where the product cannot take this epilogue there
+        (see the builders in `_LAUNCHERS`). jit's fuse_epilogues pass asks before it fuses."""
+        key = (device, tuple(a._layout_id() for a in args))
+        if key not in self._launches:
+            n = self.n_operands
+            launch = _LAUNCHERS[self.product][0](
+                device, *args[:n], self.product_params, self.product_aval, list(args[n:]),
+                self.acc_index, self.group.body, self.group.out_names, self.group.out_avals)
+            self._launches[key] = None if launch is None else as_launch(launch)
+        return self._launches[key]
+
     def _make_launcher(self, device, args, params, out_avals):
-        n = self.n_operands
-        launch = _LAUNCHERS[self.product][0](
-            device, *args[:n], self.product_params, self.product_aval, list(args[n:]),
-            self.acc_index, self.group.body, self.group.out_names, self.group.out_avals)
+        launch = self.launch_for(device, args)
         if launch is not None:
             return launch
-        # Two kernels: the product's and the group's launchers, looked up once (this launcher
-        # serves one layout of its arguments, so the product's result always has the same
-        # layout) instead of dispatching both through bind on every call: what is left of
-        # the host's time per call is the launches themselves.
-        product, group, pparams = self.product, self.group, self.product_params
+        # Layouts the pass did not fuse for (a call that binds each step with other
+        # layouts than the compiled ones): the product, then the group.
+        return Launch(self._product_then_group)
+
+    def _product_then_group(self, *args):
+        n, pparams = self.n_operands, self.product_params
         m = n // len(self.acc_positions)     # operands per product
-        # (None for arguments the interpreter would not cache a launcher for: bind them)
-        launch_products = [eval_interpreter.launcher(product, args[i:i + m], pparams) or
-                           (lambda *xs: product.bind(*xs, **pparams)) for i in range(0, n, m)]
-        launch_group = None
-
-        def reusing(offers, *args):
-            nonlocal launch_group
-            accs = [launch(*args[i * m:i * m + m]) for i, launch in enumerate(launch_products)]
-            inputs = self._group_inputs(accs, list(args[n:]))
-            if launch_group is None:
-                plain = eval_interpreter.launcher(group, inputs, {}) or group.bind
-                launch_group = getattr(plain, "reusing", lambda offers, *xs: plain(*xs))
-            acc = accs[0]
-            if acc._contig and acc.offset == 0 and sys.getrefcount(acc._storage) == 2:
-                # Nothing else holds the product's buffer (a view such as a sum over one
-                # row would share it): the group, elementwise over it, may write it in
-                # place. Its lines are then in cache when the kernel writes them, where a new
-                # buffer's would first be read from memory (adam after its weight gradient).
-                offers = [*offers, acc._storage]
-            return launch_group(offers, *inputs)
-
-        def two_kernels(*args):
-            return reusing((), *args)
-        two_kernels.reusing = reusing
-        two_kernels.kernels = self._two_kernels(device, launch_products, args)
-        return two_kernels
-
-    def _two_kernels(self, device, launch_products, args):
-        """[(name, OpenCL C)] of what the two-kernel form enqueues (lower().kernels): the
-        products' kernels, then the group's; None where a product's launcher does not say."""
-        listed = []
-        for launch in launch_products:
-            declared = getattr(launch, "kernels", None)
-            if declared is None:
-                return None
-            listed += declared
-        a = self.product_aval
-        accs = [Array.unbound(device, a.shape, a.dtype, a.weak_type)] * len(self.acc_positions)
-        inputs = self._group_inputs(accs, list(args[self.n_operands:]))
-        return listed + [(self.group.kernel_name, self.group.source_for(device, inputs))]
+        accs = [self.product.bind(*args[i:i + m], **pparams) for i in range(0, n, m)]
+        return self.group.bind(*self._group_inputs(accs, list(args[n:])))
 
     def in_place_inputs(self, n_inputs):
         """Inputs an output may overwrite when they die here: the extras (the epilogue reads
@@ -150,8 +123,8 @@ class EpiloguePrimitive(Primitive):
     def source_for(self, device, args):
         """The OpenCL C of the kernel with this epilogue, for inputs laid out like `args`
         ('' where it runs as two kernels)."""
-        launch = self._make_launcher(device, args, {}, self.group.out_avals)
-        return getattr(launch, "source", "")
+        launch = self.launch_for(device, args)
+        return launch.kernels[-1].source if launch is not None and launch.kernels else ""
 
 
 def _epilogue_ok(product, group):
@@ -180,9 +153,10 @@ def _as_group(e):
     return None
 
 
-def fuse_epilogues(ir):
+def fuse_epilogues(ir, device):
     """Give each product (`_LAUNCHERS`) whose result has exactly one reader, an elementwise
-    group of the same shape, that group as its epilogue."""
+    group of the same shape, that group as its epilogue, where the product's kernel can take
+    it on `device` for the layouts the compiled call will have (decided here, once)."""
     producer = {}
     readers = {}
     for i, e in enumerate(ir.eqns):
@@ -191,6 +165,7 @@ def fuse_epilogues(ir):
         for v in e.inputs:
             readers.setdefault(v.id, set()).add(i)
     out_ids = {v.id for v in ir.outvars}
+    values = None if device.is_numpy else unbound_values(ir, device)
     replace, drop = {}, set()
     for i, e in enumerate(ir.eqns):
         if e.prim.fusion != "elementwise" and not isinstance(e.prim, FusedPrimitive):
@@ -207,7 +182,7 @@ def fuse_epilogues(ir):
             product = ir.eqns[d]
             if not _epilogue_ok(product, group):
                 continue
-            at, operands = [pos], list(product.inputs)
+            at, operands, also = [pos], list(product.inputs), []
             if product.prim is reduce_sum_p:
                 # the group's other inputs that are the same sum of another array, read only
                 # here, are summed in the same kernel (an MLP's bias gradients and their
@@ -222,12 +197,15 @@ def fuse_epilogues(ir):
                             u.id not in {w.id for w in group.inputs[:q]}:
                         at.append(q)
                         operands += other.inputs
-                        drop.add(producer[u.id])
+                        also.append(producer[u.id])
             extras = [u for q, u in enumerate(group.inputs) if q not in at]
             prim = EpiloguePrimitive(product.prim, product.params, product.outputs[0].aval,
                                      group, pos if len(at) == 1 else tuple(at))
+            if values is not None and prim.launch_for(
+                    device, [values[u.id] for u in operands + extras]) is None:
+                continue
             replace[i] = Eqn(prim, operands + extras, {}, list(group.outputs))
-            drop.add(d)
+            drop.update([d, *also])
             break
     if not replace:
         return ir

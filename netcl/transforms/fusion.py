@@ -10,7 +10,9 @@ import math
 
 import numpy as np
 
+from ..core import dtypes
 from ..core.codegen import Op, expression_template, make_body_launcher
+from ..core.launch import Launch
 from ..core.ir import IR, Eqn
 from ..core.tracing import Primitive
 
@@ -261,7 +263,7 @@ class FusedPrimitive(Primitive):
             out = e.outputs[0]
             template = expression_template(e.prim, in_dtypes, out.aval.dtype, e.params)
             var = f"t{k}"
-            body.append(Op(var, e.prim.name, template,
+            body.append(Op(var, e.prim, template,
                            in_dtypes[0] if in_dtypes else out.aval.dtype, out.aval.dtype,
                            operands))
             names[out.id] = var
@@ -279,12 +281,10 @@ class FusedPrimitive(Primitive):
     def _make_launcher(self, device, args, params, out_avals):
         launch = make_body_launcher(self.kernel_name, device, args, self.body, self.out_names,
                                     self.out_avals)
-        if len(self.out_avals) == 1:
-            one, reusing = launch, launch.reusing
-
-            def launch(*xs):
-                return (one(*xs),)
-            launch.reusing = lambda offers, *xs: (reusing(offers, *xs),)
+        if len(self.out_avals) == 1:     # (a fused group always returns a tuple)
+            one, into = launch.run, launch.run_into
+            launch = Launch(lambda *xs: (one(*xs),),
+                            lambda offers, *xs: (into(offers, *xs),), launch.kernels)
         return launch
 
     def in_place_inputs(self, n_inputs):
@@ -315,7 +315,7 @@ def _aval_of(fp, var_id):
 
 def _c_literal(value, dtype):
     """A C literal of `value` for a compute type (exact: hex floats)."""
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         v = float(value)
         suffix = "" if dtype == np.float64 else "f"
         if math.isnan(v):

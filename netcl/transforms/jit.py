@@ -25,6 +25,7 @@ import weakref
 import numpy as np
 
 from ..core.array import Array
+from ..core.config import register_forgetting
 from ..core.sharded import ShardedArray
 from ..core.devices import default_device
 from ..core.eval import eval_interpreter, to_array
@@ -32,7 +33,9 @@ from ..core.tracing import ShapedArray, Tracer, current_interpreter
 from ..tree_util import tree_flatten, tree_unflatten
 from .epilogue_fusion import EpiloguePrimitive
 from .fusion import FusedPrimitive
-from .executable import Executable
+from ..core.launch import Kernel
+from .executable import _GENERATED, Executable
+from .plan import Plan
 from .jit_call import FlatCall, jit_call_p
 from .passes import optimize
 from .row_fusion import RowFusedPrimitive
@@ -68,17 +71,6 @@ def _cache_size():
 _jitted_functions = weakref.WeakSet()   # for clear_caches()
 
 
-class Kernel:
-    """One kernel a compiled function will launch (for inspection)."""
-
-    def __init__(self, name, source):
-        self.name = name
-        self.source = source
-
-    def __repr__(self):
-        return f"Kernel({self.name})"
-
-
 class Lowered:
     """What `jit(f).lower(*args)` returns: the optimised IR, kernels and their sources."""
 
@@ -96,27 +88,31 @@ class Lowered:
 
     @property
     def kernels(self):
-        """Kernels that launch, in order: what each step's launcher says it enqueues (a
-        GEMM's pack kernel on CPUs, a product and its epilogue group as two kernels), else
-        the step's kernel, fused groups with their OpenCL C (views, weak-type casts and
-        no-ops excluded)."""
+        """Kernels that launch, in order: the Plan's (a GEMM's pack kernel on CPUs, a product
+        and its epilogue group as two kernels), built for dense arguments of the lowered
+        shapes without running; a step whose launch does not list its kernels shows its
+        primitive's (fused groups with their OpenCL C); views, weak-type casts and no-ops
+        launch nothing."""
         device = default_device()
         env = {v.id: _unbound(device, v.aval) for v in self.ir.invars + self.ir.constvars}
-        out = []
+        launches = []
         for e in self.ir.eqns:
             args = [env[v.id] for v in e.inputs]
+            launch = eval_interpreter.launcher(e.prim, args, e.params,
+                                               shared=not isinstance(e.prim, _GENERATED))
+            launches.append(launch)
             if _is_view(e) and not device.is_numpy:
-                res = e.prim.make_launcher(device, args, e.params, e.outputs[0].aval)(*args)
-                env[e.outputs[0].id] = res
-                continue
-            for o in e.outputs:
-                env[o.id] = _unbound(device, o.aval)
+                env[e.outputs[0].id] = launch.run(*args)   # (a view computes no values)
+            else:
+                for o in e.outputs:
+                    env[o.id] = _unbound(device, o.aval)
+        plan = Plan.build(self.ir, launches)
+        out = []
+        for e, step, args in zip(self.ir.eqns, plan.steps, self._step_args(env)):
             if _is_view(e):
                 continue
-            declared = None if device.is_numpy else \
-                getattr(eval_interpreter.launcher(e.prim, args, e.params), "kernels", None)
-            if declared is not None:
-                out += [Kernel(name, src) for name, src in declared]
+            if step.launch.kernels is not None and not device.is_numpy:
+                out += step.launch.kernels
                 continue
             src = ""
             if isinstance(e.prim, (FusedPrimitive, EpiloguePrimitive)) and not device.is_numpy:
@@ -125,6 +121,9 @@ class Lowered:
                 src = e.prim.source_for(device, args, 64)[0]
             out.append(Kernel(getattr(e.prim, "kernel_name", e.prim.name), src))
         return out
+
+    def _step_args(self, env):
+        return ([env[v.id] for v in e.inputs] for e in self.ir.eqns)
 
     def compile(self):
         return self._jitted._compiled_for(self._key, self.ir)
@@ -135,10 +134,7 @@ def _unbound(device, aval):
 
 
 def _is_view(e):
-    if e.prim.fusion == "view" or e.prim.name == "stop_gradient":
-        return True
-    return e.prim.name == "convert_element_type" and e.inputs[0].aval.dtype == \
-        e.outputs[0].aval.dtype
+    return len(e.outputs) == 1 and len(e.inputs) == 1 and e.prim.returns_view(e)
 
 
 def _describe(aval):
@@ -335,9 +331,21 @@ class Jitted:
                              "is also passed as another argument; donate only arrays that "
                              "are not used again")
         exe.donated_at = at
-        if exe._plan is None:   # its steps learn which arguments they may overwrite
-            exe.donated = frozenset(at)
         return at
+
+    def _donated_leaves(self, args, tree):
+        """The positions among the call's leaves of the donated arguments' leaves (what the
+        in-place pass may overwrite): the leaves of arguments `donate_argnums` names."""
+        if not self.donate_argnums:
+            return frozenset()
+        dyn_positions = [i for i in range(len(args)) if i not in self.static_argnums]
+        counts = [tree_flatten(args[i])[1].num_leaves for i in dyn_positions]
+        found, start = set(), 0
+        for i, n in zip(dyn_positions, counts):
+            if i in self.donate_argnums:
+                found.update(range(start, start + n))
+            start += n
+        return frozenset(found)
 
     def _donate(self, args):
         if not self.donate_argnums:
@@ -410,7 +418,8 @@ class Jitted:
                   f"({', '.join(_describe(ShapedArray(x.shape, x.dtype, x.weak_type)) for x in flat)})"
                   f"{self._reason(key)}", file=sys.stderr)
         ir, out_tree = self._trace(args, kwargs, static, flat, tree)
-        exe = self._compiled_for(key, optimize(ir, key[3], _name(self.fun)), out_tree)
+        exe = self._compiled_for(key, optimize(ir, key[3], _name(self.fun),
+                                               self._donated_leaves(args, tree)), out_tree)
         self._last_key = key
         return exe
 
@@ -455,7 +464,8 @@ class Jitted:
         device = flat[0].device if flat else default_device()
         key = (tree, tuple((x.shape, x.dtype, x.weak_type) for x in flat), static, device)
         ir, out_tree = self._trace(args, kwargs, static, flat, tree)
-        low = Lowered(self, key, optimize(ir, device, _name(self.fun)), flat)
+        low = Lowered(self, key, optimize(ir, device, _name(self.fun),
+                                          self._donated_leaves(args, tree)), flat)
         low._out_tree = out_tree
         low.compile = lambda: self._compiled_for(key, low.ir, out_tree)
         return low
@@ -492,6 +502,17 @@ def clear_caches():
     eval_module.eval_interpreter.launchers.clear()
     eval_module._constants.clear()
     kernels.clear_programs()
+
+
+def _forget_traces():
+    """Drop every jitted function's compiled signatures and the eager launchers (kernel
+    programs stay built): what a change of the default matmul precision invalidates."""
+    for f in list(_jitted_functions):
+        f.clear_cache()
+    eval_interpreter.launchers.clear()
+
+
+register_forgetting(all_caches=clear_caches, traces=_forget_traces)
 
 
 def _argnums(v, arg, kind):

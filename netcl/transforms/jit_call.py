@@ -14,6 +14,7 @@ Every rule binds at the parent interpreter, where a compiled function is a call 
 grad of grad of jit stays compiled. Under staging (jit of a function that calls a jitted
 one, make_ir) the call is traced through, to fuse with its surroundings.
 """
+from ..core import dtypes
 from ..core.ad_util import instantiate, is_zero
 from ..core.tracing import Primitive, set_interpreter
 from .custom import _CallRules, _zeros_for
@@ -58,7 +59,7 @@ class _JitCallRules(_CallRules):
         with set_interpreter(interp.parent):
             if all(is_zero(t) for t in tangents):
                 return jit_call_p.bind(*primals, **params)
-            floats = tuple(i for i, p in enumerate(primals) if p.dtype.kind == "f")
+            floats = tuple(i for i, p in enumerate(primals) if dtypes.kind(p.dtype) == "f")
             outs = call.compiled(("jvp", floats), lambda: _jvp_fun(call.fun, floats))(
                 *primals, *[instantiate(tangents[i]) for i in floats])
         n = len(outs) // 2

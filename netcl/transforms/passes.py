@@ -26,6 +26,7 @@ from ..core.ir import IR, pretty
 from .epilogue_fusion import fuse_epilogues
 from .fusion import (cse, dce, fold_literals, forward_scalar_broadcasts, fuse, hoist_reductions,
                      hoist_scalars, sink_scalars, strip_identities)
+from .plan import assign_in_place
 from .row_fusion import row_fuse
 
 
@@ -34,6 +35,7 @@ class PassContext:
     """What the passes of one compilation share."""
     device: Device
     literals: dict = field(default_factory=dict)   # var id -> Python scalar inlined in code
+    donated: frozenset = frozenset()   # argument numbers whose buffers the call may reuse
 
 
 @dataclass(frozen=True)
@@ -77,12 +79,14 @@ PASSES = (
          "0-d equations gathered so that they fuse together"),
     Pass("fuse_elementwise", lambda ir, ctx: fuse(ir, ctx.literals),
          "maximal elementwise groups become one kernel each"),
-    Pass("fuse_epilogues", lambda ir, ctx: fuse_epilogues(ir),
+    Pass("fuse_epilogues", lambda ir, ctx: fuse_epilogues(ir, ctx.device),
          "products and column sums take the group that reads them"),
     Pass("hoist_reductions", lambda ir, ctx: hoist_reductions(ir),
          "reductions run just after their inputs are produced"),
     Pass("sink_scalars", lambda ir, ctx: sink_scalars(ir),
          "0-d steps run just before their first reader"),
+    Pass("assign_in_place", lambda ir, ctx: assign_in_place(ir, ctx.donated),
+         "outputs written over inputs that die there (donated arguments included)"),
 )
 
 
@@ -127,9 +131,10 @@ def _flag(name):
     return os.environ.get(name, "") not in ("", "0")
 
 
-def optimize(ir, device=None, name="fun"):
-    """Run `PASSES` over `ir` for `device`, checking and dumping as the environment asks."""
-    ctx = PassContext(device or default_device())
+def optimize(ir, device=None, name="fun", donated=frozenset()):
+    """Run `PASSES` over `ir` for `device`, checking and dumping as the environment asks;
+    `donated`: the numbers of the arguments whose buffers the call may reuse."""
+    ctx = PassContext(device or default_device(), donated=frozenset(donated))
     check = _flag("NETCL_CHECK_IR")
     dump = os.environ.get("NETCL_DUMP_IR")
     folder = None

@@ -15,7 +15,7 @@ stay in cache, and there is one launch instead of five or six.
 """
 import numpy as np
 
-from ..core import kernels
+from ..core import dtypes, kernels
 from ..core.codegen import (Op, broadcast_period, expression_template, helpers_for, input_kind,
                             op_vector_safe, vtype)
 from ..core.ir import IR, Eqn
@@ -317,7 +317,7 @@ class RowFusedPrimitive(Primitive):
         out = e.outputs[0]
         w = width if self._is_full(out.aval) else 1
         in_dtypes = [u.aval.dtype for u in e.inputs]
-        op = Op(f"e{self._local[target]}", e.prim.name,
+        op = Op(f"e{self._local[target]}", e.prim,
                 expression_template(e.prim, in_dtypes, out.aval.dtype, e.params),
                 in_dtypes[0], out.aval.dtype, ops)
         lines.append(ind + op.render(w))
@@ -365,7 +365,7 @@ class RowFusedPrimitive(Primitive):
                 continue
             ins = [u.aval.dtype for u in e.inputs]
             template = expression_template(e.prim, ins, o.aval.dtype, e.params)
-            if not op_vector_safe(e.prim.name, ins[0], o.aval.dtype, template):
+            if not op_vector_safe(e.prim, ins[0], o.aval.dtype, template):
                 return False
         return all(v.aval.dtype in (np.float32, np.float16) for v in self.outputs
                    if self._is_full(v.aval))
@@ -397,7 +397,7 @@ class RowFusedPrimitive(Primitive):
                 ins = [alias.get(u.id, u.id) for u in e.inputs]
                 if all(i in names for i in ins):
                     in_dtypes = [u.aval.dtype for u in e.inputs]
-                    op = Op(f"w{self._local[o.id]}", e.prim.name,
+                    op = Op(f"w{self._local[o.id]}", e.prim,
                             expression_template(e.prim, in_dtypes, o.aval.dtype, e.params),
                             in_dtypes[0], o.aval.dtype, [names[i] for i in ins])
                     lines.append(ind + op.render(1))
@@ -526,7 +526,7 @@ def _row_fuse(ir, scalar_literals, late):
             return None
         x = e.inputs[0].aval
         axes = tuple(e.params.get("axes", ()))
-        if x.ndim == 0 or x.dtype.kind != "f" or x.size == 0:
+        if x.ndim == 0 or dtypes.kind(x.dtype) != "f" or x.size == 0:
             return None
         whole = axes == tuple(range(x.ndim))
         rows, k = (1, x.size) if whole else (prod(x.shape[:-1]), x.shape[-1])

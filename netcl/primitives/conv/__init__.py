@@ -35,7 +35,3 @@ _impl_override = None
 # Likewise "implicit", "special" or "generic" forces how the GEMM path makes its patches matrix
 # (None: implicit on GPUs, generic on CPUs; see conv_gemm._im2col_mode).
 _im2col_override = None
-
-# False keeps float32 products on tensor-core GPUs even at the default precision (the test
-# suite sets it; None: TF32 where conv_gemm._use_tf32 allows it).
-_tf32_override = None

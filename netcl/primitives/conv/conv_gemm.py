@@ -15,6 +15,7 @@ import numpy as np
 
 from ...core import dtypes, kernels
 from ...core.array import Array
+from ...core.launch import Kernel, Launch
 from ...core.shapes import contiguous_strides, prod
 from ...core.tracing import ShapedArray
 from .. import split_k
@@ -106,6 +107,7 @@ def _im2col_launcher(device, in_dtype, geo, plan, src):
         enqueue(queue, k, g, l_)
     run.mode, run.items = mode, g[0]
     run.p_bytes = plan.p_elems * _gemm_dtype(in_dtype).itemsize
+    run.kernel = Kernel(k.function_name, k._netcl_source)
     return run
 
 
@@ -125,7 +127,7 @@ def _plan_gemm(geo, dtype, device):
     """A _GemmPlan for this conv, or None where the direct kernel is the better (or only) way.
     `dtype` is the operands' dtype; float16 goes through the float32 GEMM (im2col and the
     packed kernel convert)."""
-    if dtype.kind != "f" or geo.total == 0 or not _gemm_available():
+    if dtypes.kind(dtype) != "f" or geo.total == 0 or not _gemm_available():
         return None
     GG = geo.G * geo.B
     Og = geo.O // GG
@@ -392,16 +394,13 @@ def _gemm_calls(plan, geo, dtype, device, w_off):
 
 
 def _use_tf32(device, dtype, precision):
-    """Whether this conv's GEMMs run on tensor cores in TF32 (gemm_mma.py): float32 GEMMs at
-    the default precision (None or "default", as PyTorch's cuDNN convolutions and XLA's
-    default on these GPUs) on NVIDIA GPUs of sm_80 or newer. "high" or "highest" keeps
-    float32 products."""
-    from .. import conv
-    if dtype != dtypes.float32 or not device.target.tensor_cores or \
-            conv._tf32_override is False:
-        return False
-    ps = precision if isinstance(precision, tuple) else (precision,)
-    return all(p in (None, "default", "fastest", "tensorfloat32", "bfloat16") for p in ps)
+    """Whether this conv's GEMMs run on tensor cores in TF32 (gemm_mma.py): float32 GEMMs
+    whose precision allows it (matmul_precision: "default" and "high", or None with no
+    other config default, as PyTorch's cuDNN convolutions and XLA on these GPUs) where the
+    Target has tensor cores. "highest" keeps float32 products."""
+    from ..matmul_precision import gemm_arithmetic
+    return dtype == dtypes.float32 and \
+        gemm_arithmetic(device.target, dtype, precision) == "tf32"
 
 
 def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gather=None,
@@ -573,9 +572,10 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
 
         def launch_epilogue(*args):
             return reusing((), *args)
-        launch_epilogue.reusing = reusing
-        launch_epilogue.source = kg._netcl_source
-        return launch_epilogue
+        before = ((im2col.kernel,) if im2col is not None else ()) + \
+            (copy_launch.kernels if pack is not None else ())
+        return Launch(launch_epilogue, reusing,
+                      before + (Kernel(kg.function_name, kg._netcl_source),))
 
     def launch_gemm(x, w):
         if narrow is None:

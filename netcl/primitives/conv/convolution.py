@@ -59,7 +59,7 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
     if lhs.dtype != rhs.dtype:
         raise TypeError(f"{where}: lhs and rhs must have the same dtype, got {lhs.dtype} and "
                         f"{rhs.dtype}{ctx}")
-    if lhs.dtype.kind != "f":
+    if dtypes.kind(lhs.dtype) != "f":
         raise TypeError(f"{where}: operands must be floating point, got {lhs.dtype}{ctx}")
     G, B = feature_group_count, batch_group_count
     if G < 1 or B < 1:
@@ -101,7 +101,7 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
     for k, d in enumerate(out_spec):
         shape[d] = canon[k]
     out_dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
-    if out_dtype.kind != "f":
+    if dtypes.kind(out_dtype) != "f":
         raise TypeError(f"{where}: preferred_element_type must be a floating dtype, got "
                         f"{out_dtype}{ctx}")
     return ShapedArray(tuple(shape), out_dtype, False)

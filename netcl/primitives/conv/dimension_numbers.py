@@ -125,9 +125,8 @@ def _explicit_padding(padding, n, where, ctx=""):
     return pads
 
 
-def _canonical_precision(precision):
-    if precision is None:
-        return None
-    if isinstance(precision, (tuple, list)):
-        return tuple(_canonical_precision(p) for p in precision)
-    return str(getattr(precision, "name", precision)).lower()
+def _canonical_precision(precision, where="conv_general_dilated"):
+    """A ``precision=`` as bound: matmul_precision.canonicalize (None takes the config's
+    default, as jax.lax does; a bad value raises naming `where`)."""
+    from ..matmul_precision import canonicalize
+    return canonicalize(precision, where)

@@ -55,7 +55,7 @@ def _window_out_shape(name, shape, window_dimensions, window_strides, padding, b
 def _window_abstract(name, kinds="fi"):
     def abstract(x, *, window_dimensions, window_strides, padding, base_dilation,
                  window_dilation):
-        if x.dtype.kind not in kinds or x.dtype == dtypes.uint32:
+        if dtypes.kind(x.dtype) not in kinds or x.dtype == dtypes.uint32:
             raise TypeError(f"{name}: operand dtype {x.dtype} is not supported (floating "
                             f"point{' or int32' if 'i' in kinds else ''})")
         if x.ndim > _MAX_WINDOW_RANK:
@@ -70,7 +70,7 @@ _IDENTITY = {"sum": 0.0, "max": -np.inf, "min": np.inf}
 
 
 def _identity_np(op, dtype):
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         return _IDENTITY[op]
     info = np.iinfo(dtype)
     return {"sum": 0, "max": info.min, "min": info.max}[op]
@@ -87,7 +87,7 @@ def _reduce_window_ref(op):
     def ref(x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
         out_shape = _window_out_shape("reduce_window_" + op, x.shape, window_dimensions,
                                       window_strides, padding, base_dilation, window_dilation)
-        work = np.float64 if x.dtype.kind == "f" else np.int64
+        work = np.float64 if dtypes.kind(x.dtype) == "f" else np.int64
         ident = _identity_np(op, x.dtype)
         xp = _dilate_pad_np(x.astype(work), range(x.ndim), base_dilation, padding, ident)
         acc = np.full(out_shape, ident, work)
@@ -166,7 +166,7 @@ def _pair_abstract(name, first, first_is_window_shaped):
                  base_dilation, window_dilation):
         if select not in ("ge", "le"):
             raise ValueError(f"{name}: select must be 'ge' or 'le', got {select!r}")
-        if a.dtype.kind != "f" or operand.dtype.kind != "f":
+        if dtypes.kind(a.dtype) != "f" or dtypes.kind(operand.dtype) != "f":
             raise TypeError(f"{name}: {first} and operand must be floating point, got "
                             f"{a.dtype} and {operand.dtype}")
         if operand.ndim > _MAX_WINDOW_RANK:

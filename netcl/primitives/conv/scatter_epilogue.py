@@ -6,7 +6,7 @@ other inputs at the same flat index. The scattered gradient then never goes to m
 """
 import numpy as np
 
-from ...core import kernels
+from ...core import dtypes, kernels
 from ...core.shapes import prod
 from .. import dot_epilogue
 from .kernel_metadata import _const_buffer
@@ -22,7 +22,7 @@ def make_scatter_epilogue_launcher(device, source, operand, params, aval, extras
     dense array of the operand's shape or a 0-d one."""
     wp = _window_params(params)
     shape, kd = operand.shape, operand.dtype
-    if device.is_numpy or kd.kind != "f" or source.dtype != kd or not prod(source.shape) or \
+    if device.is_numpy or dtypes.kind(kd) != "f" or source.dtype != kd or not prod(source.shape) or \
             not _windows_tile(shape, source.shape, wp) or \
             any(a.shape != shape for a in out_avals) or \
             any(x.ndim and (x.shape != shape or not x._contig) for x in extras):
@@ -50,6 +50,4 @@ def make_scatter_epilogue_launcher(device, source, operand, params, aval, extras
     k.set_arg(first + 3, np.int32(1 if params["select"] == "ge" else 2))
     k._netcl_meta = meta
     gsize, lsize = kernels.grid_1d(device, scal["total"])
-    launch = dot_epilogue.flat_epilogue_launcher(device, k, 2, n_in, out_avals, gsize, lsize)
-    launch.source = src
-    return launch
+    return dot_epilogue.flat_epilogue_launcher(device, k, 2, n_in, out_avals, gsize, lsize)

@@ -77,7 +77,7 @@ def _window_source(dtype, classes, epilogue=None):
     R = len(classes)
     S = kernels.storage_ctype(dtype)
     T = kernels.compute_ctype(dtype)
-    isf = dtype.kind == "f"
+    isf = dtypes.kind(dtype) == "f"
     ld = lambda p, i: kernels.load(dtype, p, i)  # noqa: E731
     defs = "".join(f"#define WM_{k.upper()} {i}\n" for i, k in enumerate(_WM_SCALARS))
     base = len(_WM_SCALARS)

@@ -60,7 +60,7 @@ def _better8(op, dtype):
     """C expression (mask vector): is (x, i) better than (bv, bi), lane by lane."""
     cmp = ">" if op == "argmax" else "<"
     lt = _mask_conv(dtype, "i < bi")
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         return (f"((x != x) != (bv != bv)) ? (x != x) : "
                 f"(((x != x) | (x == bv)) ? {lt} : (x {cmp} bv))")
     return f"(x {cmp} bv) | ((x == bv) & {lt})"
@@ -73,7 +73,7 @@ def _take8(op, dtype, later):
     the identity (all False, all -inf) kept INT_MAX as its index."""
     cmp = ">" if op == "argmax" else "<"
     unset = _mask_conv(dtype, "(bi == (int8)(INT_MAX))")
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         if later:  # ties keep the earlier; the first NaN stays
             return f"(x {cmp} bv) | ((x != x) & (bv == bv)) | {unset}"
         return f"(x {cmp}= bv) | (x != x)"
@@ -87,7 +87,7 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
     acc = kernels.compute_ctype(acc_dt)
     v8 = _vec_type(acc_dt)
     init = _init_expr(op, acc_dt)
-    blocked = op == "sum" and acc_dt.kind == "f"
+    blocked = op == "sum" and dtypes.kind(acc_dt) == "f"
     c1, c8 = (None, None) if arg else (_combine(op, acc_dt), _combine(op, acc_dt, "8"))
     params = []
     if out_val:

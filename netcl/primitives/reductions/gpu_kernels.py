@@ -10,7 +10,7 @@ Scans: one work-group per (row, chunk), tiles of L*V elements staged in local me
 item scans V elements, a Hillis-Steele scan over the L item totals, a carry across tiles
 (work O(n + n log L / V)); the cols scan is one work-item per (a, chunk, b).
 """
-from ...core import kernels
+from ...core import dtypes, kernels
 from .kernel_common import _CHUNK_BOUNDS, _combine, _init_expr, _partial_dtype
 
 _V = 8  # elements per work-item per tile in the rows scan
@@ -27,7 +27,7 @@ def _reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_val=
     """
     arg = op in ("argmax", "argmin")
     acc = kernels.compute_ctype(acc_dt)
-    kahan = op == "sum" and acc_dt.kind == "f"
+    kahan = op == "sum" and dtypes.kind(acc_dt) == "f"
     params = []
     if out_val:
         params.append(f"__global {kernels.storage_ctype(out_dt)}* out")

@@ -6,7 +6,7 @@ from ...core import dtypes, kernels
 
 def _init_expr(op, dtype):
     """The identity of `op` as a C expression of the accumulator type."""
-    k = "b" if dtype == dtypes.bool_ else dtype.kind
+    k = "b" if dtype == dtypes.bool_ else dtypes.kind(dtype)
     acc = kernels.compute_ctype(dtype)
     if op in ("sum",):
         return f"(({acc})0)"
@@ -23,7 +23,7 @@ def _init_expr(op, dtype):
 
 def _combine(op, dtype, n=""):
     """C template combining {a} (earlier) with {b} (later); n is a vector width ("", "8")."""
-    k = dtype.kind
+    k = dtypes.kind(dtype)
     if op == "sum":
         return f"as_int{n}(as_uint{n}({{a}}) + as_uint{n}({{b}}))" if k == "i" else "({a} + {b})"
     if op == "prod":
@@ -46,7 +46,7 @@ def _better_fn(op, dtype):
     """C helper: is (v, i) a better arg-candidate than (bv, bi)? NaN first, then ties by index."""
     acc = kernels.compute_ctype(dtype)
     cmp = ">" if op == "argmax" else "<"
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         body = (f"  const int vn = v != v, bn = bv != bv;\n"
                 f"  if (vn != bn) return vn;\n"
                 f"  if (vn || v == bv) return i < bi;\n"
@@ -62,6 +62,6 @@ _CHUNK_BOUNDS = ("  const int start = max(0, g * chunk - shift), "
 
 def _partial_dtype(op, dtype):
     """dtype in which pass-1 partials are stored (exact for max/min; float for half sums)."""
-    if op in ("sum", "prod") and dtype == dtypes.float16:
+    if op in ("sum", "prod") and dtype in dtypes.HALF:
         return dtypes.float32
     return dtype

@@ -6,8 +6,8 @@ launchers (from launch.py), fusion lowering, jvp/vjp and batching, and the lax-l
   cumsum / cumprod / cummax / cummin (x, axis, reverse)          inclusive scans
   (ffill: internal, carries the last non-NaN value; the derivatives of cummax/cummin use it)
 
-int32/uint32 sums and products wrap (as XLA's); float16 is loaded and accumulated in float;
-bool max/min are any/all.
+int32/uint32 sums and products wrap (as XLA's); float16 and bfloat16 are loaded and
+accumulated in float; bool max/min are any/all.
 """
 import numpy as np
 
@@ -31,7 +31,7 @@ _KIND_NAMES = {"f": "floating", "i": "signed integer", "u": "unsigned integer", 
 
 
 def _check_dtype(name, x, kinds):
-    if x.dtype.kind not in kinds:
+    if dtypes.kind(x.dtype) not in kinds:
         allowed = " or ".join(_KIND_NAMES[k] for k in kinds)
         raise TypeError(f"{name}: operand of dtype {x.dtype} is not supported; it needs {allowed}")
 
@@ -84,14 +84,14 @@ def _scan_abstract(name, kinds):
 
 
 def _work(x):
-    """Reference computations of float16 happen in float32 (as the kernels do)."""
-    return x.astype(np.float32) if x.dtype == np.float16 else x
+    """Reference computations of 16-bit floats happen in float32 (as the kernels do)."""
+    return x.astype(dtypes.compute_dtype(x.dtype), copy=False)
 
 
 def _identity_value(op, dtype):
     if dtype == np.bool_:
         return op == "min"
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         return -np.inf if op == "max" else np.inf
     info = np.iinfo(dtype)
     return info.min if op == "max" else info.max
@@ -159,7 +159,7 @@ def _ref_scan(op):
 
 def _lowering(op):
     """For jit's fusion pass: dtype -> (identity C expression, combine template over {a}
-    (earlier) and {b} (later)), in the accumulator type (float for float16)."""
+    (earlier) and {b} (later)), in the accumulator type (float for the 16-bit floats)."""
     return lambda dtype: (_init_expr(op, dtype), _combine(op, dtype))
 
 
@@ -306,7 +306,7 @@ def _tangent_zero(out):
 
 
 def _is_float(x):
-    return x.dtype.kind == "f"
+    return dtypes.kind(x.dtype) == "f"
 
 
 # ---- reduce_sum: linear ---------------------------------------------------------------------

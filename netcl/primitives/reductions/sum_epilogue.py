@@ -113,9 +113,7 @@ def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body
         # a group per work-item: a dense layer's 1024 columns make 32 groups for the CPU
         # threads
         gsize, lsize = (units,), (1,)
-    launch = dot_epilogue.flat_epilogue_launcher(device, k, n, n_in, out_avals, gsize, lsize)
-    launch.source = src
-    return launch
+    return dot_epilogue.flat_epilogue_launcher(device, k, n, n_in, out_avals, gsize, lsize)
 
 
 def _column_sum(ctype, accs, loads):

@@ -338,7 +338,7 @@ def _scatter_launcher(mode):
             S=kernels.storage_ctype(d), C=kernels.compute_ctype(d),
             load_op=kernels.load(d, "op", "o"), load_upd=kernels.load(d, "upd", "u + pb[k]"),
             store=kernels.store(d, "out", "i", "acc"),
-            **{m: _COMBINE[m][d.kind] for m in _COMBINE})
+            **{m: _COMBINE[m][dtypes.kind(d)] for m in _COMBINE})
         acc = kernels.kernel(device, src, "nc_scatter")
         ustr = [upd.strides[j] if j < axis else 0 if j == axis else upd.strides[j - 1 + ni]
                 for j in range(x.ndim)]
@@ -376,7 +376,7 @@ _UFUNC = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximu
 
 def _scatter_ref(mode):
     def ref(x, idx, upd, axis, batch_dims):
-        work_dtype = np.float32 if x.dtype == np.float16 else x.dtype
+        work_dtype = dtypes.compute_dtype(x.dtype)
         out = np.array(x, dtype=work_dtype, copy=True, order="C")  # reshaped as a view below
         if out.size == 0 or upd.size == 0:
             return out.astype(x.dtype)

@@ -22,7 +22,7 @@ iota_p = Primitive("iota")
 
 
 def _iota_abstract(*, dtype, size):
-    if dtype.kind not in "iuf":
+    if dtypes.kind(dtype) not in "iuf":
         raise TypeError(f"iota: dtype must be an integer or floating type, got {dtype}")
     if size < 0:
         raise ValueError(f"iota: size must be non-negative, got {size}")
@@ -267,7 +267,7 @@ def _pad_vjp(ct, out, x, pv, padding_config):
     unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
     t = pad(ct, full((), 0, ct.dtype), unpad)
     t_x = lax_slice(t, (0,) * t.ndim, t.shape, tuple(it + 1 for _, _, it in padding_config))
-    if ct.dtype.kind != "f":
+    if dtypes.kind(ct.dtype) != "f":
         return t_x, None
     from ..reductions import reduce_sum
     axes = tuple(range(ct.ndim))
