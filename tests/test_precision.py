@@ -158,6 +158,9 @@ def test_gemm_arithmetic_policy():
         assert MP.gemm_arithmetic(tc, f32, None) == "tf32"      # JAX's default on sm_80+
     with default_matmul_precision("float32"):
         assert MP.gemm_arithmetic(tc, f32, None) is None
+    # small float32 products keep the float32 tiles (faster there, and exact either way)
+    assert MP.gemm_arithmetic(tc, f32, "default", tc.tf32_min_work) == "tf32"
+    assert MP.gemm_arithmetic(tc, f32, "default", tc.tf32_min_work - 1) is None
     for p in (None, "default", "highest"):
         assert MP.gemm_arithmetic(tc, f16, p) == "f16"        # exact products either way
         assert MP.gemm_arithmetic(tc, f64, p) is None         # never on tensor cores
@@ -253,7 +256,7 @@ needs_tc = pytest.mark.skipif(not TENSOR_CORES, reason="needs a tensor-core GPU"
 @pytest.mark.tf32
 def test_float32_products_take_tf32_at_the_default():
     rng = np.random.default_rng(3)
-    x, y = _mat(rng, (256, 512)), _mat(rng, (512, 192))
+    x, y = _mat(rng, (1024, 512)), _mat(rng, (512, 1024))     # M*N*K: Target.tf32_min_work
     want = x.astype(np.float64) @ y.astype(np.float64)
     scale = np.abs(want).max()
     a, b = jnp.asarray(x), jnp.asarray(y)
@@ -267,7 +270,7 @@ def test_float32_products_take_tf32_at_the_default():
     exact = np.asarray(jnp.matmul(a, b, precision="highest"))   # the argument beats the default
     assert np.abs(exact - want).max() / scale < 1e-5
     # jit's fused epilogue (bias + relu) on the same kernels
-    bias = jnp.asarray(_mat(rng, (192,)))
+    bias = jnp.asarray(_mat(rng, (1024,)))
     with default_matmul_precision(None):
         f = netcl.jit(lambda a, b, c: netcl.nn.relu(a @ b + c))
         got = np.asarray(f(a, b, bias))

@@ -43,6 +43,10 @@ class Target:
     #                          float16 and bfloat16 operands, float32 accumulation
     column_sum_width: int    # columns per work-item of a column-sum epilogue
     max_dense_epilogue_extras: int   # dense extra inputs a GEMM epilogue may read (-1: any)
+    # M*N*K from which a float32 matrix product at a precision allowing TF32 runs on the
+    # tensor cores: below it the float32 tiles, with more work-groups for few output tiles,
+    # finish first
+    tf32_min_work: int = 2 ** 29
     local_mem_limit: int = 0  # bytes of __local memory one work-group may declare (0: no
     #                           OpenCL device); the device's CL_DEVICE_LOCAL_MEM_SIZE, or more
     #                           where the driver grants more (nvidia_local_mem_limit)

@@ -180,7 +180,7 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
     shape = tuple(lhs.shape[d] for d in lf) + tuple(rhs.shape[d] for d in rf)
     M, N = prod(shape[:len(lf)]), prod(shape[len(lf):])
     K = prod(lhs.shape[d] for d in lc)
-    arith = matmul_precision.gemm_arithmetic(device.target, kd, precision)
+    arith = matmul_precision.gemm_arithmetic(device.target, kd, precision, M * N * K)
     if M * N == 0 or K == 0 or any(a.shape != shape for a in out_avals) or \
             _split_count(device, kd, 1, M, N, K) > 1:     # split products add their parts
         return None

@@ -450,7 +450,8 @@ def _dot_general_launcher(device, args, params, out_aval):
         zeros = zero._view(shape, (0,) * len(shape), zero.offset, weak)
         return lambda a, b: eval_interpreter.process(copy_p, (zeros,), {})
 
-    arith = matmul_precision.gemm_arithmetic(device.target, lhs.dtype, params.get("precision"))
+    arith = matmul_precision.gemm_arithmetic(device.target, lhs.dtype, params.get("precision"),
+                                             B * M * N * K)
     if arith in ("f16", "bf16") and out_dtype in (lhs.dtype, dtypes.float32):
         from .dot_tensor_cores import half_run
         run = half_run(device, lhs, rhs, (lb, lf, lc), (rb, rc, rf), B, M, N, K, out_aval, arith)

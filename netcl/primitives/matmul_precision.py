@@ -75,15 +75,17 @@ def allows_tf32(precision):
     return _ORDER[level(precision)] <= _ORDER["high"]
 
 
-def gemm_arithmetic(target, operand_dtype, precision):
+def gemm_arithmetic(target, operand_dtype, precision, work=None):
     """How a GEMM over operands of `operand_dtype` runs on a device of `target`:
     "tf32" (float32 operands on TF32 tensor cores), "f16" / "bf16" (16-bit operands on
     half-precision tensor cores, float32 accumulation), or None (the portable kernels, in
-    float32 or float64)."""
+    float32 or float64). `work`: the product's M*N*K (batches included) where known; TF32
+    only from `target.tf32_min_work` on (float32 products are always allowed)."""
     if not target.tensor_cores:
         return None
     if operand_dtype == dtypes.float32:
-        return "tf32" if allows_tf32(precision) else None
+        big = work is None or work >= target.tf32_min_work
+        return "tf32" if big and allows_tf32(precision) else None
     if operand_dtype == dtypes.float16:
         return "f16"
     bf16 = getattr(dtypes, "bfloat16", None)
