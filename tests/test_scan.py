@@ -90,3 +90,33 @@ def test_scan_bad_inputs():
         netcl.jit(lambda xs: netcl.lax.scan(lambda c, x: (c + x, x), 0, xs))(jnp.ones(N))
     with pytest.raises(TypeError, match="pair \\(carry, y\\)"):
         netcl.jit(lambda xs: netcl.lax.scan(lambda c, x: c, 0.0, xs))(jnp.ones(N))
+
+
+def test_compiled_scan_stacks_outputs_in_place_and_keeps_the_callers_arrays():
+    """The loop body's carries are its own: the stacked outputs take each step's slice in
+    place (one slice moved per step, not the whole stack), and the caller's init and a
+    carry the body returns twice keep their values."""
+    init = jnp.asarray(np.arange(4, dtype=np.float32))
+    xs_h = np.random.default_rng(7).standard_normal((N, 4)).astype(np.float32)
+
+    def f(c, xs):
+        def step(carry, x):
+            a, b = carry
+            y = a * 0.5 + x
+            return (y, y), a + b
+        return netcl.lax.scan(step, (c, c), xs)
+    g = netcl.jit(f)
+    (a, b), ys = g(init, jnp.asarray(xs_h))
+    ca, cb, want = np.arange(4, dtype=np.float32), np.arange(4, dtype=np.float32), []
+    for x in xs_h:
+        want.append(ca + cb)
+        ca = cb = ca * 0.5 + x
+    np.testing.assert_allclose(np.asarray(ys), np.stack(want), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(a), ca, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(b), cb, rtol=1e-5)
+    assert np.asarray(init).tolist() == [0, 1, 2, 3]
+    (loop,) = [e.params["loop"] for e in g.lower(init, jnp.asarray(xs_h)).ir.eqns
+               if e.prim.name == "while"]
+    body = str(loop.body_exe.ir)
+    assert any("dynamic_update_slice" in ln and "writes over" in ln
+               for ln in body.splitlines()), body

@@ -11,6 +11,7 @@ gradient can then leak, as with `jnp.where`.
 from ..core import dtypes
 from ..core.array import Array
 from ..core.tracing import Primitive, ShapedArray, Tracer, current_interpreter
+from ..primitives.elementwise import copy_p
 from ..tree_util import tree_flatten, tree_unflatten
 from .staging import StagingInterpreter, stage
 
@@ -103,6 +104,11 @@ class _Loop:
         self.n_carry = n_carry
         self.cond_captured, self.body_captured = cond_captured, body_captured
         self.count = count
+        # carries the compiled body writes over (its carry inputs are donated: a scan's
+        # stacked outputs take one slice per step in place, not a copy of the whole stack)
+        carry_at = {v.id: i for i, v in enumerate(body_exe.ir.invars[:n_carry])}
+        self.written = sorted({carry_at[e.inputs[j].id] for e in body_exe.ir.eqns
+                               for j in e.overwrites if e.inputs[j].id in carry_at})
 
     def __repr__(self):
         cond = (f"{self.count} times" if self.count is not None else
@@ -116,14 +122,27 @@ class _Loop:
                     for x in operands]
         carry, captured = list(operands[:self.n_carry]), operands[self.n_carry:]
         body_in = [captured[k] for k in self.body_captured]
+        self._own(carry, body_in, first=True)
         if self.count is not None:
             for _ in range(self.count):
                 carry = list(self.body_exe(carry + body_in))
+                self._own(carry, body_in)
             return tuple(carry)
         cond_in = [captured[k] for k in self.cond_captured]
         while bool(self.cond_exe(carry + cond_in)[0]):
             carry = list(self.body_exe(carry + body_in))
+            self._own(carry, body_in)
         return tuple(carry)
+
+    def _own(self, carry, others, first=False):
+        """Make the carries the body writes over arrays of the loop's own: copies of the
+        caller's on entry, and later of any that is also another carry or a captured value
+        (a body may return one array twice, or a captured weight as a carry)."""
+        for i in self.written:
+            x = carry[i]
+            if first or any(y is x for j, y in enumerate(carry) if j != i) or \
+                    any(y is x for y in others):
+                carry[i] = copy_p.bind(x)
 
 
 while_p = Primitive("while", multiple_results=True)
@@ -171,8 +190,8 @@ def _staged_while(cond_fun, body_fun, init_val, count=None):
         cond_exe = Executable(optimize(cond_ir), cond_tree)
     body_ir, body_tree = stage(body_flat, avals)
     body_ir, body_at = _lift_captured(body_ir, captured)
-    loop = _Loop(cond_exe, Executable(optimize(body_ir), body_tree), len(flat), cond_at,
-                 body_at, count)
+    body_exe = Executable(optimize(body_ir, donated=range(len(flat))), body_tree)
+    loop = _Loop(cond_exe, body_exe, len(flat), cond_at, body_at, count)
     outs = while_p.bind(*flat, *captured, loop=loop, avals=avals)
     return tree_unflatten(tree, list(outs))
 

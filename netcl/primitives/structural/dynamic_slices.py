@@ -8,6 +8,7 @@ import numpy as np
 from ...core import dtypes
 from ...core.ad_util import instantiate, is_zero
 from ...core.array import Array
+from ...core.launch import Launch
 from ...core.shapes import contiguous_strides, normalize_axis
 from ...core.tracing import Primitive, ShapedArray
 from .. import elementwise as ew
@@ -141,17 +142,31 @@ def _dynamic_update_slice_launcher(device, args, params, out):
     put = _copy_piece(device, item, u.shape, ostr, 0, u.strides, u.offset,
                       [n - k for n, k in zip(x.shape, u.shape)], dyn=2)
     shape, dtype, weak = out.shape, out.dtype, out.weak_type
+    dense = x._contig and x.offset == 0 and not device.is_numpy
 
-    def launch(x, u, *starts):
-        res = Array.empty(device, shape, dtype, weak)
-        copy(res._buf, x._buf)
+    def write(res, u, starts):
         if put is not None:
             if starts:
                 put(res._buf, u._buf, _pack_starts(device, starts)._buf)
             else:
                 put(res._buf, u._buf)
         return res
-    return launch
+
+    def launch(x, u, *starts):
+        res = Array.empty(device, shape, dtype, weak)
+        copy(res._buf, x._buf)
+        return write(res, u, starts)
+
+    def run_into(offers, x, u, *starts):
+        """launch, writing over x's own buffer where `offers` holds it: only the update
+        is copied (a scan stacking its outputs then moves one slice per step, not all)."""
+        st = x._storage
+        if dense and any(o is st for o in offers):
+            offers.remove(st)
+            return write(Array(device, x._buf, st, shape, dtype, x.strides, 0, weak, True),
+                         u, starts)
+        return launch(x, u, *starts)
+    return Launch(launch, run_into)
 
 
 def _dynamic_update_slice_ref(x, update, *starts):
@@ -205,6 +220,8 @@ def _dynamic_update_slice_batch(args, dims):
 dynamic_update_slice_p.abstract_eval = _dynamic_update_slice_abstract
 dynamic_update_slice_p.make_launcher = _dynamic_update_slice_launcher
 dynamic_update_slice_p.reference = _dynamic_update_slice_ref
+# the operand, where it dies: the output keeps it outside the update, which nothing reads
+dynamic_update_slice_p.in_place_inputs = lambda n_inputs: (0,)
 dynamic_update_slice_p.jvp = _dynamic_update_slice_jvp
 dynamic_update_slice_p.vjp = _dynamic_update_slice_vjp
 dynamic_update_slice_p.batch = _dynamic_update_slice_batch
