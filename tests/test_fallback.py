@@ -14,7 +14,8 @@ HERE = os.path.dirname(__file__)
 # the libraries on top (io, data, optim, stax, random, nn) running on the fallback's own
 # launcher (core.eval.numpy_launcher, numpy-backed arrays and views, jit without fusion).
 FALLBACK_FILES = [
-    "test_api_errors.py", "test_autocast.py", "test_bfloat16.py", "test_precision.py", "test_collectives.py", "test_core.py",
+    "test_api_errors.py", "test_autocast.py", "test_bfloat16.py", "test_precision.py",
+    "test_numpy_surface_extras.py", "test_collectives.py", "test_core.py",
     "test_data.py", "test_example_optimizers.py", "test_indexing.py", "test_io.py",
     "test_jax_agreement.py", "test_jax_ports.py", "test_jax_surface.py", "test_jit.py",
     "test_linalg_decomp.py",

@@ -26,6 +26,8 @@ from .aliases import *  # noqa: F401,F403
 from .extra_ops import *  # noqa: F401,F403
 from .extra_numeric import *  # noqa: F401,F403
 from .signals import *  # noqa: F401,F403
+from .surface_extras import *  # noqa: F401,F403
+from .surface_extras_hist import *  # noqa: F401,F403
 
 import numpy as _np
 

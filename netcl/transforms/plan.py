@@ -17,6 +17,8 @@ import sys
 from dataclasses import dataclass, field
 from ..core.ir import IR, Eqn
 from ..core.launch import Launch
+from ..core.pool import bucket_size
+from ..core.shapes import prod
 
 
 # ---- the in-place decision, in the IR -------------------------------------------------------
@@ -49,6 +51,13 @@ def assign_in_place(ir, donated=frozenset()):
             continue
         allowed = set(rule(len(e.inputs)))
         fits = {(o.aval.shape, o.aval.dtype.itemsize) for o in e.outputs}
+        # an output takes any offered buffer of its size class (pool.output_storage): an
+        # input is offered only where every output of its class has its shape and itemsize
+        # (an int32 output must not take a dying bool input's buffer of the same class)
+        by_class = {}
+        for o in e.outputs:
+            by_class.setdefault(_size_class(o.aval), set()).add(
+                (o.aval.shape, o.aval.dtype.itemsize))
         read_here = {v.id for v in e.inputs}
         chosen, seen = [], set()
         for j, v in enumerate(e.inputs):
@@ -58,6 +67,7 @@ def assign_in_place(ir, donated=frozenset()):
             views = readers_of.get(v.id, ())
             if v.id in root or v.id in keep or last_use[v.id] != k or \
                     (v.aval.shape, v.aval.dtype.itemsize) not in fits or \
+                    len(by_class[_size_class(v.aval)]) > 1 or \
                     any(i not in allowed for i, u in enumerate(e.inputs) if u.id == v.id) or \
                     any(w in read_here or w in keep or last_use.get(w, -1) > k for w in views):
                 continue
@@ -86,6 +96,10 @@ def unbound_values(ir, device):
             for o in e.outputs:
                 env[o.id] = unbound(o.aval)
     return env
+
+
+def _size_class(aval):
+    return bucket_size(prod(aval.shape) * aval.dtype.itemsize)
 
 
 # ---- the plan ----------------------------------------------------------------------------
