@@ -3,6 +3,7 @@
     python benchmarks/run.py                       # netcl, shapes by device kind
     python benchmarks/run.py --only W1,W2 --peers  # with JAX and PyTorch where installed
     python benchmarks/run.py --only W4,W5 --peers --precision tf32   # at one precision
+    python benchmarks/run.py --only W4b,W5b --peers  # bfloat16 compute, float32 parameters
 
 Figures: the median of repeated runs after warm-up, device synchronised after each run.
 Negative `amount` in a case means "time per unit" (us/op, us/call) instead of a rate.
@@ -12,6 +13,11 @@ Negative `amount` in a case means "time per unit" (us/op, us/call) instead of a 
 torch's allow_tf32 off for matmuls and cuDNN) or "tf32" (netcl's and JAX's default, TF32 on
 NVIDIA sm_80+; torch's allow_tf32 on for both); without it each library keeps its defaults
 (torch: TF32 convolutions, float32 matmuls). W3 is "highest" either way.
+
+W4b and W5b (not in the default list) are W4's and W5's steps with bfloat16 compute:
+netcl.autocast, JAX with jmp's "p=f32,c=bf16,o=f32" policy, torch.autocast on CUDA (see
+workloads.py). `--precision` applies to their float32 products that remain (none of netcl's
+or JAX's; torch.autocast's float32 ops).
 """
 import argparse
 import os
@@ -61,7 +67,8 @@ def _set_precision(precision, peers):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--only", default="W1,W2,W3,W4,W5,W6,W7")
+    p.add_argument("--only", default="W1,W2,W3,W4,W5,W6,W7",
+                   help="comma-separated ids, of W1-W7, W4b, W5b")
     p.add_argument("--peers", action="store_true", help="also time JAX and PyTorch")
     p.add_argument("--precision", choices=["highest", "tf32"], default=None,
                    help="one matmul/conv precision for every library (default: each its own)")

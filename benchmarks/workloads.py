@@ -2,6 +2,13 @@
 
 Each `*_cases(kind)` returns [(id, variant, shape text, fn, sync, unit, amount)] where the
 figure printed is amount / median seconds (or seconds * amount for per-op times).
+
+W4b and W5b are W4's and W5's steps with bfloat16 compute and float32 parameters: netcl's
+loss under `netcl.autocast(loss, jnp.bfloat16)`, JAX's under jmp's policy
+"p=f32,c=bf16,o=f32" (parameters and inputs cast to bfloat16 inside the loss, the output
+back to float32; plain jax.numpy casts where jmp is not installed), PyTorch's forward and
+loss under `torch.autocast("cuda", dtype=torch.bfloat16)` (on CUDA only: torch's CPU
+autocast runs other kernels, not the peer the GPU figure is compared with).
 """
 import numpy as np
 
@@ -75,27 +82,37 @@ def netcl_cases(kind, which):
         g = netcl.grad(w7_fn(jnp))
         x = jnp.asarray(rng.standard_normal(16, dtype=np.float32))
         cases.append(("W7", "eager", "16-vector", lambda g=g, x=x: g(x), sync, "us/call", -1e6))
+    for wid, model in (("W4b", "mlp"), ("W5b", "cnn")):
+        if wid in which:
+            bs = sz[wid[:2]]
+            cases.append((wid, "bf16", f"batch {bs}", _netcl_train_step(
+                model, bs, np.random.default_rng(0), compute=jnp.bfloat16), sync, "steps/s",
+                1.0))
     return cases
 
 
 def warm_train_step(wid, warmup=5):
-    """(run, batch, kind): W4 or W5's jitted step at the default device's shape, run
-    `warmup` times and synchronised (the set-up of the step profilers)."""
+    """(run, batch, kind): W4, W5, W4b or W5b's jitted step at the default device's shape,
+    run `warmup` times and synchronised (the set-up of the step profilers)."""
     import netcl
+    import netcl.numpy as jnp
     dev = netcl.default_device()
     kind = "gpu" if dev.kind == "gpu" else "cpu"
-    bs = shapes(kind)[wid]
-    run = _netcl_train_step("mlp" if wid == "W4" else "cnn", bs, np.random.default_rng(0))
+    bs = shapes(kind)[wid[:2]]
+    run = _netcl_train_step("mlp" if wid.startswith("W4") else "cnn", bs,
+                            np.random.default_rng(0),
+                            compute=jnp.bfloat16 if wid.endswith("b") else None)
     for _ in range(warmup):
         run()
     dev.synchronize()
     return run, bs, kind
 
 
-def _netcl_train_step(model, bs, rng, donate=False):
+def _netcl_train_step(model, bs, rng, donate=False, compute=None):
     """W4 (MLP, adam) or W5 (CNN, sgd momentum 0.9): a jitted train step, as a closure.
     donate: the step donates the parameters and optimizer state (jit's donate_argnums), so
-    their updates are written in place."""
+    their updates are written in place. compute: a half dtype to run the loss in
+    (netcl.autocast: W4b, W5b); the parameters stay float32."""
     import netcl
     import netcl.numpy as jnp
     from netcl import optim, random, stax
@@ -115,9 +132,13 @@ def _netcl_train_step(model, bs, rng, donate=False):
     x = jnp.asarray(rng.standard_normal(in_shape, dtype=np.float32))
     y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, bs)])
 
+    def loss_fn(p, x, y):
+        return -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1))
+    if compute is not None:
+        loss_fn = netcl.autocast(loss_fn, compute)
+
     def step(params, st, x, y):
-        loss, g = netcl.value_and_grad(
-            lambda p: -jnp.mean(jnp.sum(apply(p, x) * y, axis=-1)))(params)
+        loss, g = netcl.value_and_grad(loss_fn)(params, x, y)
         upd, st = opt.update(g, st, params)
         return optim.apply_updates(params, upd), st, loss
     step = netcl.jit(step, donate_argnums=(0, 1) if donate else ())
@@ -166,6 +187,12 @@ def jax_cases(kind, which):
         if wid in which:
             run, sync = _jax_train_step(model, sz[wid], rng, dev)
             cases.append((wid, "jit", f"batch {sz[wid]}", run, sync, "steps/s", 1.0))
+    for wid, model in (("W4b", "mlp"), ("W5b", "cnn")):
+        if wid in which:
+            bs = sz[wid[:2]]
+            run, sync = _jax_train_step(model, bs, np.random.default_rng(0), dev,
+                                        compute="bfloat16")
+            cases.append((wid, "bf16", f"batch {bs}", run, sync, "steps/s", 1.0))
     if "W7" in which:
         g = jax.grad(w7_fn(jnp))
         x7 = put(rng.standard_normal(16, dtype=np.float32))
@@ -223,10 +250,36 @@ def jax_model(model, bs, rng):
     return params, x, apply
 
 
-def _jax_train_step(model, bs, rng, dev, donate=False):
+def _jax_compute_policy(compute):
+    """(to_compute, to_output): jmp's "p=f32,c=<compute>,o=f32" casts of pytrees, or the same
+    with jax.numpy where jmp is not installed."""
+    import jax
+    import jax.numpy as jnp
+    try:
+        import jmp
+    except ImportError:
+        dt = jnp.dtype(compute)
+
+        def cast(tree, to):
+            return jax.tree_util.tree_map(
+                lambda a: a.astype(to) if jnp.issubdtype(a.dtype, jnp.floating) else a, tree)
+        return (lambda t: cast(t, dt)), (lambda t: cast(t, jnp.float32))
+    policy = jmp.get_policy(f"p=f32,c={compute},o=f32")
+    return policy.cast_to_compute, policy.cast_to_output
+
+
+def _jax_train_step(model, bs, rng, dev, donate=False, compute=None):
+    """W4/W5's step in JAX; compute: a half dtype's name for jmp's mixed-precision policy
+    (parameters and inputs cast to it inside the loss, float32 master parameters)."""
     import jax
     import jax.numpy as jnp
     params, x, apply = jax_model(model, bs, rng)
+    if compute is not None:
+        to_compute, to_output = _jax_compute_policy(compute)
+        full_apply = apply
+
+        def apply(p, x):
+            return to_output(full_apply(to_compute(p), to_compute(x)))
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, bs)]
     x, y = jax.device_put(x, dev), jax.device_put(y, dev)
     params = jax.device_put(params, dev)
@@ -285,6 +338,15 @@ def torch_cases(kind, which):
         if wid in which:
             cases.append((wid, "eager", f"batch {sz[wid]}", _torch_train_step(model, sz[wid], dev),
                           sync, "steps/s", 1.0))
+    for wid, model in (("W4b", "mlp"), ("W5b", "cnn")):
+        if wid not in which:
+            continue
+        if dev != "cuda":
+            print(f"(torch {wid}: torch.autocast bfloat16 is timed on CUDA only; skipped on {dev})")
+            continue
+        bs = sz[wid[:2]]
+        cases.append((wid, "bf16", f"batch {bs}", _torch_train_step(model, bs, dev, autocast=True),
+                      sync, "steps/s", 1.0))
     if "W7" in which:
         f7 = w7_fn(torch)
         x7 = torch.randn(16, device=dev)
@@ -306,7 +368,10 @@ def torch_cases(kind, which):
     return cases
 
 
-def _torch_train_step(model, bs, dev):
+def _torch_train_step(model, bs, dev, autocast=False):
+    """W4/W5's step in PyTorch; autocast: forward and loss under torch.autocast(bfloat16)."""
+    import contextlib
+
     import torch
     import torch.nn as tnn
     if model == "mlp":
@@ -326,7 +391,9 @@ def _torch_train_step(model, bs, dev):
 
     def run():
         opt.zero_grad()
-        loss = -(net(x) * y).sum(-1).mean()
+        with torch.autocast(dev, dtype=torch.bfloat16) if autocast else \
+                contextlib.nullcontext():
+            loss = -(net(x) * y).sum(-1).mean()
         loss.backward()
         opt.step()
     return run

@@ -12,19 +12,27 @@ precision class (declared with the primitive) before binding it at the parent in
 - "follow_inputs" (the rest): bound as they are, so JAX's promotion decides: elementwise
   work on half values stays half (an activation of a product), and half with float32
   gives float32 (a float32 bias added to it), as PyTorch's autocast runs an elementwise
-  op in its widest input type. To keep everything half, cast the parameters too
-  (mixed_precision.Policy.cast_to_compute, jmp's way).
+  op in its widest input type. That holds at the primitive level too, where operands must
+  have equal dtypes: in softmax's `x - max(x)` the max came back float32 from a half `x`,
+  so `x` is cast up and the softmax runs in float32. To keep everything half, cast the
+  parameters too (mixed_precision.Policy.cast_to_compute, jmp's way).
 
 The casts are ordinary convert_element_type operations bound at the parent, so jit fuses
 them, make_ir shows them, and grad differentiates through them: the gradient of a float32
-input is float32 (parameters stay float32, "master weights"). Call primitives (jit'd
-functions, custom rules, scans, collectives) run inside as they are, without autocast.
+input is float32 (parameters stay float32, "master weights").
+
+A jitted function called inside is autocast too (as vmap and grad go through jit in JAX): it
+runs as the compiled `autocast(f)`, made once per signature; a `checkpoint`ed function is
+autocast inside its checkpoint. The other call primitives (custom_jvp/custom_vjp, whose
+user rules expect the dtypes their function was written for; scan and the control flow,
+whose carries must keep their dtypes; collectives) run as they are.
 
 >>> loss = netcl.autocast(loss_fn, jnp.float16)
 >>> grads = netcl.grad(loss)(params, x)        # float32 gradients, float16 products
 >>> loss = netcl.autocast(loss_fn, "bf16")     # bfloat16 products
 """
 import functools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,9 +53,24 @@ class AutocastInterpreter(Interpreter):
         self.dtype = dtype
 
     def process(self, prim, args, params):
+        if prim.call is not None:
+            return self._process_call(prim, args, params)
         with set_interpreter(self.parent):
-            if prim.call is None:
-                args = self._cast(prim.precision, args)
+            return prim.bind(*self._cast(prim.precision, args), **params)
+
+    def _process_call(self, prim, args, params):
+        from .custom import checkpoint_call_p
+        from .jit_call import jit_call_p
+        with set_interpreter(self.parent):
+            if prim is jit_call_p:
+                # the compiled autocast version, cached on the call beside its compiled
+                # derivatives; at the parent it is a jitted call again (compiled eagerly,
+                # inlined under staging, a jit_call with its rules under grad or vmap)
+                call, dtype = params["call"], self.dtype
+                fun = call.compiled(("autocast", dtype.name), lambda: autocast(call.fun, dtype))
+                return tuple(fun(*args))
+            if prim is checkpoint_call_p:
+                params = dict(params, fun=autocast(params["fun"], self.dtype))
             return prim.bind(*args, **params)
 
     def _cast(self, precision, args):
@@ -58,10 +81,35 @@ class AutocastInterpreter(Interpreter):
         if precision == "keep_fp32":    # half operands up
             return tuple(convert_element_type(a, dtypes.float32, getattr(a, "weak_type", False))
                          if _is_float(a) and a.dtype == self.dtype else a for a in args)
+        if len(args) > 1:
+            return self._promote(args)
         return args
+
+    def _promote(self, args):
+        """Half and float32 operands of one primitive, promoted to their common dtype.
+
+        Compositions written at the primitive level assume a reduction returns its
+        operand's dtype (softmax's `x - max(x)`, layer norm's `x - mean(x)`); here a
+        keep_fp32 reduction of a half `x` came back float32, so the two meet in one
+        primitive, which takes equal dtypes: the half one goes up, as jnp's promotion
+        would do (a weak float32 scalar goes down to the half dtype instead)."""
+        floats = [a for a in args if _is_float(a)]
+        found = {np.dtype(a.dtype) for a in floats}
+        if len(found) < 2 or not found <= {self.dtype, dtypes.float32}:
+            return args
+        from ..primitives.elementwise import convert_element_type
+        to, weak = dtypes.result_type(*[_Typed(np.dtype(a.dtype), getattr(a, "weak_type", False))
+                                        for a in floats])
+        return tuple(convert_element_type(a, to, weak and getattr(a, "weak_type", False))
+                     if _is_float(a) and a.dtype != to else a for a in args)
 
     def concrete(self, tracer, what):
         return self.parent.concrete(tracer, what)
+
+
+class _Typed(NamedTuple):     # what dtypes.result_type reads of an operand
+    dtype: np.dtype
+    weak_type: bool
 
 
 def _is_float(a):
@@ -98,10 +146,13 @@ def _dtype_arg(dtype):
         dt = _NAMES.get(dtype.strip().lower())
     else:
         try:
-            dt = np.dtype(getattr(dtype, "dtype", dtype)) if dtype is not None else None
+            # (a scalar type such as np.int8 is a dtype itself; an array names its dtype)
+            dt = None if dtype is None else np.dtype(
+                dtype if isinstance(dtype, type) else getattr(dtype, "dtype", dtype))
         except TypeError:
             dt = None
     if dt not in dtypes.HALF and dt != dtypes.float32:
+        got = dt.name if dt is not None else repr(dtype)
         raise ValueError(f"autocast: dtype must be float16 or bfloat16 (or float32: no "
-                         f"autocast), got {dtype!r}")
+                         f"autocast), got {got}")
     return dt
