@@ -25,8 +25,25 @@ from .gemm import (_epi_fn, _header, _k_loop, _prologue, _signature, _store_call
                    _tiled_loader, GemmEpilogue, launch_dims)  # noqa: F401 (launch_dims: both)
 
 
+class WarpGrid:
+    """The block of a tensor-core config: ``warps_m x warps_n`` warps per work-group, each
+    ``mi`` m16 by ``nj`` n8 accumulator fragments."""
+
+    @property
+    def bm(self) -> int:
+        return self.warps_m * self.mi * 16
+
+    @property
+    def bn(self) -> int:
+        return self.warps_n * self.nj * 8
+
+    @property
+    def threads(self) -> int:
+        return self.warps_m * self.warps_n * 32
+
+
 @dataclass(frozen=True)
-class MmaConfig:
+class MmaConfig(WarpGrid):
     """``warps_m x warps_n`` warps per work-group, each ``mi`` m16 by ``nj`` n8 fragments;
     K step ``bk`` (a multiple of 8), global vector load width ``vec``, local row padding
     ``pad`` (rows of ``bm + pad`` and ``bn + pad`` words should be 8 mod 32)."""
@@ -41,17 +58,6 @@ class MmaConfig:
     double_buffer: bool = True
     kind = "mma"
 
-    @property
-    def bm(self) -> int:
-        return self.warps_m * self.mi * 16
-
-    @property
-    def bn(self) -> int:
-        return self.warps_n * self.nj * 8
-
-    @property
-    def threads(self) -> int:
-        return self.warps_m * self.warps_n * 32
 
     def local_mem_bytes(self, dtype: str = "float") -> int:
         nbuf = 2 if self.double_buffer else 1

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .gemm import _prologue as _plain_prologue, launch_dims  # noqa: F401 (launch_dims: both)
-from .gemm_mma import TF32_ROUND
+from .gemm_mma import TF32_ROUND, WarpGrid
 
 # C types the kernel stores C as, by output dtype name
 OUTPUTS = ("float", "half", "bfloat16")
@@ -42,7 +42,7 @@ OPERANDS = {"f16": ("f16", 2, 16), "bf16": ("bf16", 2, 16), "tf32": ("tf32", 4, 
 
 
 @dataclass(frozen=True)
-class StagedConfig:
+class StagedConfig(WarpGrid):
     """``warps_m x warps_n`` warps per work-group, each ``mi`` m16 by ``nj`` n8 fragments;
     K step ``bk`` (a multiple of 16); ``stages`` local tiles in flight with ``cp.async``
     (register staging keeps two); local row padding ``pad`` (16-bit words; TF32 tiles whose
@@ -61,17 +61,6 @@ class StagedConfig:
     group_m: int = 1
     kind = "mma"
 
-    @property
-    def bm(self) -> int:
-        return self.warps_m * self.mi * 16
-
-    @property
-    def bn(self) -> int:
-        return self.warps_n * self.nj * 8
-
-    @property
-    def threads(self) -> int:
-        return self.warps_m * self.warps_n * 32
 
     def tiles(self, ta: bool, tb: bool):
         """((rows, cols) of A's local tile, (rows, cols) of B's): cols are the operand's
