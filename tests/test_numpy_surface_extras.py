@@ -330,8 +330,8 @@ def test_setxor1d_as_jax():
     fb = np.array([2.0, 3.0, -1.0], np.float32)
     for x, y in ((a, b), (b, a), (fa, fb), (a, np.zeros(0, np.int32)), (a, a)):
         same(jnp.setxor1d(jnp.asarray(x), jnp.asarray(y)), jjnp.setxor1d(x, y))
-    for x, y, size, fill in ((a, b, 6, None), (a, b, 2, None), (a, b, 8, -4), (fa, fb, 6, None),
-                             (a, a, 3, None)):      # (JAX compiles each: a few only)
+    for x, y, size, fill in ((a, b, 2, None), (a, b, 8, -4), (fa, fb, 6, None)):
+        # (JAX compiles each: a few only)
         ours = jnp.setxor1d(jnp.asarray(x), jnp.asarray(y), size=size, fill_value=fill)
         theirs = jjnp.setxor1d(x, y, size=size, fill_value=fill)
         same(ours, theirs)
