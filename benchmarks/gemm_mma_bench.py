@@ -41,14 +41,7 @@ def bench(ctx, queue, cfg, M, N, K, runs=20):
     a, b, c = (cl.Buffer(ctx, mf, 4 * n) for n in (M * K, K * N, M * N))
     k.set_args(c, a, b, *[np.int32(v) for v in (M, N, K, K, N, N, 0, 0, 0, 0, 0, 0)])
     g, l_ = G.launch_dims(cfg, 1, M, N)
-    for _ in range(3):
-        cl.enqueue_nd_range_kernel(queue, k, g, l_)
-    queue.finish()
-    t = time.perf_counter()
-    for _ in range(runs):
-        cl.enqueue_nd_range_kernel(queue, k, g, l_)
-    queue.finish()
-    return (time.perf_counter() - t) / runs
+    return _time(queue, k, g, l_, runs)
 
 
 H = MH.StagedConfig

@@ -2,6 +2,7 @@
 NumPy reference, jvp, vjp, batching, precision policy, fusion kind).
 
   elementwise.py  unary/binary/ternary math, comparisons, select, clamp, convert
+                  (elementwise_refs.py: their NumPy references)
   views.py        broadcast_in_dim, reshape, transpose, rev, slice (views when eager), full
   structural/     concatenate, pad, dynamic_slice/update, gather, scatter family, iota
   reductions/     sum/max/min/prod/argmax/argmin, cumulative ops (CPU and GPU kernel families)
