@@ -35,7 +35,7 @@ from .epilogue_fusion import EpiloguePrimitive
 from .fusion import FusedPrimitive
 from ..core.launch import Kernel
 from .executable import _GENERATED, Executable
-from .plan import Plan
+from .plan import Plan, is_view, unbound_values
 from .jit_call import FlatCall, jit_call_p
 from .passes import optimize
 from .row_fusion import RowFusedPrimitive
@@ -94,22 +94,15 @@ class Lowered:
         primitive's (fused groups with their OpenCL C); views, weak-type casts and no-ops
         launch nothing."""
         device = default_device()
-        env = {v.id: _unbound(device, v.aval) for v in self.ir.invars + self.ir.constvars}
-        launches = []
-        for e in self.ir.eqns:
-            args = [env[v.id] for v in e.inputs]
-            launch = eval_interpreter.launcher(e.prim, args, e.params,
-                                               shared=not isinstance(e.prim, _GENERATED))
-            launches.append(launch)
-            if _is_view(e) and not device.is_numpy:
-                env[e.outputs[0].id] = launch.run(*args)   # (a view computes no values)
-            else:
-                for o in e.outputs:
-                    env[o.id] = _unbound(device, o.aval)
+        env = unbound_values(self.ir, device)
+        steps = [[env[v.id] for v in e.inputs] for e in self.ir.eqns]
+        launches = [eval_interpreter.launcher(e.prim, args, e.params,
+                                              shared=not isinstance(e.prim, _GENERATED))
+                    for e, args in zip(self.ir.eqns, steps)]
         plan = Plan.build(self.ir, launches)
         out = []
-        for e, step, args in zip(self.ir.eqns, plan.steps, self._step_args(env)):
-            if _is_view(e):
+        for e, step, args in zip(self.ir.eqns, plan.steps, steps):
+            if is_view(e):
                 continue
             if step.launch.kernels is not None and not device.is_numpy:
                 out += step.launch.kernels
@@ -122,19 +115,8 @@ class Lowered:
             out.append(Kernel(getattr(e.prim, "kernel_name", e.prim.name), src))
         return out
 
-    def _step_args(self, env):
-        return ([env[v.id] for v in e.inputs] for e in self.ir.eqns)
-
     def compile(self):
         return self._jitted._compiled_for(self._key, self.ir)
-
-
-def _unbound(device, aval):
-    return Array.unbound(device, aval.shape, aval.dtype, aval.weak_type)
-
-
-def _is_view(e):
-    return len(e.outputs) == 1 and len(e.inputs) == 1 and e.prim.returns_view(e)
 
 
 def _describe(aval):

@@ -31,7 +31,7 @@ def assign_in_place(ir, donated=frozenset()):
     unless donated (argument numbers in `donated`), a view, nor a buffer a live view reads."""
     root = {}         # var id -> the var whose buffer it reads (views share their input's)
     for e in ir.eqns:
-        if len(e.outputs) == 1 and len(e.inputs) == 1 and e.prim.returns_view(e):
+        if is_view(e):
             root[e.outputs[0].id] = root.get(e.inputs[0].id, e.inputs[0].id)
     last_use, readers_of = {}, {}
     for k, e in enumerate(ir.eqns):
@@ -80,7 +80,8 @@ def unbound_values(ir, device):
     """var id -> an array laid out as that value will be when the call runs on `device`
     with dense arguments, holding no memory (the constants are themselves): views laid out
     by their launchers, every other result dense. Passes and `lower()` build launches for
-    these layouts without running anything."""
+    these layouts without running anything (on the NumPy device, which has no layouts,
+    every value is dense)."""
     from ..core.array import Array
     from ..core.eval import eval_interpreter
 
@@ -89,13 +90,18 @@ def unbound_values(ir, device):
     env = {v.id: unbound(v.aval) for v in ir.invars}
     env.update((v.id, c) for v, c in zip(ir.constvars, ir.consts))
     for e in ir.eqns:
-        if len(e.outputs) == 1 and len(e.inputs) == 1 and e.prim.returns_view(e):
+        if is_view(e) and not device.is_numpy:
             args = [env[e.inputs[0].id]]
             env[e.outputs[0].id] = eval_interpreter.launcher(e.prim, args, e.params).run(*args)
         else:
             for o in e.outputs:
                 env[o.id] = unbound(o.aval)
     return env
+
+
+def is_view(e):
+    """Whether equation `e` returns a view of its one input's buffer (no kernel, eagerly)."""
+    return len(e.outputs) == 1 and len(e.inputs) == 1 and e.prim.returns_view(e)
 
 
 def _size_class(aval):
