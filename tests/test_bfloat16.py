@@ -1,7 +1,8 @@
 """bfloat16 as a storage dtype (with float16, the other one), on every device.
 
 Both 16-bit floats are held in memory only: kernels load them into float registers and round
-once when they store (round to nearest even; NaN stays a quiet NaN). The references here
+when they store (round to nearest even; NaN stays a quiet NaN); fused kernels round each
+16-bit result in registers, as the eager kernel's store would. The references here
 follow that: each is computed in float32 from the same rounded inputs and rounded at the end.
 
 - every elementwise and reduction primitive that takes a float takes both 16-bit floats,
@@ -449,11 +450,19 @@ def test_gradients_and_jit_in_bfloat16():
     v = np.asarray(x).astype(F32)
     want = np.tanh(v) + v * (1 - np.tanh(v) ** 2)
     np.testing.assert_allclose(np.asarray(g).astype(F32), want, rtol=2e-2)
-    # (the fused kernel keeps its intermediates in float32, where eager rounds each one)
-    f = netcl.jit(lambda a, b: jnp.exp(a) * b - a)
-    assert f(x, x).dtype == BF16
-    np.testing.assert_allclose(np.asarray(f(x, x)).astype(F32),
-                               np.asarray(jnp.exp(x) * x - x).astype(F32), rtol=ULP2[BF16])
+
+
+@pytest.mark.parametrize("dtype", HALVES, ids=HALF_IDS)
+def test_fused_kernels_round_each_result_as_eager_stores_do(dtype):
+    """A fused kernel rounds every 16-bit result to its dtype in registers, so jit and eager
+    agree bit for bit (as XLA's fused kernels do); 21 elements: vector blocks and a tail."""
+    x = jnp.asarray(np.random.default_rng(5).uniform(-2, 2, 21).astype(dtype))
+
+    def f(a, b):
+        return jnp.exp(a) * b - a / 3 + jnp.tanh(b * 1.7)
+    got = netcl.jit(f)(x, x[::-1])
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(_bits(got), _bits(f(x, x[::-1])))
 
 
 def test_jit_with_a_scalar_literal():

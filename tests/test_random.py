@@ -705,3 +705,64 @@ def test_bad_sampler_arguments():
         random.permutation(k, 2.5)
     with pytest.raises(ValueError, match="gumbel"):
         random.gumbel(k, (2,), mode="high")
+
+
+# ---- samplers called eagerly run compiled (random/compiled.py) -----------------------------
+
+_SAMPLERS = [
+    ("uniform", ((37,),), {"minval": -2.0, "maxval": 3.0}),
+    ("normal", ((5, 7),), {}),
+    ("truncated_normal", (-1.5, 2.0, (33,)), {}),
+    ("gumbel", ((9,),), {}),
+    ("exponential", ((9,),), {}),
+    ("laplace", ((9,),), {}),
+    ("logistic", ((9,),), {}),
+    ("cauchy", ((9,),), {}),
+    ("bernoulli", (0.3, (40,)), {}),
+    ("randint", ((25,), 3, 1000), {}),
+    ("rademacher", ((25,),), {}),
+    ("split", (3,), {}),
+    ("bits", ((6,),), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", _SAMPLERS, ids=[s[0] for s in _SAMPLERS])
+def test_eager_samplers_run_compiled_and_draw_what_their_primitives_draw(name, args, kwargs,
+                                                                      monkeypatch):
+    from netcl.core.eval import EvalInterpreter
+    bound, process = [], EvalInterpreter.process
+    monkeypatch.setattr(EvalInterpreter, "process",
+                        lambda self, prim, *a: bound.append(prim) or process(self, prim, *a))
+    sampler = getattr(random, name)
+    key = random.PRNGKey(21)
+    got = sampler(key, *args, **kwargs)
+    assert not bound, f"the eager call bound {bound} one by one"
+    want = sampler.eager(key, *args, **kwargs)        # primitive by primitive
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_a_float_parameter_is_an_argument_of_the_compiled_sampler(monkeypatch):
+    import netcl.transforms.jit as jit_module
+    compiled, optimize = [], jit_module.optimize
+    monkeypatch.setattr(jit_module, "optimize",
+                        lambda ir, *a, **k: compiled.append(1) or optimize(ir, *a, **k))
+    key = random.PRNGKey(3)
+    draws = [np.asarray(random.bernoulli(key, p, (1000,))).mean() for p in (0.11, 0.52, 0.93)]
+    assert len(compiled) <= 1                         # one compilation for every p
+    assert draws[0] < draws[1] < draws[2]
+    np.testing.assert_array_equal(random.uniform(key, (4,), maxval=2.5),
+                                  random.uniform.eager(key, (4,), maxval=2.5))
+
+
+def test_samplers_with_unusual_arguments_still_check_them():
+    key = random.PRNGKey(0)
+    with pytest.raises(ValueError, match="normal: dtype must be a float dtype"):
+        random.normal(key, (3,), jnp.int32)
+    with pytest.raises(TypeError, match="uniform"):
+        random.uniform("not a key", (3,))
+    # a NumPy key and a list of bounds run primitive by primitive, with the same numbers
+    np_key = np.asarray(key)
+    np.testing.assert_array_equal(random.normal(np_key, (4,)), random.normal(key, (4,)))
+    lows = random.uniform(key, (2,), minval=jnp.asarray([0.0, 10.0]), maxval=11.0)
+    assert np.asarray(lows)[1] >= 10.0

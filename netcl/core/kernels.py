@@ -4,16 +4,27 @@ Every kernel netcl launches passes through `build`: source + options + device gi
 program, built once per process. Callers hold the returned `cl.Kernel` objects (never
 `program.name`, which makes a new kernel object on each access). A failed build raises
 `KernelBuildError` carrying the compiler's log and the numbered source.
+
+Each compiler run costs a fixed time whatever the source's size, so a caller that knows
+several sources ahead builds them together: inside `deferring(wanted)`, asking for a
+program not built yet records a `BuildRequest` and raises `Deferred`; `build_together`
+then builds what was recorded as one program (program_batch.py), and each source's kernels
+come from it. jit's `build_kernels` pass works this way.
 """
 import collections
+import contextlib
 import importlib
+import os
 import re
+import threading
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
 
-from . import dtypes
+from . import dtypes, program_batch
+from .launch import Kernel
 
 _devices = importlib.import_module(".devices", __package__)   # (the module)
 
@@ -73,6 +84,8 @@ PREAMBLE_CONVERT8 = "\n".join([
 # bfloat16 is storage only: a ushort holding the top half of a float32. Loads widen exactly;
 # stores round to nearest even, and NaN stays a quiet NaN of the same sign (rounding could
 # carry a NaN's payload into the exponent and make it infinite), as ml_dtypes and XLA do.
+# netcl_bf16_round[N] is a store and a load in registers (see `round_to`); no 16-wide form,
+# which PoCL on AVX-512 hosts cannot call (see PREAMBLE_CONVERT8).
 PREAMBLE_BF16 = """#ifndef NETCL_BF16
 #define NETCL_BF16
 inline float netcl_bf16_load(ushort v) { return as_float(((uint)v) << 16); }
@@ -81,8 +94,37 @@ inline ushort netcl_bf16_store(float f) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)(((u >> 16) & 0x8000u) | 0x7fc0u);
   return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
-#endif
+inline float netcl_bf16_round(float f) { return netcl_bf16_load(netcl_bf16_store(f)); }
+""" + "".join(f"""inline float{w} netcl_bf16_round{w}(float{w} f) {{
+  const uint{w} u = as_uint{w}(f);
+  const uint{w} r = (u + (uint{w})0x7fffu + ((u >> 16) & (uint{w})1u)) & (uint{w})0xffff0000u;
+  const uint{w} nan = (u & (uint{w})0x80000000u) | (uint{w})0x7fc00000u;
+  return as_float{w}(select(r, nan, (u & (uint{w})0x7fffffffu) > (uint{w})0x7f800000u));
+}}
+""" for w in (2, 4, 8)) + """#endif
 """
+
+# float16 rounding in registers: a fused kernel rounds each float16 result as an eager
+# kernel's store would (vstore_half rounds to nearest even), through a private word.
+PREAMBLE_F16_ROUND = """#ifndef NETCL_F16_ROUND
+#define NETCL_F16_ROUND
+inline float netcl_f16_round(float x) {
+  ushort h; vstore_half(x, 0, (__private half*)&h); return vload_half(0, (__private half*)&h);
+}
+""" + "".join(f"""inline float{w} netcl_f16_round{w}(float{w} x) {{
+  ushort{w} h; vstore_half{w}(x, 0, (__private half*)&h);
+  return vload_half{w}(0, (__private half*)&h);
+}}
+""" for w in (2, 4, 8)) + """#endif
+"""
+
+
+def round_to(dtype, width, expr):
+    """C expression of float (vector of `width`) `expr` rounded to half dtype `dtype` and
+    widened back: what storing it and loading it again gives, kept in registers."""
+    name = "netcl_bf16_round" if dtype == dtypes.bfloat16 else "netcl_f16_round"
+    return f"{name}{width if width > 1 else ''}({expr})"
+
 
 # Generated code spells cheap math builtins netcl_<name>(x). PoCL (3.0, LLVM 14) links its
 # builtins out of line, even fabs and isnan (pocl issue 549): each call spills the live
@@ -152,42 +194,173 @@ def vstore(dtype, width, ptr, value, cpu):
     return f"vstore{width}({value}, 0, {ptr});"
 
 
-def build(device, source, options=()):
-    """Build (once) and return the cl.Program for `source` on `device`'s context."""
+@dataclass(frozen=True, slots=True)
+class _Built:
+    """A built program and, where it was built together with other sources, the names its
+    kernels were given there ({name in the source: name in the program})."""
+    program: object
+    names: dict
+
+
+@dataclass(frozen=True, slots=True)
+class BuildRequest:
+    """A source a launcher asked for while builds were deferred (see `deferring`)."""
+    device: object
+    source: str
+    options: tuple
+
+
+class Deferred(BaseException):
+    """Raised by `build` inside `deferring` for a program not built yet, after recording
+    it. A BaseException, so that a launcher's `except Exception` fallback does not take it
+    for a failed build."""
+
+
+_deferral = threading.local()
+
+
+@contextlib.contextmanager
+def deferring(wanted):
+    """Within this block, asking for a program not built yet appends a BuildRequest to
+    `wanted` and raises `Deferred` instead of building it: a caller walks every launcher
+    a compiled function needs this way, then builds what they asked for at once with
+    `build_together`."""
+    outer = getattr(_deferral, "wanted", None)
+    _deferral.wanted = wanted
+    try:
+        yield wanted
+    finally:
+        _deferral.wanted = outer
+
+
+def _key(device, source, options):
     # Keyed by device, not only context: a program built for one device of a multi-device
     # context has no binary for the others, and enqueueing its kernels there crashes PoCL.
-    key = (device.context.int_ptr, device.cl_device.int_ptr, source, options)
-    prg = _programs.get(key)
-    if prg is not None:
+    return (device.context.int_ptr, device.cl_device.int_ptr, source, tuple(options))
+
+
+_PREAMBLES = (PREAMBLE_VECTOR_IO, PREAMBLE_BF16, PREAMBLE_F16_ROUND, PREAMBLE_CONVERT8,
+              PREAMBLE_FP64)
+
+
+def _with_preambles(source):
+    """`source` with the preamble definitions it uses (see PREAMBLE_*, INLINE_MATH)."""
+    generated = source
+    math = set(_INLINE_MATH_USE.findall(source))
+    if math:
+        source = inline_math_preamble(math) + source
+    if ("netcl_vload8" in source or "netcl_vstore8" in source) and \
+            "#define netcl_vload8" not in source:   # (a source may carry its own)
+        source = PREAMBLE_VECTOR_IO + source
+    if "netcl_bf16_" in generated:
+        source = PREAMBLE_BF16 + source
+    if "netcl_f16_round" in generated:
+        source = PREAMBLE_F16_ROUND + source
+    if "netcl_convert8" in generated:
+        source = PREAMBLE_CONVERT8 + source
+    if "double" in generated and "cl_khr_fp64" not in generated:   # (first line)
+        source = PREAMBLE_FP64 + source
+    return source
+
+
+def _compile(device, source, options):
+    """Build the program for `source` (preambles added) or raise KernelBuildError."""
+    _devices.check_not_forked()   # (a build in a forked child would hang)
+    source = _with_preambles(source)
+    try:
+        with warnings.catch_warnings():
+            # NVIDIA prints informational build logs; real failures raise below.
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            return cl.Program(device.context, source).build(options=list(options),
+                                                            devices=[device.cl_device])
+    except cl.RuntimeError as e:
+        raise KernelBuildError(device, source, str(e)) from None
+
+
+def _remember(key, built):
+    built = _programs.setdefault(key, built)   # (a thread that built it first wins)
+    while len(_programs) > _MAX_PROGRAMS:
+        _programs.popitem(last=False)
+    return built
+
+
+def _built(device, source, options):
+    key = _key(device, source, options)
+    built = _programs.get(key)
+    if built is not None:
         _programs.move_to_end(key)
+        return built
+    wanted = getattr(_deferral, "wanted", None)
+    if wanted is not None:
+        wanted.append(BuildRequest(device, source, tuple(options)))
+        raise Deferred(source)
+    return _remember(key, _Built(_compile(device, source, options), {}))
+
+
+def build(device, source, options=()):
+    """Build (once) and return the cl.Program for `source` on `device`'s context."""
+    return _built(device, source, options).program
+
+
+def build_together(requests):
+    """Build the sources of `requests` not built yet, as few programs as can hold them: one
+    per device, options and FP_CONTRACT state (program_batch.combine). Where a combined
+    program fails to build or lacks a kernel, each source is built alone instead; with
+    NETCL_CHECK_IR set (the test suite), that is an error unless some source also fails
+    alone (a source the combining broke)."""
+    with deferring(None):       # (a build inside a deferring walk: build it now)
+        _build_groups(requests)
+
+
+def _build_groups(requests):
+    groups = {}
+    for r in requests:
+        key = _key(r.device, r.source, r.options)
+        if key not in _programs:
+            group = (r.device.context.int_ptr, r.device.cl_device.int_ptr, r.options,
+                     program_batch.contract_state(r.source))
+            groups.setdefault(group, {}).setdefault(r.source, r)
+    for group in groups.values():
+        reqs = list(group.values())
+        if len(reqs) == 1 or not _build_combined(reqs):
+            _build_each(reqs)
+
+
+def _build_combined(reqs):
+    device, options = reqs[0].device, reqs[0].options
+    source, names = program_batch.combine([r.source for r in reqs], _PREAMBLES)
+    try:
+        prg = _compile(device, source, options)
+        have = set(prg.get_info(cl.program_info.KERNEL_NAMES).split(";"))
+    except (KernelBuildError, cl.Error) as e:
+        failure = e
     else:
-        _devices.check_not_forked()   # (a build in a forked child would hang)
-        generated = source
-        math = set(_INLINE_MATH_USE.findall(source))
-        if math:
-            source = inline_math_preamble(math) + source
-        if ("netcl_vload8" in source or "netcl_vstore8" in source) and \
-                "#define netcl_vload8" not in source:   # (a source may carry its own)
-            source = PREAMBLE_VECTOR_IO + source
-        if "netcl_bf16_" in generated:
-            source = PREAMBLE_BF16 + source
-        if "netcl_convert8" in generated:
-            source = PREAMBLE_CONVERT8 + source
-        if "double" in generated and "cl_khr_fp64" not in generated:   # (first line)
-            source = PREAMBLE_FP64 + source
+        wanted = [names[i].get(n, n) for i, r in enumerate(reqs)
+                  for n in program_batch.kernel_names(r.source)]
+        if have.issuperset(wanted):
+            for r, renamed in zip(reqs, names):
+                _remember(_key(device, r.source, options), _Built(prg, renamed))
+            return True
+        failure = f"kernels missing from the combined program: {set(wanted) - have}"
+    if _build_each(reqs) and _check_batches():
+        raise AssertionError(f"{len(reqs)} sources build alone but not combined: {failure}")
+    return False
+
+
+def _build_each(reqs):
+    """Build each request alone; whether all built (a failure is left for the launcher
+    that asks for it to raise)."""
+    ok = True
+    for r in reqs:
         try:
-            with warnings.catch_warnings():
-                # NVIDIA prints informational build logs; real failures raise below.
-                warnings.simplefilter("ignore", cl.CompilerWarning)
-                prg = cl.Program(device.context, source).build(options=list(options),
-                                                               devices=[device.cl_device])
-        except cl.RuntimeError as e:
-            raise KernelBuildError(device, source, str(e)) from None
-        # (two threads may build the same program at once; both then use the first)
-        prg = _programs.setdefault(key, prg)
-        while len(_programs) > _MAX_PROGRAMS:
-            _programs.popitem(last=False)
-    return prg
+            _built(r.device, r.source, r.options)
+        except KernelBuildError:
+            ok = False
+    return ok
+
+
+def _check_batches():
+    return os.environ.get("NETCL_CHECK_IR", "") not in ("", "0")
 
 
 def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
@@ -196,9 +369,10 @@ def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
     Each launcher owns its kernel object so that arguments that never change for it
     (sizes, offsets, metadata buffers) are set once and only buffers are set per call.
     """
-    prg = build(device, source, options)
+    built = _built(device, source, options)
+    prg = built.program
     try:
-        k = cl.Kernel(prg, name)
+        k = cl.Kernel(prg, built.names.get(name, name))
     except cl.LogicError as e:
         # A compiler may "succeed" without the kernel (PoCL on AVX-512 hosts, given a
         # builtin called with a 512-bit vector): say so with its log, not INVALID_KERNEL_NAME
@@ -208,10 +382,17 @@ def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
             log = ""
         raise KernelBuildError(device, source, f"the program has no kernel {name!r} "
                                f"({e}); compiler log:\n{log}") from None
-    k._netcl_source = source    # what jit's lower().kernels shows
+    k._netcl_source = source    # what jit's lower().kernels shows (see `described`)
+    k._netcl_name = name        # (its function_name may be the batch's, program_batch)
     if scalar_arg_dtypes is not None:
         k.set_scalar_arg_dtypes(scalar_arg_dtypes)
     return k
+
+
+def described(k):
+    """The Kernel record (name and source, as the launcher asked for it) of a kernel from
+    `kernel`."""
+    return Kernel(k._netcl_name, k._netcl_source)
 
 
 def clear_programs():

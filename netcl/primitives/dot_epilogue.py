@@ -8,7 +8,7 @@ import pyopencl as cl
 
 from ..core import dtypes, kernels
 from ..core.array import Array
-from ..core.launch import Kernel, Launch
+from ..core.launch import Launch
 from ..core.shapes import contiguous_strides, prod
 from . import gemm, matmul_precision
 from .linalg import (_Prep, _free_dims, _gemm_setup, _merge, _preparer, _set_operands,
@@ -158,7 +158,7 @@ def flat_epilogue_launcher(device, k, n_operands, n_extras, out_avals, gsize, ls
 
     def launch(*args):
         return reusing((), *args)
-    return Launch(launch, reusing, (Kernel(k.function_name, k._netcl_source),))
+    return Launch(launch, reusing, (kernels.described(k),))
 
 
 def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_index, body,

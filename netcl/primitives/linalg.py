@@ -316,7 +316,7 @@ def launched_kernels(k, pack, prep, more=()):
     if prep is not None:
         return None
     return (pack.kernels if pack is not None else ()) + \
-        tuple(Kernel(m.function_name, m._netcl_source) for m in (k, *more))
+        tuple(kernels.described(m) for m in (k, *more))
 
 
 def _set_operands(set_arg, pack, a, b):

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .compiled import compiled_when_eager
 from ..core import dtypes
 from ..core.array import Array
 from ..core.shapes import broadcast_shapes, canonical_shape
@@ -108,6 +109,7 @@ def _uniform(name, key, shape, dtype, minval, maxval):
     return ew.max_(low, ew.add(ew.mul(floats, span), low))
 
 
+@compiled_when_eager
 def uniform(key, shape=(), dtype=dtypes.float32, minval=0.0, maxval=1.0):
     """Uniform values in [minval, maxval) (minval/maxval broadcast to `shape`).
 
@@ -124,6 +126,7 @@ def _normal(name, key, shape, dtype):
     return ew.mul(views.full_like(u, math.sqrt(2)), ew.erf_inv(u))
 
 
+@compiled_when_eager
 def normal(key, shape=(), dtype=dtypes.float32):
     """Standard normal values: sqrt(2) * erf_inv(u), u uniform in (-1, 1) (JAX's method)."""
     dtype = _float_dtype("normal", dtype, _device(key))
@@ -131,6 +134,7 @@ def normal(key, shape=(), dtype=dtypes.float32):
     return _normal("normal", key, shape, dtype)
 
 
+@compiled_when_eager
 def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
     """Standard normal values conditioned on lower < x < upper (inverse-CDF sampling).
 
@@ -157,6 +161,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
     return ew.min_(out, views.broadcast_to_rank(hi, shape))
 
 
+@compiled_when_eager
 def gumbel(key, shape=(), dtype=dtypes.float32, mode="low"):
     """Standard Gumbel values: -log(-log(u)), u uniform in [tiny, 1)."""
     if mode != "low":
@@ -171,6 +176,7 @@ def _gumbel(name, key, shape, dtype):
     return ew.neg(ew.log(ew.neg(ew.log(u))))
 
 
+@compiled_when_eager
 def exponential(key, shape=(), dtype=dtypes.float32):
     """Standard exponential values: -log1p(-u)."""
     dtype = _float_dtype("exponential", dtype, _device(key))
@@ -179,6 +185,7 @@ def exponential(key, shape=(), dtype=dtypes.float32):
     return ew.neg(ew.log1p(ew.neg(u)))
 
 
+@compiled_when_eager
 def laplace(key, shape=(), dtype=dtypes.float32):
     """Standard Laplace values: sign(u) * log1p(-|u|), u uniform in (-1, 1)."""
     dtype = _float_dtype("laplace", dtype, _device(key))
@@ -187,6 +194,7 @@ def laplace(key, shape=(), dtype=dtypes.float32):
     return ew.mul(ew.sign(u), ew.log1p(ew.neg(ew.abs_(u))))
 
 
+@compiled_when_eager
 def logistic(key, shape=(), dtype=dtypes.float32):
     """Standard logistic values: log(u / (1 - u)), u uniform in [eps, 1)."""
     dtype = _float_dtype("logistic", dtype, _device(key))
@@ -195,6 +203,7 @@ def logistic(key, shape=(), dtype=dtypes.float32):
     return ew.log(ew.div(u, ew.sub(views.full_like(u, 1), u)))
 
 
+@compiled_when_eager
 def cauchy(key, shape=(), dtype=dtypes.float32):
     """Standard Cauchy values: tan(pi * (u - 1/2)), u uniform in [eps, 1)."""
     dtype = _float_dtype("cauchy", dtype, _device(key))

@@ -9,6 +9,7 @@ import operator
 
 import numpy as np
 
+from .compiled import compiled_when_eager
 from ..core import dtypes
 from ..core.array import Array
 from ..core.eval import to_array
@@ -19,6 +20,7 @@ from .continuous import _check_shape, _gumbel, _param, _shape_of, _uniform
 from .keys import _U32, _bits32, _check_key, _counters, _device, _is_array, split
 
 
+@compiled_when_eager
 def bernoulli(key, p=0.5, shape=None):
     """Booleans that are True with probability p (uniform(key, shape, p.dtype) < p)."""
     device = _device(key)
@@ -81,6 +83,7 @@ def _is_static_number(x):
     return isinstance(x, (bool, int, np.integer, np.bool_))
 
 
+@compiled_when_eager
 def randint(key, shape, minval, maxval, dtype=dtypes.int32):
     """Integers uniform in [minval, maxval) (bounds broadcast to `shape`). JAX's method: two
     words of bits reduced modulo the span.
@@ -128,6 +131,7 @@ def randint(key, shape, minval, maxval, dtype=dtypes.int32):
     return ew.convert_element_type(ew.add(low_s, offset), dtype)
 
 
+@compiled_when_eager
 def rademacher(key, shape=(), dtype=dtypes.int32):
     """-1 or +1 with equal probability."""
     dtype = dtypes.canonicalize(dtype, where="rademacher")

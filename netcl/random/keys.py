@@ -20,6 +20,7 @@ import operator
 
 import numpy as np
 
+from .compiled import compiled_when_eager
 from ..core import dtypes
 from ..core.array import Array
 from ..core.devices import default_device
@@ -154,6 +155,7 @@ def wrap_key_data(key_bits_array, *, impl=None):
     return key_data(key_bits_array)
 
 
+@compiled_when_eager
 def split(key, num=2):
     """`num` new keys (an int, or a tuple for a shape of keys) from one key: shape (*num, 2).
 
@@ -213,6 +215,7 @@ def _bits32(name, key, shape):
     return ew.xor(y1, y2)
 
 
+@compiled_when_eager
 def bits(key, shape=(), dtype=None):
     """Uniform random uint32 values of `shape` (JAX's `jax.random.bits` with x64 off).
 

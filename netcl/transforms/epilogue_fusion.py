@@ -15,6 +15,7 @@ gradient) takes its optimizer update (reductions/sum_epilogue.py), with the othe
 sums of same-shaped arrays that group reads; it adds each column in its own order (blocks of
 64 rows), so its results match eager ones within rounding.
 """
+from ..core import kernels
 from ..core.ir import IR, Eqn
 from ..core.launch import Launch, as_launch
 from ..core.tracing import Primitive
@@ -153,10 +154,27 @@ def _as_group(e):
     return None
 
 
-def fuse_epilogues(ir, device):
+def _takes(prim, device, args, deferred):
+    """Whether the product's kernel takes the epilogue for arguments laid out like `args`.
+    Where its program is not built yet and `deferred` is a list, the builder has decided
+    by then (layouts and sizes) and asks for the program: yes, and the request is left in
+    `deferred` (were the build to fail, the call would run the product and the group as
+    two kernels, see _make_launcher)."""
+    if deferred is None:
+        return prim.launch_for(device, args) is not None
+    with kernels.deferring(deferred):
+        try:
+            return prim.launch_for(device, args) is not None
+        except kernels.Deferred:
+            return True
+
+
+def fuse_epilogues(ir, device, deferred=None):
     """Give each product (`_LAUNCHERS`) whose result has exactly one reader, an elementwise
     group of the same shape, that group as its epilogue, where the product's kernel can take
-    it on `device` for the layouts the compiled call will have (decided here, once)."""
+    it on `device` for the layouts the compiled call will have (decided here, once). With a
+    list `deferred`, the programs those kernels need are not built here but recorded there
+    (kernels.deferring), for the pipeline's last pass to build with the others."""
     producer = {}
     readers = {}
     for i, e in enumerate(ir.eqns):
@@ -201,8 +219,8 @@ def fuse_epilogues(ir, device):
             extras = [u for q, u in enumerate(group.inputs) if q not in at]
             prim = EpiloguePrimitive(product.prim, product.params, product.outputs[0].aval,
                                      group, pos if len(at) == 1 else tuple(at))
-            if values is not None and prim.launch_for(
-                    device, [values[u.id] for u in operands + extras]) is None:
+            if values is not None and not _takes(
+                    prim, device, [values[u.id] for u in operands + extras], deferred):
                 continue
             replace[i] = Eqn(prim, operands + extras, {}, list(group.outputs))
             drop.update([d, *also])

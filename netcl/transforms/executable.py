@@ -85,8 +85,7 @@ class Executable:
         recorded = []
 
         def lookup(prim, args, params):
-            launch = eval_interpreter.launcher(prim, args, params,
-                                               shared=not isinstance(prim, _GENERATED))
+            launch = launcher_for(prim, args, params)
             recorded.append(launch)
             return launch
         outs = self._on_device(self._execute, flat_args, lookup)
@@ -130,6 +129,14 @@ class Executable:
 
 
 _CHECK = os.environ.get("NETCL_CHECK_IR", "") not in ("", "0")
+
+
+def launcher_for(prim, args, params):
+    """The Launch a compiled call runs for `prim` on arrays laid out like `args` (bound or
+    not): the eager interpreter's, except that the primitives jit's passes made for one
+    function are built for it alone, not cached beside eager ones."""
+    return eval_interpreter.launcher(prim, args, params,
+                                     shared=not isinstance(prim, _GENERATED))
 
 
 def _frees(ir):

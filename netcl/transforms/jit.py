@@ -34,7 +34,7 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .epilogue_fusion import EpiloguePrimitive
 from .fusion import FusedPrimitive
 from ..core.launch import Kernel
-from .executable import _GENERATED, Executable
+from .executable import Executable, launcher_for
 from .plan import Plan, is_view, unbound_values
 from .jit_call import FlatCall, jit_call_p
 from .passes import optimize
@@ -96,8 +96,7 @@ class Lowered:
         device = default_device()
         env = unbound_values(self.ir, device)
         steps = [[env[v.id] for v in e.inputs] for e in self.ir.eqns]
-        launches = [eval_interpreter.launcher(e.prim, args, e.params,
-                                              shared=not isinstance(e.prim, _GENERATED))
+        launches = [launcher_for(e.prim, args, e.params)
                     for e, args in zip(self.ir.eqns, steps)]
         plan = Plan.build(self.ir, launches)
         out = []

@@ -20,13 +20,15 @@ from typing import Callable
 
 import numpy as np
 
+from ..core import kernels
 from ..core.array import Array
 from ..core.devices import Device, default_device
 from ..core.ir import IR, pretty
 from .epilogue_fusion import fuse_epilogues
 from .fusion import (cse, dce, fold_literals, forward_scalar_broadcasts, fuse, hoist_reductions,
                      hoist_scalars, sink_scalars, strip_identities)
-from .plan import assign_in_place
+from .executable import launcher_for
+from .plan import assign_in_place, is_view, unbound_values
 from .row_fusion import row_fuse
 
 
@@ -36,6 +38,7 @@ class PassContext:
     device: Device
     literals: dict = field(default_factory=dict)   # var id -> Python scalar inlined in code
     donated: frozenset = frozenset()   # argument numbers whose buffers the call may reuse
+    deferred: list = field(default_factory=list)   # kernels.BuildRequest not built yet
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,35 @@ def _literals(ir, ctx):
                   [e for e in ir.eqns if not any(e is f for f in folded)], ir.outvars))
 
 
+def _build_kernels(ir, ctx):
+    """Build every program the call's launchers will ask for, together (one compiler run
+    per device, options and contraction state: kernels.build_together), where each would
+    otherwise be built alone at its first launch. The launchers are built over unbound
+    values with builds deferred (kernels.deferring), which records the sources they ask
+    for; a launcher that builds a second program after its first is walked again."""
+    device = ctx.device
+    if device.is_numpy:
+        return ir
+    wanted = list(ctx.deferred)
+    values = unbound_values(ir, device)
+    for _ in range(3):
+        with kernels.deferring(wanted):
+            for e in ir.eqns:
+                if is_view(e):
+                    continue
+                try:
+                    launcher_for(e.prim, [values[v.id] for v in e.inputs], e.params)
+                except kernels.Deferred:
+                    pass
+                except Exception:   # noqa: BLE001 - a launcher that needs bound arrays:
+                    pass            # it builds at the first call, which reports any error
+        if not wanted:
+            break
+        kernels.build_together(wanted)
+        wanted = []
+    return ir
+
+
 PASSES = (
     Pass("strip_identities", lambda ir, ctx: strip_identities(ir),
          "stop_gradient dropped, reductions over size-1 axes become reshapes"),
@@ -79,7 +111,7 @@ PASSES = (
          "0-d equations gathered so that they fuse together"),
     Pass("fuse_elementwise", lambda ir, ctx: fuse(ir, ctx.literals),
          "maximal elementwise groups become one kernel each"),
-    Pass("fuse_epilogues", lambda ir, ctx: fuse_epilogues(ir, ctx.device),
+    Pass("fuse_epilogues", lambda ir, ctx: fuse_epilogues(ir, ctx.device, ctx.deferred),
          "products and column sums take the group that reads them"),
     Pass("hoist_reductions", lambda ir, ctx: hoist_reductions(ir),
          "reductions run just after their inputs are produced"),
@@ -87,6 +119,8 @@ PASSES = (
          "0-d steps run just before their first reader"),
     Pass("assign_in_place", lambda ir, ctx: assign_in_place(ir, ctx.donated),
          "outputs written over inputs that die there (donated arguments included)"),
+    Pass("build_kernels", _build_kernels,
+         "every kernel the call launches built, as few programs as can hold them"),
 )
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...core import dtypes, kernels
 from ...core.array import Array
-from ...core.launch import Kernel, Launch
+from ...core.launch import Launch
 from ...core.shapes import contiguous_strides, prod
 from ...core.tracing import ShapedArray
 from .. import split_k
@@ -107,7 +107,7 @@ def _im2col_launcher(device, in_dtype, geo, plan, src):
         enqueue(queue, k, g, l_)
     run.mode, run.items = mode, g[0]
     run.p_bytes = plan.p_elems * _gemm_dtype(in_dtype).itemsize
-    run.kernel = Kernel(k.function_name, k._netcl_source)
+    run.kernel = kernels.described(k)
     return run
 
 
@@ -575,7 +575,7 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
         before = ((im2col.kernel,) if im2col is not None else ()) + \
             (copy_launch.kernels if pack is not None else ())
         return Launch(launch_epilogue, reusing,
-                      before + (Kernel(kg.function_name, kg._netcl_source),))
+                      before + (kernels.described(kg),))
 
     def launch_gemm(x, w):
         if narrow is None:
