@@ -11,6 +11,9 @@ os.environ.setdefault("NETCL_ENABLE_X64", "1")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # float32 products (see _float32_products), also at import and in subprocesses
 os.environ.setdefault("NETCL_DEFAULT_MATMUL_PRECISION", "highest")
+# GEMM tiles from the built-in tables, whatever a developer's tuning cache holds
+# (test_autotune.py turns tuning on with a scratch cache)
+os.environ.setdefault("NETCL_AUTOTUNE", "off")
 
 import pytest  # noqa: E402
 

@@ -40,6 +40,7 @@ KERNEL_FILES = {
     "test_jit_epilogue.py": "GEMM epilogue fusion (none on the fallback)",
     "test_jit_in_place.py": "in-place fused kernels (none on the fallback)",
     "test_program_batch.py": "OpenCL programs built together (none on the fallback)",
+    "test_autotune.py": "GEMM tiles timed on the device (none on the fallback)",
     "test_tree_util.py": "pure Python, no device involved",
     "test_distributed.py": "MPI jobs of PoCL devices (the fallback's host path runs in test_pmap)",
     "test_fallback.py": "this file",

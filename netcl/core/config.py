@@ -11,6 +11,11 @@
   (float32 products everywhere). A ``precision=`` argument beats it. Also set by
   ``NETCL_DEFAULT_MATMUL_PRECISION``, and for a block by ``netcl.default_matmul_precision``.
   Half-precision operands multiply exactly in every mode; float64 never uses tensor cores.
+- ``autotune``: how matrix products choose their tiles (primitives/gemm_autotune.py):
+  "cached" (the default: winners recorded earlier on this device, else the built-in
+  tables), "on" (also time the classes with no record, at their first product, and record
+  them; True means "on") or "off" (the tables only; False). Also ``NETCL_AUTOTUNE``
+  (1/0/cached); ``netcl.tune(fun, *args)`` runs a function with it on.
 
 >>> netcl.config.update("enable_x64", True)
 >>> netcl.config.enable_x64
@@ -33,6 +38,28 @@ def _flag_from_env(name):
     if raw.strip().lower() in _FALSE:
         return False
     raise ValueError(f"{name}={raw!r}: expected 1/true/yes/on or 0/false/no/off")
+
+
+AUTOTUNE_MODES = ("cached", "on", "off")
+
+
+def _check_autotune(value, where):
+    """`value` as stored: one of AUTOTUNE_MODES (True: "on", False: "off")."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, str) and value.strip().lower() in AUTOTUNE_MODES:
+        return value.strip().lower()
+    raise ValueError(f"{where}: autotune must be True, False or one of "
+                     f"{', '.join(map(repr, AUTOTUNE_MODES))}, got {value!r}")
+
+
+def _autotune_from_env():
+    raw = os.environ.get("NETCL_AUTOTUNE", "").strip().lower()
+    if raw in ("", "cached"):
+        return "cached"
+    if raw in _TRUE or raw in _FALSE:
+        return "on" if raw in _TRUE else "off"
+    return _check_autotune(raw, "NETCL_AUTOTUNE")
 
 
 def _check_matmul_precision(value, where):
@@ -80,13 +107,15 @@ class Config:
 
     _NAMES = {"enable_x64": "enable_x64", "jax_enable_x64": "enable_x64",
               "default_matmul_precision": "default_matmul_precision",
-              "jax_default_matmul_precision": "default_matmul_precision"}
+              "jax_default_matmul_precision": "default_matmul_precision",
+              "autotune": "autotune"}
 
     def __init__(self):
         self.enable_x64 = _flag_from_env("NETCL_ENABLE_X64")
         self.default_matmul_precision = _check_matmul_precision(
             os.environ.get("NETCL_DEFAULT_MATMUL_PRECISION") or None,
             "NETCL_DEFAULT_MATMUL_PRECISION")
+        self.autotune = _autotune_from_env()
 
     @property
     def jax_enable_x64(self):
@@ -98,7 +127,8 @@ class Config:
 
     def update(self, name, value):
         """Set option `name` to `value`: 'enable_x64' (JAX's 'jax_enable_x64') takes a bool,
-        'default_matmul_precision' (JAX's 'jax_default_matmul_precision') None or a name.
+        'default_matmul_precision' (JAX's 'jax_default_matmul_precision') None or a name,
+        'autotune' True, False, "cached", "on" or "off".
 
         >>> netcl.config.update("jax_enable_x64", True)
         >>> netcl.config.update("jax_default_matmul_precision", "float32")
@@ -107,11 +137,12 @@ class Config:
         if key is None:
             raise AttributeError(f"netcl.config.update: unknown option {name!r}; options are "
                                  f"{sorted(self._NAMES)}")
-        if key == "default_matmul_precision":
-            value = _check_matmul_precision(value, f"netcl.config.update({name!r})")
-            if value != self.default_matmul_precision:
-                self.default_matmul_precision = value
-                _forget_compiled()
+        if key in ("default_matmul_precision", "autotune"):
+            check = _check_matmul_precision if key != "autotune" else _check_autotune
+            value = check(value, f"netcl.config.update({name!r})")
+            if value != getattr(self, key):
+                setattr(self, key, value)
+                _forget_compiled()      # (launchers resolved the old setting)
             return
         if not isinstance(value, (bool, int)):
             raise TypeError(f"netcl.config.update: {name} takes a bool, got {value!r}")
@@ -152,3 +183,21 @@ def default_matmul_precision(name):
         if config.default_matmul_precision != old:
             config.default_matmul_precision = old
             _forget_compiled()
+
+
+def tune(fun, *args, **kwargs):
+    """Run `fun(*args, **kwargs)` with `config.autotune` "on": every matrix product it runs
+    whose shape class has no recorded tiles on its device is timed with each candidate
+    configuration first, and the fastest recorded (primitives/gemm_autotune.py); later
+    runs, in this process or another, take the recorded tiles. Returns what `fun` returns.
+
+    >>> netcl.tune(train_step, params, state, x, y)    # once; then train as usual
+    """
+    if not callable(fun):
+        raise TypeError(f"netcl.tune: fun must be callable, got {type(fun).__name__}")
+    old = config.autotune
+    config.update("autotune", "on")
+    try:
+        return fun(*args, **kwargs)
+    finally:
+        config.update("autotune", old)

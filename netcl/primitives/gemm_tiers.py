@@ -108,6 +108,27 @@ def choose_config(device, dtype: str, M: int, N: int, K: int, trans_a: bool = Tr
     return cfg
 
 
+def candidates(device, dtype: str, M: int, N: int, K: int, trans_a: bool = True,
+               family: str = None) -> list:
+    """The configurations an autotuner times for this product (gemm_autotune.py): the one
+    `choose_config` picks first, then every other tier of the table that fits the device
+    (CPUs: the narrow tiers too, and each with the panel depth `choose_config` gives it)."""
+    family = family or family_of(device)
+    max_wg, local_mem = int(device.max_work_group_size), int(device.local_mem_size)
+    if family == "cpu":
+        pool = CPU_TIERS[dtype] + CPU_NARROW.get(dtype, [])
+    else:
+        pool = GPU_TIERS[dtype] + ([GPU_TINY[dtype]] if dtype in GPU_TINY else [])
+    out = [choose_config(device, dtype, M, N, K, trans_a, family)]
+    for cfg in pool:
+        if _fits(cfg, dtype, max_wg, local_mem):
+            if cfg.kind == "cpu":
+                cfg = _cpu_panel_depth(cfg, dtype, K, local_mem, trans_a)
+            if cfg not in out:
+                out.append(cfg)
+    return out
+
+
 def _cpu_panel_depth(cfg: GemmConfig, dtype: str, K: int, local_mem: int, trans_a: bool) -> GemmConfig:
     """`cfg` with K panels of 512 or 1024 rows where K is that long and the panel fits local
     memory: every panel costs a group a barrier (PoCL saves and restores each work-item's

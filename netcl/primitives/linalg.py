@@ -33,7 +33,7 @@ from ..core.launch import Kernel, Launch
 from ..core.ad_util import Zero, is_zero
 from ..core.shapes import contiguous_strides, prod
 from ..core.tracing import Primitive, ShapedArray
-from . import gemm, gemm_cpu, gemm_tiers, matmul_precision, split_k
+from . import gemm, gemm_autotune, gemm_cpu, gemm_tiers, matmul_precision, split_k
 from .gemm_simple import _simple_dims, _simple_tile, simple_source  # noqa: F401 (re-exported)
 from .views import operand
 
@@ -151,8 +151,9 @@ def _gemm_kernel(device, kdtype, trans_a, trans_b, B, M, N, K, epilogue=None, pa
     if kdtype in (dtypes.float32, dtypes.float64):
         name = "float" if kdtype == dtypes.float32 else "double"
         try:
-            cfg = gemm_tiers.choose_config(device.cl_device, name, M, N, K, trans_a,
-                                           family=device.target.gemm_tiers)
+            cfg = gemm_autotune.tuned_config(device, name, trans_a, trans_b, M, N, K) or \
+                gemm_tiers.choose_config(device.cl_device, name, M, N, K, trans_a,
+                                         family=device.target.gemm_tiers)
             # packing pays where groups re-pack both operands: A once per column block, B
             # once per row block (a classifier's 10 columns make one column block)
             packed = packable and cfg.kind == "cpu" and M > cfg.bm and N > cfg.bn
