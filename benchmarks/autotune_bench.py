@@ -6,7 +6,9 @@ alternating) so that a shared machine's load falls on both.
     python benchmarks/autotune_bench.py [--rounds 7] [--shapes 1024x1024x1024,128x1024x784]
 
 A scratch tuning cache is used (the user's is left alone). Shapes are MxNxK of float32 NN
-products; the defaults are W3's square product and the MLP's and a convolution's products.
+products at "highest" precision (the tiled kernels the tuner chooses for; TF32 products
+run on tensor-core kernels of their own); the defaults are W3's square product and the
+MLP's and a convolution's products.
 """
 import argparse
 import os
@@ -29,6 +31,7 @@ def main():
     import netcl
     import netcl.numpy as jnp
     from netcl.primitives import gemm_autotune, gemm_tiers
+    netcl.config.update("default_matmul_precision", "highest")
     dev = netcl.default_device()
     gpu = dev.target.gemm_tiers == "gpu"
     default = ("8192x8192x8192,256x1024x784,262144x64x288" if gpu else
