@@ -1,8 +1,8 @@
 """Several generated sources as one OpenCL program: one compiler run instead of one each.
 
-Building a program has a fixed cost per compiler run that does not depend on its size: PoCL
-parses the whole OpenCL C header every time (about 0.1 s on a CPU core), so a compiled
-function of 12 kernels built as 12 programs spends over a second before any kernel is
+Building a program has a fixed cost per compiler run that does not depend on its size:
+PoCL parses the whole OpenCL C header every time (README, "First runs"), so a compiled
+function whose kernels are built one program each pays it once per kernel before any is
 compiled. `combine` concatenates sources so that each still means what it meant alone:
 
 - names two sources both define at file scope (kernels, helper functions, typedefs,

@@ -12,7 +12,7 @@ so a tuned kernel computes what the table's kernel computes.
 
 - "cached" (the default): a shape class with a recorded winner takes it, others the table's;
 - "on" (NETCL_AUTOTUNE=1): classes without a record are timed at their first product
-  (a second or two each) and recorded;
+  (within TIME_BUDGET_S each, about) and recorded;
 - "off" (NETCL_AUTOTUNE=0): the tables only.
 
 `netcl.tune(fun, *args)` runs `fun` once with tuning on. The file is
