@@ -54,10 +54,11 @@ def _file_scope_chunks(code):
             depth += 1
         elif ch == "}":
             depth -= 1
-            decl = _ATTRIBUTE.sub(" ", "".join(head)).split("{")[0]
-            if depth == 0 and "(" in decl and "=" not in decl:
-                chunks.append("".join(head))        # a function definition ends here
-                head = []
+            if depth == 0:
+                decl = _ATTRIBUTE.sub(" ", "".join(head)).split("{")[0]
+                if "(" in decl and "=" not in decl:
+                    chunks.append("".join(head))    # a function definition ends here
+                    head = []
         elif depth == 0:
             if ch == ";":
                 chunks.append("".join(head))
