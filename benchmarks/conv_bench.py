@@ -4,6 +4,7 @@
     python benchmarks/conv_bench.py --batch 256      # the GPU shape
     python benchmarks/conv_bench.py --impl direct    # force the direct kernel (default: auto)
     python benchmarks/conv_bench.py --dtype float64 --repeats 11 --pool
+    python benchmarks/conv_bench.py --batch 256 --dtype bfloat16   # 16-bit operands
     python benchmarks/conv_bench.py --im2col generic # the im2col kernel of the GEMM path
                                                      # (special, or implicit: P never stored;
                                                      # default: implicit on GPUs)
@@ -90,7 +91,8 @@ def time_im2col(dev, recs, repeats):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    ap.add_argument("--dtype", default="float32",
+                    choices=["float32", "float64", "bfloat16", "float16"])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--impl", default="auto", choices=["auto", "direct", "gemm"])
     ap.add_argument("--im2col", default="auto",
@@ -116,7 +118,7 @@ def main():
           f"{args.impl}; im2col {args.im2col}; median of {args.repeats}; host load average "
           f"{load:.1f}")
     rng = np.random.default_rng(0)
-    dt = np.dtype(args.dtype)
+    dt = np.dtype(getattr(jnp, args.dtype))
     params = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)), lhs_dilation=(1, 1),
                   rhs_dilation=(1, 1), feature_group_count=1, batch_group_count=1,
                   precision=None, preferred_element_type=None)

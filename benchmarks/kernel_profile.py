@@ -3,6 +3,7 @@ profiling events, and the host time of enqueuing the step.
 
     python benchmarks/kernel_profile.py            # W4 (MLP) and W5 (CNN), shapes by device
     python benchmarks/kernel_profile.py W5 30      # W5 only, the 30 costliest kernels
+    python benchmarks/kernel_profile.py W5b        # W5 under autocast(bfloat16)
 
 Unlike profile_step.py (which runs each step alone and waits for the device), this wraps
 PyOpenCL's command queue with profiling enabled and records one event per kernel launch,
@@ -52,8 +53,10 @@ import workloads  # noqa: E402
 
 
 def profile(wid, model, bs, steps=20, top=16):
+    import netcl.numpy as jnp
     dev = netcl.default_device()
-    run = workloads._netcl_train_step(model, bs, np.random.default_rng(0))
+    run = workloads._netcl_train_step(model, bs, np.random.default_rng(0),
+                                      compute=jnp.bfloat16 if wid.endswith("b") else None)
     for _ in range(3):
         run()
     dev.synchronize()
@@ -88,9 +91,9 @@ def main():
     top = int(next((a for a in sys.argv[1:] if a.isdigit()), 16))
     kind = "gpu" if netcl.default_device().kind == "gpu" else "cpu"
     sz = workloads.shapes(kind)
-    for wid, model in (("W4", "mlp"), ("W5", "cnn")):
+    for wid, model in (("W4", "mlp"), ("W5", "cnn"), ("W4b", "mlp"), ("W5b", "cnn")):
         if wid in which:
-            profile(wid, model, sz[wid], top=top)
+            profile(wid, model, sz[wid[:2]], top=top)
 
 
 if __name__ == "__main__":

@@ -34,15 +34,19 @@ def _tf32(x):
     return b.view(np.float32)
 
 
-@pytest.mark.parametrize("cfg", MM.MMA_TIERS)
+@pytest.mark.parametrize("cfg", MM.MMA_TIERS + MM.SMALL_TIERS)
 def test_source_generates(cfg):
     src = MM.mma_source(cfg, False, True, "acc * 2")
     assert "mma.sync.aligned.m16n8k8" in src and GEMM_KERNEL_NAME in src
 
 
 def test_bad_config():
-    with pytest.raises(ValueError, match="float32 only"):
+    with pytest.raises(ValueError, match="accumulates in float32"):
         MM.MmaConfig().validate("double")
+    with pytest.raises(ValueError, match="operands must be"):
+        MM.MmaConfig().validate("float", "f8")
+    with pytest.raises(ValueError, match="bad MmaConfig"):
+        MM.MmaConfig(bk=8).validate("float", "bf16")
     with pytest.raises(ValueError, match="bad MmaConfig"):
         MM.MmaConfig(bk=12).validate()
 
@@ -84,7 +88,7 @@ def _close(C, want, K):
 
 
 @needs_mma
-@pytest.mark.parametrize("cfg,ta,tb", [(c, ta, tb) for c in MM.MMA_TIERS
+@pytest.mark.parametrize("cfg,ta,tb", [(c, ta, tb) for c in MM.MMA_TIERS + MM.SMALL_TIERS
                                        for ta, tb in itertools.product((False, True), repeat=2)])
 def test_products(cfg, ta, tb):
     for M, N, K in [(256, 128, 64), (130, 70, 40), (7, 5, 3), (300, 33, 290)]:
@@ -104,6 +108,62 @@ def test_statement_epilogue_writes_two_outputs():
     C, want, K = _run(MM.MMA_TIERS[1], False, False, 130, 70, 40, epilogue=epi,
                       extra=lambda ctx: cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * 130 * 70))
     _close(C, np.maximum(want, 0), K)
+
+
+# ---- gemm_mma.py with 16-bit operands (m16n8k16; the convolutions' implicit GEMMs) ----
+
+@pytest.mark.parametrize("operands,out", [("bf16", "bfloat16"), ("f16", "half"),
+                                          ("bf16", "float")])
+def test_half_source_generates(operands, out):
+    src = MM.mma_source(MM.choose_mma_config(100, 64, operands), True, False,
+                        operands=operands, out=out)
+    assert f"m16n8k16.row.col.f32.{operands}.{operands}.f32" in src
+
+
+def _run_half(cfg, ta, tb, M, N, K, operands, out, batch=1):
+    import ml_dtypes
+    dt = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}[operands]
+    odt = {"float": np.float32, "half": np.float16, "bfloat16": ml_dtypes.bfloat16}[out]
+    ctx = cl.Context([DEV])
+    q = cl.CommandQueue(ctx)
+    rng = np.random.default_rng(M * 5 + N + K)
+    A = rng.standard_normal((batch, M, K)).astype(dt)
+    B = rng.standard_normal((batch, K, N)).astype(dt)
+    a_mem = np.ascontiguousarray(A.transpose(0, 2, 1) if ta else A)
+    b_mem = np.ascontiguousarray(B.transpose(0, 2, 1) if tb else B)
+    mf = cl.mem_flags
+    da = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a_mem.view(np.uint16))
+    db = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b_mem.view(np.uint16))
+    C = np.zeros((batch, M, N), odt)
+    dc = cl.Buffer(ctx, mf.READ_WRITE, C.nbytes)
+    from netcl.core.kernels import _with_preambles
+    src = _with_preambles(MM.mma_source(cfg, ta, tb, operands=operands, out=out))
+    k = cl.Kernel(cl.Program(ctx, src).build(), GEMM_KERNEL_NAME)
+    lda, ldb = (M if ta else K), (K if tb else N)
+    k.set_args(dc, da, db, *[np.int32(v) for v in (M, N, K, lda, ldb, N, M * K, K * N, M * N,
+                                                   0, 0, 0)])
+    g, l_ = MM.launch_dims(cfg, batch, M, N)
+    cl.enqueue_nd_range_kernel(q, k, g, l_)
+    cl.enqueue_copy(q, C.view(np.uint16) if C.itemsize == 2 else C, dc)
+    q.finish()
+    want = A.astype(np.float64) @ B.astype(np.float64)
+    return C.astype(np.float64), want, odt
+
+
+@needs_mma
+@pytest.mark.parametrize("ta,tb", list(itertools.product((False, True), repeat=2)))
+@pytest.mark.parametrize("operands,out", [("bf16", "bfloat16"), ("f16", "half"),
+                                          ("bf16", "float")])
+def test_half_products(ta, tb, operands, out):
+    for M, N, K, batch in [(256, 128, 64, 1), (130, 70, 40, 2), (7, 5, 3, 1), (300, 33, 290, 1)]:
+        for cfg in (MM.choose_mma_config(M, N, operands),
+                    MM.choose_mma_config(M, N, operands, min_blocks=1000)):   # a small tier
+            C, want, odt = _run_half(cfg, ta, tb, M, N, K, operands, out, batch)
+            # float32 sums of exact products, rounded once to the output's type
+            tol = np.sqrt(K) * np.abs(want).max() * 1e-6 + 1e-6
+            import ml_dtypes
+            rel = 0 if out == "float" else float(ml_dtypes.finfo(odt).eps)
+            np.testing.assert_allclose(C, want, rtol=rel, atol=10 * tol)
 
 
 # ---- the staged kernel (gemm_mma_staged.py): f16 / bf16 (m16n8k16) and TF32 (m16n8k8) ----

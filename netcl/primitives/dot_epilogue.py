@@ -11,8 +11,8 @@ from ..core.array import Array
 from ..core.launch import Launch
 from ..core.shapes import contiguous_strides, prod
 from . import gemm, matmul_precision
-from .linalg import (_Prep, _free_dims, _gemm_setup, _merge, _preparer, _set_operands,
-                     _split_count, launched_kernels)
+from .linalg import (_Prep, _check_index_limit, _free_dims, _gemm_setup, _merge, _preparer,
+                     _set_operands, _split_count, launched_kernels)
 
 def _vector_epilogue(device, kd, extras, positions, acc_index, body, out_avals, out_vars,
                      rows, cols):
@@ -70,7 +70,9 @@ def build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals, row
         return None
     params, names, lines = [], [], ["#pragma OPENCL FP_CONTRACT OFF"]
     positions = [p for p in range(len(extras) + 1) if p != acc_index]
-    lines.append(f"const {kernels.compute_ctype(kd)} x{acc_index} = acc;")
+    # a 16-bit product is rounded to its dtype first, as the product's own store would
+    acc = kernels.round_to(kd, 1, "acc") if kd.itemsize == 2 else "acc"
+    lines.append(f"const {kernels.compute_ctype(kd)} x{acc_index} = {acc};")
     for j, (pos, x) in enumerate(zip(positions, extras)):
         if x.ndim == 0:
             index = str(x.offset)
@@ -173,7 +175,9 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
     caller that does not pass it gets float32 products, which every precision allows."""
     (lc, rc), (lb, rb) = dimension_numbers
     kd = lhs.dtype
-    if lb or rb or device.is_numpy or kd not in (dtypes.float32, dtypes.float64) \
+    half = kd in dtypes.HALF and device.target.tensor_cores     # 16-bit operands as stored
+    if lb or rb or device.is_numpy or (kd not in (dtypes.float32, dtypes.float64) and
+                                       not half) \
             or rhs.dtype != kd or (kd == dtypes.float64 and not device.capabilities.fp64):
         return None
     lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
@@ -182,7 +186,8 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
     K = prod(lhs.shape[d] for d in lc)
     arith = matmul_precision.gemm_arithmetic(device.target, kd, precision, M * N * K)
     if M * N == 0 or K == 0 or any(a.shape != shape for a in out_avals) or \
-            _split_count(device, kd, 1, M, N, K) > 1:     # split products add their parts
+            _split_count(device, kd, 1, M, N, K) > 1 or \
+            (half and arith not in ("f16", "bf16")):      # split products add their parts
         return None
     epilogue = build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals,
                               tuple(range(len(lf))), tuple(range(len(lf), len(shape))))
@@ -190,7 +195,12 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
         return None
     pa = _Prep(lhs, lb, lf, lc, kd)
     pb = _Prep(rhs, rb, rc, rf, kd)
-    found = _gemm_setup(device, lhs, rhs, pa, pb, kd, 1, M, N, K, epilogue, arith)
+    if half:
+        from .dot_tensor_cores import half_epilogue_kernel
+        _check_index_limit(lhs, rhs, pa, pb, 1, M, N, K)
+        found = half_epilogue_kernel(device, pa, pb, M, N, K, epilogue, arith)
+    else:
+        found = _gemm_setup(device, lhs, rhs, pa, pb, kd, 1, M, N, K, epilogue, arith)
     if found is None:
         return None
     k, gsize, lsize, pack = found

@@ -19,6 +19,7 @@ gemm_mma_staged.py's, whose tiles arrive by cp.async.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .gemm import (_epi_fn, _header, _k_loop, _prologue, _signature, _store_call,
@@ -59,19 +60,28 @@ class MmaConfig(WarpGrid):
     kind = "mma"
 
 
-    def local_mem_bytes(self, dtype: str = "float") -> int:
+    def local_mem_bytes(self, dtype: str = "float", operands: str = "tf32") -> int:
         nbuf = 2 if self.double_buffer else 1
-        return 4 * nbuf * self.bk * (self.bm + self.pad + self.bn + self.pad)
+        return OPERAND_BYTES[operands] * nbuf * self.bk * (self.bm + self.pad + self.bn +
+                                                           self.pad)
 
-    def validate(self, dtype: str = "float") -> None:
+    def validate(self, dtype: str = "float", operands: str = "tf32") -> None:
         if dtype != "float":
-            raise ValueError(f"the tensor-core GEMM is float32 only, got {dtype!r}")
-        if self.bk % 8 or self.bk % self.vec or min(self.warps_m, self.warps_n, self.mi,
-                                                   self.nj) < 1:
-            raise ValueError(f"bad MmaConfig {self}")
+            raise ValueError(f"the tensor-core GEMM accumulates in float32, got {dtype!r}")
+        if operands not in OPERAND_BYTES:
+            raise ValueError(f"operands must be one of {sorted(OPERAND_BYTES)}, got "
+                             f"{operands!r}")
+        k_step = 8 if operands == "tf32" else 16
+        if self.bk % k_step or self.bk % self.vec or min(self.warps_m, self.warps_n, self.mi,
+                                                         self.nj) < 1:
+            raise ValueError(f"bad MmaConfig {self} for {operands} operands")
         if (self.bm + self.pad) % self.vec or (self.bn + self.pad) % self.vec:
             raise ValueError("bm+pad and bn+pad must be multiples of vec")
 
+
+# Operand kinds: TF32 (float32 storage, rounded as read) and 16-bit floats, which reach the
+# tensor cores as stored (two to a 32-bit register); bytes per element of the local tiles.
+OPERAND_BYTES = {"tf32": 4, "f16": 2, "bf16": 2}
 
 # Tiers, biggest block first (conv_gemm picks by the product's columns).
 MMA_TIERS = [
@@ -79,14 +89,31 @@ MMA_TIERS = [
     MmaConfig(warps_m=4, warps_n=2, mi=2, nj=4),     # 128 x 64
     MmaConfig(warps_m=4, warps_n=1, mi=2, nj=4),     # 128 x 32
 ]
+# Smaller blocks, for products of few output tiles (an MLP's 256 x 1024: 16 blocks of 128 x
+# 128 leave most of a GPU's compute units idle)
+SMALL_TIERS = [
+    MmaConfig(warps_m=2, warps_n=2, mi=2, nj=4),     # 64 x 64
+    MmaConfig(warps_m=2, warps_n=2, mi=2, nj=2),     # 64 x 32
+]
 
 
-def choose_mma_config(M: int, N: int) -> MmaConfig:
-    """The biggest tier that pads the product's columns by at most a quarter."""
-    for cfg in MMA_TIERS:
-        if -(-N // cfg.bn) * cfg.bn <= 1.25 * N:
-            return cfg
-    return MMA_TIERS[-1]
+def choose_mma_config(M: int, N: int, operands: str = "tf32", long_k: bool = False,
+                      local_mem: int = 48 * 1024, min_blocks: int = 0) -> MmaConfig:
+    """The biggest tier that pads the product's columns by at most a quarter and, with
+    `min_blocks` (a device's compute units), makes that many blocks if any tier does (the
+    smaller tiers then count too). 16-bit operands load 8 to a 16-byte vector (their tiles
+    take half the local memory); with `long_k` (a split product's chunks: few tiles, each a
+    long walk along K) their K step doubles where `local_mem` (bytes a work-group may
+    declare) holds it, so that each tile's products hide its loads' latency."""
+    tiers = MMA_TIERS + (SMALL_TIERS if min_blocks else [])
+    fitting = [c for c in tiers if -(-N // c.bn) * c.bn <= 1.25 * N] or tiers[-1:]
+    cfg = next((c for c in fitting if -(-M // c.bm) * -(-N // c.bn) >= min_blocks),
+               fitting[-1])
+    if operands == "tf32":
+        return cfg
+    half = dataclasses.replace(cfg, vec=8)
+    deep = dataclasses.replace(half, bk=64)
+    return deep if long_k and deep.local_mem_bytes("float", operands) <= local_mem else half
 
 
 # Rounding to TF32 (to nearest, ties away from zero). (The same rounding in integer
@@ -106,28 +133,107 @@ _PTX = TF32_ROUND + r"""
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
 """
 
+# m16n8k16 with 16-bit operands: each register holds two elements adjacent along K, the
+# lower one in the low half (PTX ISA, "Matrix Fragments for mma.m16n8k16")
+_PTX_HALF = r"""
+#define NETCL_PAIR(lo, hi) ((uint)(lo) | ((uint)(hi) << 16))
+#define NETCL_MMA(c0, c1, c2, c3, a0, a1, a2, a3, b0, b1) \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.OPND.OPND.f32 " \
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};" \
+                 : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3) \
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
+"""
+
+
+def _fragments_tf32(cfg: MmaConfig, PA: int, PB: int) -> list[str]:
+    """One K step (8) of mma.m16n8k8 .tf32 over local tiles pa, pb (PTX ISA): a0 (gid,
+    tig), a1 (gid+8, tig), a2 (gid, tig+4), a3 (gid+8, tig+4); b0 (k tig, n gid), b1 (k
+    tig+4, n gid)."""
+    out = []
+    for i in range(cfg.mi):
+        o = i * 16
+        out.append(f"            const uint a{i}_0 = netcl_tf32(pa[ks * {PA} + {o}]), "
+                   f"a{i}_1 = netcl_tf32(pa[ks * {PA} + {o + 8}]), "
+                   f"a{i}_2 = netcl_tf32(pa[(ks + 4) * {PA} + {o}]), "
+                   f"a{i}_3 = netcl_tf32(pa[(ks + 4) * {PA} + {o + 8}]);")
+    for j in range(cfg.nj):
+        o = j * 8
+        out.append(f"            const uint b{j}_0 = netcl_tf32(pb[ks * {PB} + {o}]), "
+                   f"b{j}_1 = netcl_tf32(pb[(ks + 4) * {PB} + {o}]);")
+    return out
+
+
+def _fragments_half(cfg: MmaConfig, PA: int, PB: int) -> list[str]:
+    """One K step (16) of mma.m16n8k16 with 16-bit operands over local tiles pa, pb, each
+    pointing at K row 2*tig: a0 (gid, k 2tig..+1), a1 (gid+8, k 2tig..+1), a2 (gid, k
+    2tig+8..+9), a3 (gid+8, k 2tig+8..+9); b0 (k 2tig..+1, n gid), b1 (k 2tig+8..+9, n
+    gid). Local rows of 8 mod 32 words put the four tig's K rows in distinct banks."""
+    def pair(p, P, k, o):
+        return f"NETCL_PAIR({p}[(ks + {k}) * {P} + {o}], {p}[(ks + {k + 1}) * {P} + {o}])"
+    out = []
+    for i in range(cfg.mi):
+        o = i * 16
+        out.append(f"            const uint a{i}_0 = {pair('pa', PA, 0, o)}, "
+                   f"a{i}_1 = {pair('pa', PA, 0, o + 8)}, a{i}_2 = {pair('pa', PA, 8, o)}, "
+                   f"a{i}_3 = {pair('pa', PA, 8, o + 8)};")
+    for j in range(cfg.nj):
+        o = j * 8
+        out.append(f"            const uint b{j}_0 = {pair('pb', PB, 0, o)}, "
+                   f"b{j}_1 = {pair('pb', PB, 8, o)};")
+    return out
+
+
+# C's element type, by output: float32, or a 16-bit float rounded to nearest even (bfloat16
+# through kernels.py's netcl_bf16_store, which the build adds)
+OUTPUTS = {"float": "float", "half": "half", "bfloat16": "ushort"}
+
+
+def _store_pair(out: str, ci: str, v0: str, v1: str) -> str:
+    """Stores two adjacent elements of C (ci even, C aligned for two)."""
+    if out == "float":
+        return f"*((__global float2*)(C + {ci})) = (float2)({v0}, {v1});"
+    if out == "half":
+        return f"vstore_half2((float2)({v0}, {v1}), 0, C + {ci});"
+    return (f"*((__global ushort2*)(C + {ci})) = (ushort2)(netcl_bf16_store({v0}), "
+            f"netcl_bf16_store({v1}));")
+
 
 def mma_source(cfg: MmaConfig, ta: bool, tb: bool, epilogue=None, gather_a: str | None = None,
-               gather_b: str | None = None) -> str:
-    """OpenCL C source of kernel ``netcl_gemm`` (gemm.py's signature) on tensor cores."""
-    cfg.validate()
+               gather_b: str | None = None, operands: str = "tf32", out: str = "float") -> str:
+    """OpenCL C source of kernel ``netcl_gemm`` (gemm.py's signature) on tensor cores.
+
+    `operands`: "tf32" (float32 A and B, rounded to TF32 as read) or "f16"/"bf16" (A and B
+    stored as 16-bit floats, passed as ``ushort`` bits: gathers return them as such); `out`:
+    C's type for plain stores ("float", "half" or "bfloat16"; GemmEpilogues store their own
+    outputs and get C as float).
+
+    >>> src = mma_source(MMA_TIERS[0], False, False, operands="bf16", out="bfloat16")
+    """
+    cfg.validate("float", operands)
+    half = operands != "tf32"
+    if isinstance(epilogue, GemmEpilogue):
+        out = "float"
     T, BM, BN, BK, LV = "float", cfg.bm, cfg.bn, cfg.bk, cfg.vec
+    E = "ushort" if half else T                     # operand element, as stored
     PA, PB = BM + cfg.pad, BN + cfg.pad
     NBUF = 2 if cfg.double_buffer else 1
-    adecl, aload, astore = _tiled_loader("a", cfg, T, ta, True, bool(gather_a))
-    bdecl, bload, bstore = _tiled_loader("b", cfg, T, tb, False, bool(gather_b))
+    adecl, aload, astore = _tiled_loader("a", cfg, E, ta, True, bool(gather_a))
+    bdecl, bload, bstore = _tiled_loader("b", cfg, E, tb, False, bool(gather_b))
     if LV > 1:
         a_al = f"((lda % {LV}) == 0) && ((boa % {LV}) == 0)"
         b_al = f"((ldb % {LV}) == 0) && ((bob % {LV}) == 0)"
     else:
         a_al = b_al = "1"
-    src = [_header(T), _PTX, _epi_fn(T, epilogue), gather_a or "", gather_b or ""]
+    ptx = _PTX_HALF.replace("OPND", operands) if half else _PTX
+    src = [_header(T, E, OUTPUTS[out]), ptx, _epi_fn(T, epilogue), gather_a or "",
+           gather_b or ""]
     src.append(f"__attribute__((reqd_work_group_size({cfg.threads}, 1, 1)))")
     src.append(_signature(epilogue) + " {")
-    src.append(f"    __local float4 AsW[{NBUF * BK * PA // 4}];")
-    src.append(f"    __local float4 BsW[{NBUF * BK * PB // 4}];")
-    src.append("    __local T* as = (__local T*)AsW;")
-    src.append("    __local T* bs = (__local T*)BsW;")
+    per16 = 16 // OPERAND_BYTES[operands]           # elements per 16-byte local word
+    src.append(f"    __local uint4 AsW[{-(-NBUF * BK * PA // per16)}];")
+    src.append(f"    __local uint4 BsW[{-(-NBUF * BK * PB // per16)}];")
+    src.append(f"    __local {E}* as = (__local {E}*)AsW;")
+    src.append(f"    __local {E}* bs = (__local {E}*)BsW;")
     src.append(_prologue(cfg, bool(gather_a), bool(gather_b)))
     src.append("    const int tid = get_local_id(0);")
     src.append("    const int lane = tid & 31, warp = tid >> 5;")
@@ -144,30 +250,20 @@ def mma_source(cfg: MmaConfig, ta: bool, tb: bool, epilogue=None, gather_a: str 
         for j in range(cfg.nj):
             src.append(f"    float c{i}_{j}_0 = 0, c{i}_{j}_1 = 0, c{i}_{j}_2 = 0, c{i}_{j}_3 = 0;")
     src.append(f"    const int nkt = (K + {BK - 1}) / {BK};")
+    k_step, krow = (16, "2 * tig") if half else (8, "tig")
 
     def compute(buf: str) -> list[str]:
-        # fragment layouts of mma.m16n8k8 .tf32 (PTX ISA): a0 (gid, tig), a1 (gid+8, tig),
-        # a2 (gid, tig+4), a3 (gid+8, tig+4); b0 (k tig, n gid), b1 (k tig+4, n gid)
-        out = [f"        __local const T* pa = as + ({buf}) * {BK * PA} + tig * {PA} + wm + gid;",
-               f"        __local const T* pb = bs + ({buf}) * {BK * PB} + tig * {PB} + wn + gid;",
-               "#pragma unroll", f"        for (int ks = 0; ks < {BK}; ks += 8) {{"]
-        for i in range(cfg.mi):
-            o = i * 16
-            out.append(f"            const uint a{i}_0 = netcl_tf32(pa[ks * {PA} + {o}]), "
-                       f"a{i}_1 = netcl_tf32(pa[ks * {PA} + {o + 8}]), "
-                       f"a{i}_2 = netcl_tf32(pa[(ks + 4) * {PA} + {o}]), "
-                       f"a{i}_3 = netcl_tf32(pa[(ks + 4) * {PA} + {o + 8}]);")
-        for j in range(cfg.nj):
-            o = j * 8
-            out.append(f"            const uint b{j}_0 = netcl_tf32(pb[ks * {PB} + {o}]), "
-                       f"b{j}_1 = netcl_tf32(pb[(ks + 4) * {PB} + {o}]);")
+        out_ = [f"        __local const {E}* pa = as + ({buf}) * {BK * PA} + {krow} * {PA} + wm + gid;",
+                f"        __local const {E}* pb = bs + ({buf}) * {BK * PB} + {krow} * {PB} + wn + gid;",
+                "#pragma unroll", f"        for (int ks = 0; ks < {BK}; ks += {k_step}) {{"]
+        out_ += (_fragments_half if half else _fragments_tf32)(cfg, PA, PB)
         for i in range(cfg.mi):
             for j in range(cfg.nj):
                 c = f"c{i}_{j}"
-                out.append(f"            NETCL_MMA({c}_0, {c}_1, {c}_2, {c}_3, a{i}_0, a{i}_1, "
-                           f"a{i}_2, a{i}_3, b{j}_0, b{j}_1);")
-        out.append("        }")
-        return out
+                out_.append(f"            NETCL_MMA({c}_0, {c}_1, {c}_2, {c}_3, a{i}_0, a{i}_1, "
+                            f"a{i}_2, a{i}_3, b{j}_0, b{j}_1);")
+        out_.append("        }")
+        return out_
 
     src += _k_loop(cfg, aload, bload, astore, bstore, compute)
 
@@ -177,23 +273,33 @@ def mma_source(cfg: MmaConfig, ta: bool, tb: bool, epilogue=None, gather_a: str 
     plain = not isinstance(epilogue, GemmEpilogue)
     for i in range(cfg.mi):
         for j in range(cfg.nj):
-            for half in (0, 1):
-                a0, a1 = f"c{i}_{j}_{2 * half}", f"c{i}_{j}_{2 * half + 1}"
-                src.append(f"    {{ const int row = m0 + wm + {i * 16 + 8 * half} + gid; "
+            for h in (0, 1):
+                a0, a1 = f"c{i}_{j}_{2 * h}", f"c{i}_{j}_{2 * h + 1}"
+                src.append(f"    {{ const int row = m0 + wm + {i * 16 + 8 * h} + gid; "
                            f"const int col = n0 + wn + {j * 8} + 2 * tig;")
-                s0 = _store_call(epilogue, "row * ldc + col", a0, "row", "col")
-                s1 = _store_call(epilogue, "row * ldc + col + 1", a1, "row", "col + 1")
                 if plain:
-                    fast = (f"*((__global float2*)(C + row * ldc + col)) = (float2)("
-                            f"netcl_gemm_epilogue({a0}, row, col, bidx), "
-                            f"netcl_gemm_epilogue({a1}, row, col + 1, bidx));")
+                    v0 = f"netcl_gemm_epilogue({a0}, row, col, bidx)"
+                    v1 = f"netcl_gemm_epilogue({a1}, row, col + 1, bidx)"
+                    fast = _store_pair(out, "row * ldc + col", v0, v1)
+                    s0, s1 = (_store_one(out, "row * ldc + col", v0),
+                              _store_one(out, "row * ldc + col + 1", v1))
                 else:
+                    s0 = _store_call(epilogue, "row * ldc + col", a0, "row", "col")
+                    s1 = _store_call(epilogue, "row * ldc + col + 1", a1, "row", "col + 1")
                     fast = f"{s0} {s1}"
                 src.append(f"      if (c_ok) {{ {fast} }} else if (row < M) {{ "
                            f"if (col < N) {s0} if (col + 1 < N) {s1} }}")
                 src.append("    }")
     src.append("}")
     return "\n".join(src) + "\n"
+
+
+def _store_one(out: str, ci: str, v: str) -> str:
+    if out == "float":
+        return f"C[{ci}] = {v};"
+    if out == "half":
+        return f"vstore_half({v}, {ci}, C);"
+    return f"C[{ci}] = netcl_bf16_store({v});"
 
 
 def supports_mma(cl_device) -> bool:

@@ -12,13 +12,13 @@ import numpy as np
 from ..core import dtypes, kernels
 
 _SUM_SOURCE = """
-__kernel void netcl_splitk_sum(__global {T}* out, __global const {T}* t, const int n,
+__kernel void netcl_splitk_sum(__global {S}* out, __global const {T}* t, const int n,
                                const int parts) {{
   const int i = get_global_id(0);
   if (i >= n) return;
   {T} acc = t[i];
   for (int p = 1; p < parts; ++p) acc += t[(long)p * n + i];
-  out[i] = acc;
+  {store}
 }}
 """
 
@@ -42,12 +42,14 @@ def gpu_parts(device, tiles, K, min_chunk=512):
     return parts if K % parts == 0 else 1
 
 
-def sum_kernel(device, dtype):
-    """A fresh kernel adding `parts` partial results: (out, t, n, parts)."""
-    from ..core.kernels import compute_ctype
-    T = compute_ctype(dtype)
+def sum_kernel(device, dtype, out_dtype=None):
+    """A fresh kernel adding `parts` partial results of `dtype` into an `out_dtype` result
+    (default the same; a 16-bit float rounds the sum once): (out, t, n, parts)."""
+    from ..core.kernels import compute_ctype, storage_ctype, store
+    out_dtype = out_dtype or dtype
     src = ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if dtype == dtypes.float64
-           else "") + _SUM_SOURCE.format(T=T)
+           else "") + _SUM_SOURCE.format(T=compute_ctype(dtype), S=storage_ctype(out_dtype),
+                                         store=store(out_dtype, "out", "i", "acc"))
     return kernels.kernel(device, src, "netcl_splitk_sum")
 
 

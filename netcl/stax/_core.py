@@ -59,6 +59,22 @@ def stateless(init_fun, apply_fun):
     return _mark(init), _mark(apply)
 
 
+def add_bias(y, b):
+    """``y + b`` for a layer's product `y` and bias `b`: a float32 bias joins a 16-bit product
+    in the product's dtype (cast, not promoted), as PyTorch's layers add theirs inside the
+    product, so that under autocast a layer's output stays 16-bit and the activations
+    between layers take half the memory; the bias's gradient comes back float32 through
+    the cast. Other dtypes add as jnp.add does.
+
+    >>> add_bias(jnp.ones(3, jnp.bfloat16), jnp.ones(3)).dtype      # bfloat16
+    """
+    from .. import numpy as jnp
+    from ..core import dtypes
+    if y.dtype in dtypes.HALF and b.dtype == dtypes.float32:
+        b = b.astype(y.dtype)
+    return jnp.add(y, b)
+
+
 def check_mode(mode, where):
     """'train' or 'eval' ('test', stax's word, is accepted for 'eval')."""
     if not isinstance(mode, str) or mode not in _MODES:

@@ -14,8 +14,8 @@ from .. import numpy as jnp
 from ..core import dtypes
 from .. import random
 from ..primitives import conv as lax_conv
-from ._core import (as_shape, dilate, int_tuple, padding_arg, positive_int, same_pads,
-                    shape_of, stateless, window_out_size)
+from ._core import (add_bias, as_shape, dilate, int_tuple, padding_arg, positive_int,
+                    same_pads, shape_of, stateless, window_out_size)
 from .initializers import glorot_normal, normal
 
 __all__ = ["GeneralConv", "Conv", "Conv1D", "Conv3D", "GeneralConvTranspose", "ConvTranspose",
@@ -120,7 +120,7 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
         y = lax_conv.conv_general_dilated(inputs, W, strides, padding,
                                           rhs_dilation=rhs_dilation, dimension_numbers=dn,
                                           feature_group_count=groups)
-        return jnp.add(y, b)
+        return add_bias(y, b)
     return stateless(init_fun, apply_fun)
 
 
@@ -180,7 +180,7 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None
         _check_input(where, xs, lhs, 1, ws[rhs.index("I")], what="inputs of shape")
         y = lax_conv.conv_transpose(inputs, W, strides, padding, rhs_dilation=rhs_dilation,
                                     dimension_numbers=dn)
-        return jnp.add(y, b)
+        return add_bias(y, b)
     return stateless(init_fun, apply_fun)
 
 

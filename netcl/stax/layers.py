@@ -12,7 +12,7 @@ import math
 from .. import nn
 from .. import numpy as jnp
 from .. import random
-from ._core import as_shape, check_mode, positive_int, shape_of, stateless
+from ._core import add_bias, as_shape, check_mode, positive_int, shape_of, stateless
 from .initializers import glorot_normal, normal, variance_scaling
 
 __all__ = ["Dense", "Embedding", "Flatten", "Identity", "Dropout", "elementwise", "Relu",
@@ -45,7 +45,7 @@ def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):
             raise ValueError(f"Dense: inputs of shape {xs} do not fit the layer: their last "
                              f"dimension must equal W's first (W shape {ws}, b shape "
                              f"{shape_of(b)})")
-        return jnp.add(jnp.dot(inputs, W), b)
+        return add_bias(jnp.dot(inputs, W), b)
     return stateless(init_fun, apply_fun)
 
 

@@ -11,10 +11,12 @@ precision class (declared with the primitive) before binding it at the parent in
   half operands are cast to float32, as PyTorch keeps them;
 - "follow_inputs" (the rest): bound as they are, so JAX's promotion decides: elementwise
   work on half values stays half (an activation of a product), and half with float32
-  gives float32 (a float32 bias added to it), as PyTorch's autocast runs an elementwise
+  gives float32 (a float32 value added to it), as PyTorch's autocast runs an elementwise
   op in its widest input type. That holds at the primitive level too, where operands must
   have equal dtypes: in softmax's `x - max(x)` the max came back float32 from a half `x`,
-  so `x` is cast up and the softmax runs in float32. To keep everything half, cast the
+  so `x` is cast up and the softmax runs in float32. stax's Dense and Conv add their
+  float32 bias in the product's dtype (stax/_core.add_bias), as PyTorch's layers add theirs
+  inside the product, so their outputs stay half. To keep everything half, cast the
   parameters too (mixed_precision.Policy.cast_to_compute, jmp's way).
 
 The casts are ordinary convert_element_type operations bound at the parent, so jit fuses

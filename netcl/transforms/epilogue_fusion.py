@@ -15,7 +15,7 @@ gradient) takes its optimizer update (reductions/sum_epilogue.py), with the othe
 sums of same-shaped arrays that group reads; it adds each column in its own order (blocks of
 64 rows), so its results match eager ones within rounding.
 """
-from ..core import kernels
+from ..core import dtypes, kernels
 from ..core.ir import IR, Eqn
 from ..core.launch import Launch, as_launch
 from ..core.tracing import Primitive
@@ -139,8 +139,14 @@ def _epilogue_ok(product, group):
             product.params["axes"] != tuple(range(len(product.params["axes"]))):
         return False                                    # sums over other than leading axes
     out = product.outputs[0].aval
-    return (all(v.aval.dtype == out.dtype for v in product.inputs) and out.dtype.kind == "f"
-            and out.dtype.itemsize >= 4 and all(a.shape == out.shape for a in group.out_avals))
+    # 16-bit products: the launchers take them where tensor cores take 16-bit operands
+    wide = out.dtype.itemsize >= 4 or product.prim in _HALF_PRODUCTS
+    return (all(v.aval.dtype == out.dtype for v in product.inputs) and
+            dtypes.kind(out.dtype) == "f" and wide and all(a.shape == out.shape for a in group.out_avals))
+
+
+# the products whose epilogue launchers take float16 and bfloat16 results
+_HALF_PRODUCTS = (conv.conv_general_dilated_p, linalg.dot_general_p)
 
 
 def _as_group(e):

@@ -7,8 +7,11 @@ writing the output in its own layout. On GPUs the im2col is generated per geomet
 become multiply-shifts, no metadata loads) and coalesced vector stores, as the generic
 kernel writes P at a small fraction of a GPU's memory bandwidth. CPUs keep the generic
 kernel: on PoCL it is the faster one (it loops along the contiguous read per work-item).
-Kernel gradients (few output tiles, huge K) split K across work-groups and add the parts;
-float16 runs through the float32 GEMM (im2col and packing convert, one kernel narrows)."""
+Kernel gradients (few output tiles, huge K) split K across work-groups and add the parts.
+16-bit floats: where the Target has tensor cores, P and the kernel stay 16-bit (the gathers
+and the im2col move bits) and the GEMM multiplies them as stored, accumulating in float32
+(`_half_operands`); elsewhere they run through the float32 GEMM (the im2col and the packing
+convert, one kernel narrows the result)."""
 import dataclasses
 
 import numpy as np
@@ -50,6 +53,23 @@ def _forced_implicit():
     return conv._im2col_override == "implicit"
 
 
+def _half_operands(device, dtype, geo):
+    """"f16" or "bf16" where this conv's GEMMs take its 16-bit operands as stored, on tensor
+    cores (the products of two 16-bit floats are exact in float32, whatever the precision
+    asked); None where they run in float32 (or float64). Needs P gathered or made by the
+    specialised im2col (no lhs dilation), which can move 16-bit words unconverted."""
+    kind = {dtypes.float16: "f16", dtypes.bfloat16: "bf16"}.get(dtype)
+    if kind is None or not device.target.tensor_cores or any(v != 1 for v in geo.ld) or \
+            _im2col_mode(device) == "generic":
+        return None
+    return kind
+
+
+def _p_dtype(plan, dtype):
+    """The dtype P and the packed kernel are stored in."""
+    return dtype if plan.half else _gemm_dtype(dtype)
+
+
 def _implicit_gather(device, in_dtype, geo, plan):
     """For the implicit GEMM: ``gather(vec, name, bk)``, the C functions that read P's elements
     from the input (conv_kernels._p_gather_source), or None where P is stored by an im2col.
@@ -58,15 +78,16 @@ def _implicit_gather(device, in_dtype, geo, plan):
     9 to 18 times the size of its input; read in place, the input's tiles stay in the L2
     cache."""
     ld = plan.M if plan.p_transposed else plan.Kg        # P's columns
+    raw = plan.half is not None
     if _im2col_mode(device) != "implicit" or plan.p_dims is None or \
-            _p_gather_source(in_dtype, geo, plan.p_dims, "probe", 1, ld) is None:
+            _p_gather_source(in_dtype, geo, plan.p_dims, "probe", 1, ld, raw=raw) is None:
         return None
-    if _p_vector_load(in_dtype, geo, plan.p_dims, 2) is None and not _forced_implicit():
+    if _p_vector_load(in_dtype, geo, plan.p_dims, 2, raw) is None and not _forced_implicit():
         # element by element (3 input channels: a first layer) the gathers cost more than
         # the im2col saves (a first layer's kernel gradient runs faster with the im2col)
         return None
     return lambda vec, name, bk: _p_gather_source(in_dtype, geo, plan.p_dims, name, vec, ld,
-                                                  bk)
+                                                  bk, raw)
 
 
 # the most P elements one work-item of the specialised im2col stores (1, 2, 4 or 8)
@@ -81,7 +102,8 @@ def _im2col_launcher(device, in_dtype, geo, plan, src):
     queue, enqueue = device.queue, cl.enqueue_nd_range_kernel
     special = None
     if _im2col_mode(device) in ("special", "implicit") and plan.p_dims is not None:
-        special = _im2col_special_source(in_dtype, geo, plan.p_dims, _IM2COL_VEC)
+        special = _im2col_special_source(in_dtype, geo, plan.p_dims, _IM2COL_VEC,
+                                         raw=plan.half is not None)
     k = None
     if special is not None:
         ssrc, vec, items = special
@@ -90,6 +112,8 @@ def _im2col_launcher(device, in_dtype, geo, plan, src):
             g, l_ = kernels.grid_1d(device, items)
             mode = f"special{vec}"
         except kernels.KernelBuildError as e:   # the generic kernel still works
+            if plan.half is not None:            # (not on 16-bit words)
+                raise
             import warnings
             warnings.warn(f"conv_general_dilated: the specialised im2col failed to build on "
                           f"{device.name}; using the generic one ({str(e)[:300]})")
@@ -106,7 +130,7 @@ def _im2col_launcher(device, in_dtype, geo, plan, src):
         k.set_arg(1, x_buf)
         enqueue(queue, k, g, l_)
     run.mode, run.items = mode, g[0]
-    run.p_bytes = plan.p_elems * _gemm_dtype(in_dtype).itemsize
+    run.p_bytes = plan.p_elems * _p_dtype(plan, in_dtype).itemsize
     run.kernel = kernels.described(k)
     return run
 
@@ -125,10 +149,12 @@ def _gemm_available():
 
 def _plan_gemm(geo, dtype, device):
     """A _GemmPlan for this conv, or None where the direct kernel is the better (or only) way.
-    `dtype` is the operands' dtype; float16 goes through the float32 GEMM (im2col and the
-    packed kernel convert)."""
+    `dtype` is the operands' dtype; 16-bit floats stay 16-bit where `_half_operands` says
+    so (`plan.half`), else go through the float32 GEMM (im2col and the packed kernel
+    convert)."""
     if dtypes.kind(dtype) != "f" or geo.total == 0 or not _gemm_available():
         return None
+    half = _half_operands(device, dtype, geo)
     GG = geo.G * geo.B
     Og = geo.O // GG
     Kg = geo.Cg * prod(geo.K)
@@ -138,7 +164,7 @@ def _plan_gemm(geo, dtype, device):
     outer = prod(geo.out_shape[geo.out_spec[j]] for j in out_dims[:pos_o])
     inner = prod(geo.out_shape[geo.out_spec[j]] for j in out_dims[pos_o + 1:])
     M = geo.Nout * prod(geo.S)
-    p_bytes = GG * M * Kg * _gemm_dtype(dtype).itemsize
+    p_bytes = GG * M * Kg * (dtype if half else _gemm_dtype(dtype)).itemsize
     forced = _forced_impl()
     if forced != "gemm":
         work = M * Og * Kg
@@ -155,6 +181,7 @@ def _plan_gemm(geo, dtype, device):
     if Kg == 0 or Og == 0 or M == 0:
         return None
     plan = _GemmPlan()
+    plan.half = half
     plan.GG, plan.Og, plan.Kg, plan.M = GG, Og, Kg, M
     plan.inner, plan.outer = inner, outer
 
@@ -172,8 +199,8 @@ def _plan_gemm(geo, dtype, device):
         expect = kstride[j] * ksize[j]
     s_last = kstride[big[-1]] if big else 1
     plan.b_mode = "pack"
-    # float16 kernels are always packed (packing converts them to float32)
-    native = dtype == _gemm_dtype(dtype)
+    # 16-bit kernels for a float32 GEMM are always packed (packing converts them)
+    native = dtype == _p_dtype(plan, dtype)
     if native and contiguous and (geo.rso == 1 or geo.O == 1 or Og == 1 and GG == 1) and \
             s_last > 0:
         plan.b_mode, plan.ldb = "nt", s_last        # B[k, o] = W[k * ldb + o]
@@ -403,24 +430,33 @@ def _use_tf32(device, dtype, precision):
         gemm_arithmetic(device.target, dtype, precision) == "tf32"
 
 
+# C's type in the tensor-core kernels, by output dtype
+_MMA_OUT = {dtypes.float32: "float", dtypes.float16: "half", dtypes.bfloat16: "bfloat16"}
+
+
 def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gather=None,
-                 a_is_p=True, tf32=False):
+                 a_is_p=True, tf32=False, half=None, out_dtype=dtypes.float32):
     """(kernel, config) of one GEMM call; `gather` (from `_implicit_gather`) reads P, the A
-    operand where `a_is_p`, else B, straight from the input; `tf32`: on tensor cores."""
+    operand where `a_is_p`, else B, straight from the input; `tf32`: on tensor cores;
+    `half` ("f16"/"bf16"): 16-bit operands on tensor cores, C stored as `out_dtype`."""
     from .. import gemm, gemm_tiers
     tname = "double" if dtype == dtypes.float64 else "float"
-    if tf32:
+    if tf32 or half:
         from .. import gemm_mma
-        cfg = gemm_mma.choose_mma_config(M, N)
+        cfg = gemm_mma.choose_mma_config(M, N, half or "tf32", long_k=split,
+                                         local_mem=device.target.local_mem_limit)
         gsrc = gather(cfg.vec, "netcl_gather_a" if a_is_p else "netcl_gather_b", cfg.bk) \
             if gather is not None else None
         src = gemm_mma.mma_source(cfg, ta, tb, epilogue, gsrc if a_is_p else None,
-                                  None if a_is_p else gsrc)
+                                  None if a_is_p else gsrc, operands=half or "tf32",
+                                  out=_MMA_OUT[out_dtype])
         try:
             k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
             k._netcl_source = src
             return k, cfg
         except kernels.KernelBuildError as e:    # a driver without the PTX: float32 tiles
+            if half:     # (16-bit operands have no float32 kernel; the caller falls back)
+                raise
             import warnings
             warnings.warn(f"conv_general_dilated: the tensor-core GEMM failed to build on "
                           f"{device.name}; using float32 tiles ({str(e)[:300]})")
@@ -454,7 +490,8 @@ def make_conv_epilogue_launcher(device, lhs, rhs, params, conv_aval, extras, acc
     from ..dot_epilogue import build_epilogue, epilogue_outputs
     from .conv_kernels import _ConvGeometry, _conv_source
     kd = lhs.dtype
-    if device.is_numpy or kd not in (dtypes.float32, dtypes.float64) or rhs.dtype != kd or \
+    if device.is_numpy or kd not in (dtypes.float32, dtypes.float64, dtypes.float16,
+                                     dtypes.bfloat16) or rhs.dtype != kd or \
             conv_aval.dtype != kd or (kd == dtypes.float64 and not device.capabilities.fp64):
         return None
     geo = _ConvGeometry(lhs, rhs, conv_aval, params)
@@ -463,7 +500,8 @@ def make_conv_epilogue_launcher(device, lhs, rhs, params, conv_aval, extras, acc
         return None
     plan = _plan_gemm(geo, kd, device)
     if plan is None or plan.inner != 1 or plan.GG != 1 or \
-            _split_k(device, kd, plan.M, plan.Og, plan.Kg) > 1:
+            (kd.itemsize == 2 and plan.half is None) or \
+            _split_k(device, _gemm_dtype(kd), plan.M, plan.Og, plan.Kg) > 1:
         return None
     epilogue = build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals,
                               tuple(range(nd - 1)), (nd - 1,))
@@ -480,15 +518,16 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
     import pyopencl as cl
     from ...core.pool import Storage
     in_dtype, out_dtype = lhs.dtype, out_aval.dtype
-    gdt = _gemm_dtype(in_dtype)
+    gdt = _gemm_dtype(in_dtype)           # the accumulators' (and partial sums') dtype
+    pdt = _p_dtype(plan, in_dtype)        # P's and the packed kernel's
     shape, weak = out_aval.shape, out_aval.weak_type
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
     enqueue = cl.enqueue_nd_range_kernel
     gather = _implicit_gather(device, in_dtype, geo, plan)
-    tf32 = _use_tf32(device, gdt, geo.precision)
+    tf32 = plan.half is None and _use_tf32(device, gdt, geo.precision)
     im2col = None if gather else _im2col_launcher(device, in_dtype, geo, plan, src)
-    p_bytes = plan.p_elems * gdt.itemsize
+    p_bytes = plan.p_elems * pdt.itemsize
     pack = None
     from ...core.codegen import make_elementwise_launcher
     from ..elementwise import convert_element_type_p, copy_p
@@ -502,13 +541,13 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
         vstrides = (Og * geo.rso,) + tuple(kstride[j] for j in plan.pack_dims) + (geo.rso,)
         probe = Array(device, None, None, vshape, in_dtype, vstrides, rhs.offset, False,
                       vstrides == contiguous_strides(vshape))
-        if in_dtype == gdt:
+        if in_dtype == pdt:
             copy_launch = make_elementwise_launcher(copy_p, device, [probe], {},
                                                     ShapedArray(vshape, in_dtype))
         else:
             copy_launch = make_elementwise_launcher(
-                convert_element_type_p, device, [probe], dict(new_dtype=gdt, weak_type=False),
-                ShapedArray(vshape, gdt))
+                convert_element_type_p, device, [probe], dict(new_dtype=pdt, weak_type=False),
+                ShapedArray(vshape, pdt))
         roff = rhs.offset
 
         def pack(w):
@@ -517,11 +556,14 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
     from .. import gemm
     calls = []
     gemm_calls, parts = _gemm_calls(plan, geo, gdt, device, 0 if pack else rhs.offset)
+    # tensor cores with 16-bit operands store the result's dtype themselves, unless K is split
+    c_dtype = out_dtype if plan.half and not parts else gdt
     for (ta, tb, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc, a_is_p,
          c_tmp) in gemm_calls:
         kg, cfg = _gemm_kernel(device, gdt, ta, tb, M, N, K, split=c_tmp,
                                epilogue=epilogue[0] if epilogue else None, gather=gather,
-                               a_is_p=a_is_p, tf32=tf32)
+                               a_is_p=a_is_p, tf32=tf32, half=plan.half,
+                               out_dtype=gdt if c_tmp else c_dtype)
         for i, v in enumerate((M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc)):
             kg.set_arg(3 + i, np.int32(v))
         g, l_ = gemm.launch_dims(cfg, batch, M, N)
@@ -536,8 +578,8 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
         sum_g, sum_l = kernels.grid_1d(device, n_out)
 
     narrow = None
-    if out_dtype != gdt:
-        # float16 output: the GEMM writes float32, one conversion kernel stores half
+    if out_dtype != c_dtype:
+        # a 16-bit output the GEMM does not store: it writes float32, one kernel narrows
         wprobe = Array(device, None, None, shape, gdt, strides, 0, False, True)
         narrow = make_elementwise_launcher(convert_element_type_p, device, [wprobe],
                                            dict(new_dtype=out_dtype, weak_type=weak), out_aval)

@@ -282,17 +282,28 @@ def _p_address(geo, dims, var, vec, outer=None):
     return body, " && ".join(tests) if tests else "1", " + ".join(addr) if addr else "0"
 
 
-def _p_vector_load(in_dtype, geo, dims, vec):
+def _p_element(in_dtype, raw=False):
+    """(C type of P's elements, of lhs's elements, and ``read(i)``: the C expression of lhs
+    element i as one of P's). P is in the GEMM's dtype (float16 and bfloat16 converted to
+    float32), or, `raw`, 16-bit floats kept as their bits (``ushort``) for tensor cores
+    that multiply them as stored."""
+    if raw:
+        return "ushort", "ushort", lambda i: f"lhs[{i}]"
+    P = kernels.storage_ctype(_gemm_dtype(in_dtype))
+    return P, kernels.storage_ctype(in_dtype), \
+        lambda i: f"(({P}){kernels.load(in_dtype, 'lhs', i)})"
+
+
+def _p_vector_load(in_dtype, geo, dims, vec, raw=False):
     """(vector type, load expression of `vec` P elements from lhs index `a`) where P's
     fastest dim moves along the input's channel or batch dim (no window position changes
-    along it: one bounds test); None where it does not."""
-    P = kernels.storage_ctype(_gemm_dtype(in_dtype))
+    along it: one bounds test); None where it does not. `raw`: see _p_element."""
+    P, _, ld = _p_element(in_dtype, raw)
     if vec == 1 or not dims or any(dims[-1][3:6]) or dims[-1][1] % vec:
         return None
     T = f"{P}{vec}"
     run = dims[-1][2]   # lhs stride along the vector
-    ld = lambda i: f"(({P}){kernels.load(in_dtype, 'lhs', i)})"  # noqa: E731
-    aligned = (in_dtype == _gemm_dtype(in_dtype) and run == 1 and
+    aligned = ((raw or in_dtype == _gemm_dtype(in_dtype)) and run == 1 and
                all(c % vec == 0 for c in [geo.loff] + [d[2] for d in dims[:-1]] +
                    [geo.ls[s] for s in range(geo.nsp)]))
     if aligned:    # every address of a vector is a multiple of vec: one vector load
@@ -301,7 +312,7 @@ def _p_vector_load(in_dtype, geo, dims, vec):
         ld("a" + (f" + {t * run}" if t else "")) for t in range(vec)) + ")"
 
 
-def _im2col_special_source(in_dtype, geo, dims, vec_max=4):
+def _im2col_special_source(in_dtype, geo, dims, vec_max=4, raw=False):
     """(source, vec, items) of a `conv_im2col` with the geometry baked in, or None where it
     does not apply (lhs dilation: the generic kernel's divisibility tests).
 
@@ -310,10 +321,11 @@ def _im2col_special_source(in_dtype, geo, dims, vec_max=4):
     consecutive elements P[gid*vec ...]: consecutive work-items store consecutive vectors
     (coalesced), and every size and stride is a literal, so the divisions below compile to
     multiply-shifts and no metadata is read. `vec` > 1 where P's fastest dim moves along the
-    input's channel or batch dim (no window position changes along it: one bounds test)."""
+    input's channel or batch dim (no window position changes along it: one bounds test).
+    `raw`: P keeps 16-bit inputs as bits (see _p_element)."""
     if any(v != 1 for v in geo.ld):
         return None
-    P = kernels.storage_ctype(_gemm_dtype(in_dtype))
+    P, L, read = _p_element(in_dtype, raw)
     total = prod(d[1] for d in dims)
     vec = 1
     if dims and not any(dims[-1][3:6]):
@@ -322,12 +334,10 @@ def _im2col_special_source(in_dtype, geo, dims, vec_max=4):
     if items > _INDEX_LIMIT:
         return None
     body, test, addr = _p_address(geo, dims, "gid", vec)
-    T, load = _p_vector_load(in_dtype, geo, dims, vec) or \
-        (P, f"(({P}){kernels.load(in_dtype, 'lhs', 'a')})")
+    T, load = _p_vector_load(in_dtype, geo, dims, vec, raw) or (P, read("a"))
     src = f"""/* conv_im2col for one geometry: {items} work-items, each storing {vec} consecutive
    element(s) of P; P dims (slowest first): {', '.join(f'{d[0]}={d[1]}' for d in dims)} */
-__kernel void conv_im2col(__global {T}* restrict P,
-                          __global const {kernels.storage_ctype(in_dtype)}* restrict lhs) {{
+__kernel void conv_im2col(__global {T}* restrict P, __global const {L}* restrict lhs) {{
   const int gid = get_global_id(0);
   if (gid >= {items}) return;
 {chr(10).join(body)}
@@ -356,7 +366,7 @@ def _tile_uniform(sizes, bk):
     return False
 
 
-def _p_gather_source(in_dtype, geo, dims, name, vec, ld, bk=0):
+def _p_gather_source(in_dtype, geo, dims, name, vec, ld, bk=0, raw=False):
     """C functions reading P's elements straight from lhs, for a GEMM that multiplies P
     without materialising it (gemm.py's ``gather_a``/``gather_b``; the implicit GEMM). P is
     addressed as a matrix of `ld` columns (its storage, dense):
@@ -371,8 +381,8 @@ def _p_gather_source(in_dtype, geo, dims, name, vec, ld, bk=0):
       work-item's offset's part (once): then a gather is an add, the bounds tests and a load.
 
     None where the geometry has lhs dilation (divisibility tests: the im2col runs). Only for
-    dtypes the GEMM runs in."""
-    if any(v != 1 for v in geo.ld) or in_dtype != _gemm_dtype(in_dtype):
+    dtypes the GEMM runs in, and 16-bit floats read as bits (`raw`, see _p_element)."""
+    if any(v != 1 for v in geo.ld) or (in_dtype != _gemm_dtype(in_dtype) and not raw):
         return None
     j, inner = len(dims), 1
     while j > 0 and inner < ld:
@@ -380,7 +390,7 @@ def _p_gather_source(in_dtype, geo, dims, name, vec, ld, bk=0):
         inner *= dims[j][1]
     if inner != ld:
         return None
-    T = kernels.storage_ctype(in_dtype)
+    T = _p_element(in_dtype, raw)[1]
     sig = f"(__global const {T}* restrict lhs, const int row, const int col)"
     body, test, addr = _p_address(geo, dims, "col", 1, (j, "row"))
     src = f"""{T} {name}{sig} {{
@@ -389,7 +399,7 @@ def _p_gather_source(in_dtype, geo, dims, name, vec, ld, bk=0):
 }}
 """
     TV = f"{T}{vec}" if vec > 1 else T
-    vload = _p_vector_load(in_dtype, geo, dims, vec) if vec > 1 else (T, "lhs[a]")
+    vload = _p_vector_load(in_dtype, geo, dims, vec, raw) if vec > 1 else (T, "lhs[a]")
     if vec > 1 and (vload is None or j == len(dims)):   # elements one by one
         parts = ", ".join(f"{name}(lhs, row, col + {t})" for t in range(vec))
         return src + f"""{TV} {name}_v{sig} {{
