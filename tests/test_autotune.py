@@ -36,9 +36,15 @@ def _operands(seed=0):
             jnp.asarray(rng.standard_normal((K, N), dtype=np.float32)))
 
 
-def _local_size(trans_a=False, trans_b=False):
-    """The work-group size the product's kernel launches with under the current mode."""
-    return tuple(linalg._gemm_kernel(DEVICE, dtypes.float32, trans_a, trans_b, 1, M, N, K)[2])
+def _geometry(trans_a=False, trans_b=False):
+    """The global and work-group sizes the product's kernel launches with under the current
+    mode (CPU kernels all run one work-item per group: their tiles show in the global size)."""
+    _, g, l_, _ = linalg._gemm_kernel(DEVICE, dtypes.float32, trans_a, trans_b, 1, M, N, K)
+    return tuple(g), tuple(l_)
+
+
+def _dims(cfg):
+    return tuple(tuple(d) for d in gemm.launch_dims(cfg, 1, M, N))
 
 
 def test_tuning_records_a_winner_that_computes_what_the_table_computes(scratch_cache):
@@ -65,18 +71,17 @@ def test_cached_mode_takes_recorded_tiles_and_off_mode_the_tables(scratch_cache)
                                      family=DEVICE.target.gemm_tiers)
     other = next(c for c in gemm_tiers.candidates(DEVICE.cl_device, "float", M, N, K, False,
                                                   DEVICE.target.gemm_tiers)
-                 if gemm.launch_dims(c, 1, M, N)[1] != gemm.launch_dims(table, 1, M, N)[1])
+                 if _dims(c) != _dims(table))
     gemm_autotune.record(DEVICE, gemm_autotune.ShapeClass.of("float", False, False, M, N, K),
                          other)
     gemm_autotune.forget()                                  # read back from the file
     netcl.config.update("autotune", "cached")
-    assert _local_size() == tuple(gemm.launch_dims(other, 1, M, N)[1])
-    assert _local_size(trans_a=True) == tuple(              # another class: the table's
-        gemm.launch_dims(gemm_tiers.choose_config(DEVICE.cl_device, "float", M, N, K, True,
-                                                  family=DEVICE.target.gemm_tiers),
-                         1, M, N)[1])
+    assert _geometry() == _dims(other)
+    assert _geometry(trans_a=True) == _dims(                # another class: the table's
+        gemm_tiers.choose_config(DEVICE.cl_device, "float", M, N, K, True,
+                                 family=DEVICE.target.gemm_tiers))
     netcl.config.update("autotune", "off")
-    assert _local_size() == tuple(gemm.launch_dims(table, 1, M, N)[1])
+    assert _geometry() == _dims(table)
     a, b = _operands(1)
     netcl.config.update("autotune", "cached")
     np.testing.assert_allclose(np.asarray(a @ b), np.asarray(a) @ np.asarray(b),
@@ -87,10 +92,10 @@ def test_a_damaged_cache_is_ignored_with_a_warning(scratch_cache):
     scratch_cache.write_text("{not json")
     netcl.config.update("autotune", "cached")
     with pytest.warns(RuntimeWarning, match="ignoring the GEMM tuning cache"):
-        size = _local_size()
+        size = _geometry()
     table = gemm_tiers.choose_config(DEVICE.cl_device, "float", M, N, K, False,
                                      family=DEVICE.target.gemm_tiers)
-    assert size == tuple(gemm.launch_dims(table, 1, M, N)[1])
+    assert size == _dims(table)
 
 
 def test_records_of_another_version_are_ignored(scratch_cache):

@@ -161,28 +161,37 @@ def _comp(n: int, e: int) -> str:
     return ".s" + "0123456789abcdef"[e]
 
 
-def _header(T: str) -> str:
+def _header(T: str, operand: str | None = None, out: str | None = None) -> str:
+    """Typedefs: T, the accumulator's type; TA/TB, the operands' element type as stored
+    (`operand`, default T: ``ushort`` for 16-bit floats handed to tensor cores as bits);
+    TC, C's element type (`out`, default T)."""
     h = []
     if T == "double":
         h.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
     h.append(f"typedef {T} T;")
+    h.append(f"typedef {operand or T} TA;")
+    h.append(f"typedef {operand or T} TB;")
+    h.append(f"typedef {out or T} TC;")
     return "\n".join(h) + "\n"
 
 
-_SIG = ("__kernel void " + GEMM_KERNEL_NAME + "(__global T* restrict C, __global const T* restrict A,\n"
-        "    __global const T* restrict B,\n"
+_SIG = ("__kernel void " + GEMM_KERNEL_NAME + "(__global TC* restrict C, __global const TA* restrict A,\n"
+        "    __global const TB* restrict B,\n"
         "    int M, int N, int K, int lda, int ldb, int ldc,\n"
         "    int batch_stride_a, int batch_stride_b, int batch_stride_c,\n"
         "    int off_a, int off_b, int off_c)")
 
 
 def _epi_fn(T: str, epilogue) -> str:
+    """The C functions storing an element of C: ``netcl_gemm_store`` (and ``_v``) for a
+    GemmEpilogue, else ``netcl_gemm_epilogue`` returning the value stored. `T` is the
+    accumulator's type (the typedef T); the C pointer is ``__global TC*`` (_header)."""
     if isinstance(epilogue, GemmEpilogue):
-        src = (f"{epilogue.preamble}void netcl_gemm_store(__global T* C, const int ci, const T acc,"
+        src = (f"{epilogue.preamble}void netcl_gemm_store(__global TC* C, const int ci, const T acc,"
                f" const int row, const int col, const int batch, {epilogue.params}) {{\n"
                f"{epilogue.body}\n}}\n")
         if epilogue.vector_body:
-            src += (f"void netcl_gemm_store_v(__global T* C, const int ci, "
+            src += (f"void netcl_gemm_store_v(__global TC* C, const int ci, "
                     f"const {_vt(T, epilogue.vector_width)} accv, const int row, const int col, "
                     f"const int batch, {epilogue.params}) {{\n{epilogue.vector_body}\n}}\n")
         return src
@@ -255,10 +264,9 @@ def launch_dims(config: GemmConfig, batch: int, M: int, N: int):
     ntm = -(-M // config.bm)
     if config.kind == "mma":       # one 1-D work-group of whole warps per block
         return (ntn * batch * config.threads, ntm), (config.threads, 1)
-    if config.kind == "cpu" and config.m_fastest:
-        local = (config.wg_m, config.wg_n)
-    else:
-        local = (config.wg_n, config.wg_m)
+    if config.kind == "cpu":       # one work-item per group walks its slivers (gemm_cpu.py)
+        return (ntn * batch, ntm), (1, 1)
+    local = (config.wg_n, config.wg_m)
     glob = (ntn * batch * local[0], ntm * local[1])
     return glob, local
 
@@ -342,7 +350,7 @@ def _tiled_loader(name: str, cfg: GemmConfig, T: str, trans: bool, is_a: bool,
                 cond = f"{r}_b < {ext} && k0 + {kk} + {e} < K"
             else:
                 cond = f"{r}_b + {e} < {ext} && k0 + {kk} < K"
-            slow.append(f"{r}{_comp(LV, e)} = ({cond}) ? {elem(e)} : (T)0;")
+            slow.append(f"{r}{_comp(LV, e)} = ({cond}) ? {elem(e)} : ({T})0;")
         slow = " ".join(slow)
         if gather and LV > 1:
             # an edge tile still gathers whole vectors where they lie inside the operand

@@ -1,11 +1,14 @@
-"""The CPU kind of gemm.py's kernel (PoCL and other CPU drivers): a work-item owns an
-``mr x (nv*vw)`` block of C in ``vw``-wide vector registers (an explicit micro-kernel, since
-PoCL's implicit vectoriser does not reach loops with inner loops); the B panel of depth
-``kc`` is packed into local memory once per work-group, A streamed from global memory (see
-gemm.py's docstring). Same signature and epilogues as the tiled GPU kernel."""
+"""The CPU kind of gemm.py's kernel (PoCL and other CPU drivers): a sliver of C, ``mr x
+(nv*vw)`` values, is computed in ``vw``-wide vector registers (an explicit micro-kernel,
+since PoCL's implicit vectoriser does not reach loops with inner loops); the B panel of
+depth ``kc`` is packed into local memory once per work-group, A streamed from global memory
+(see gemm.py's docstring). A work-group is one work-item, which walks the group's ``wg_m x
+wg_n`` slivers in loops: the same code as one work-item per sliver with barriers around the
+packing, which PoCL compiles several times slower (its first launch waits for that) and
+runs no faster. Same signature and epilogues as the tiled GPU kernel."""
 from __future__ import annotations
 
-from .gemm import GemmConfig, GemmEpilogue, _comp, _epi_fn, _header, _prologue, _signature, _store_call, _vt
+from .gemm import GemmConfig, GemmEpilogue, _epi_fn, _header, _prologue, _signature, _store_call, _vt
 
 
 def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None) -> str:
@@ -20,26 +23,14 @@ def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None
     src.append(f"    __local {TV} Bp4[{KC * BN // VW}];")
     src.append("    __local T* bp = (__local T*)Bp4;")
     if ta:
-        # A^T rows are contiguous in m: pack A[m0:m0+BM, k0:k0+kc] into ap[s][k][MR]
+        # A^T rows are contiguous in m: pack A[m0:m0+BM, k0:k0+kc] into ap[k][BM]
         src.append(f"    __local T ap[{KC * cfg.bm}];")
+    src += _spill_decl(cfg, TV)
     src.append(_prologue(cfg))
-    src.append(_work_item(cfg))
-    src.append(f"    const int tid = tx * {cfg.wg_m} + ty;" if cfg.m_fastest else
-               f"    const int tid = ty * {cfg.wg_n} + tx;")
-    src.append(f"    const int r0 = m0 + ty * {MR};")
-    src.append(f"    const int c0 = n0 + tx * {NR};")
-    # clamped row pointers of A (rows beyond M read row M-1; their results are not stored)
-    for i in range(MR):
-        src.append(f"    const int ar{i} = (r0 + {i} < M) ? r0 + {i} : M - 1;")
-    src += _accumulators(MR, NV, TV)
-    src.append(f"    for (int k0 = 0; k0 < K; k0 += {KC}) {{")
-    src.append(f"        const int kc = (K - k0 < {KC}) ? K - k0 : {KC};")
-    src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
-    # ---- pack B[k0:k0+kc, n0:n0+BN] into bp[s][k][NR].  All work-items of a
-    # group run on one CPU thread, so one work-item packing with plain loops
-    # (which LLVM vectorises; PoCL's vload/min are out-of-line calls) is as
-    # parallel as sharing the work, and much cheaper.
-    src.append("        if (tid == 0) {")
+    src += _panel_loop_head(KC)
+    # ---- pack B[k0:k0+kc, n0:n0+BN] into bp[s][k][NR] (plain loops, which LLVM
+    # vectorises; PoCL's vload/min are out-of-line calls)
+    src.append("        {")
     src.append(f"          const int nfull = n0 + {BN} <= N;")
     if not tb:
         src.append("          for (int k = 0; k < kc; ++k) {")
@@ -99,23 +90,31 @@ def cpu_source(cfg: GemmConfig, T: str, ta: bool, tb: bool, epilogue: str | None
         src.append("            }")
         src.append("          }")
     src.append("        }")
-    src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
-    # ---- micro-kernel
-    src.append(f"        __local const {TV}* bq = Bp4 + tx * {KC * NV};")
+    # ---- every sliver's micro-kernel over this panel
+    src += _sliver_loops_head(cfg)
+    # clamped row pointers of A (rows beyond M read row M-1; their results are not stored)
     if not ta:
         for i in range(MR):
-            src.append(f"        __global const T* pa{i} = A + ar{i} * lda + k0;")
+            src.append(f"        __global const T* pa{i} = A + ((r0 + {i} < M) ? r0 + {i} : M - 1) * lda + k0;")
     else:
         src.append(f"        __local const T* aq = ap + ty * {MR};")
+    src.append(f"        __local const {TV}* bq = Bp4 + tx * {KC * NV};")
+    src += _accumulators(MR, NV, TV)
     src.append("        for (int k = 0; k < kc; ++k) {")
     src += _multiply_add(MR, NV, TV, lambda i: f"pa{i}[k]" if not ta else f"aq[k * {cfg.bm} + {i}]")
     src.append("        }")
-    src.append("    }")
     src += _store_tile(cfg, T, epilogue)
+    src += _sliver_loops_tail()
     out = "\n".join(src) + "\n"
     # the transposing pack's vector loads, plain vector stores
     return _with_vector_io(out) if (tb and T == "float" and VW == 8) or \
         _plain_vector_store(cfg, T, epilogue) else out
+
+
+# The element-by-element stores of edge tiles stay a scalar loop: LLVM's vectorised form
+# of it (the epilogue inlined, runtime checks, remainder loops) adds a sizeable share of a
+# kernel's compile time at its first launch and saves little time after it.
+_NO_VECTORIZE = "#pragma clang loop vectorize(disable) interleave(disable) unroll(disable)"
 
 
 def _transposed_blocks(NR: int) -> list[str]:
@@ -168,20 +167,64 @@ def _with_vector_io(src: str) -> str:
 
 
 def _group_size(cfg: GemmConfig) -> str:
-    """The kernel's required work-group size, in gemm.launch_dims's order of dimensions."""
-    d0, d1 = (cfg.wg_m, cfg.wg_n) if cfg.m_fastest else (cfg.wg_n, cfg.wg_m)
-    return f"__attribute__((reqd_work_group_size({d0}, {d1}, 1)))"
+    """One work-item per group: the kernel walks its ``wg_m x wg_n`` slivers itself (see
+    `_sliver_loops_head`)."""
+    return "__attribute__((reqd_work_group_size(1, 1, 1)))"
 
 
-def _work_item(cfg: GemmConfig) -> str:
-    """``tx`` (the work-item's column sliver) and ``ty`` (its row sliver) in its group."""
-    x, y = (1, 0) if cfg.m_fastest else (0, 1)
-    return f"    const int tx = get_local_id({x});\n    const int ty = get_local_id({y});"
+def spill_bytes(cfg: GemmConfig, dtype: str) -> int:
+    """Local memory holding a group's accumulators between K panels (`_spill_decl`)."""
+    return cfg.bm * cfg.bn * (4 if dtype == "float" else 8)
+
+
+def _spill_decl(cfg: GemmConfig, TV: str) -> list[str]:
+    """The group's accumulators between K panels: ``accs[sliver][i][v]``, written where K
+    goes on past this panel and read back at the next (exactly what the next panel adds
+    to, so the sum's order is that of one long K loop)."""
+    return [f"    __local {TV} accs[{cfg.wg_m * cfg.wg_n * cfg.tm * (cfg.tn // cfg.vec)}];"]
+
+
+def _panel_loop_head(KC: int) -> list[str]:
+    """Opens the loop over K panels of depth KC (``k0``, ``kc`` rows; ``spilled``: the
+    accumulators continue from `_spill_decl`'s buffer; ``last``: the panel ends K). K == 0
+    still runs one empty panel, which stores ``epilogue(0)``."""
+    return ["    int k0 = 0;",
+            "    do {",
+            f"        const int kc = (K - k0 < {KC}) ? K - k0 : {KC};",
+            "        const int spilled = k0 > 0;",
+            f"        const int last = K - k0 <= {KC};"]
+
+
+def _sliver_loops_head(cfg: GemmConfig) -> list[str]:
+    """Opens the loops over the group's slivers (``ty``: rows ``r0``.., ``tx``: columns
+    ``c0``..; ``sl`` the sliver's index), in the order PoCL ran a group's work-items when
+    each sliver was one (local dimension 0 fastest). One work-item doing a group's work in
+    loops gives the same code without barriers: PoCL compiles a kernel with barriers and
+    many work-items per group (its work-group function, per region) several times slower,
+    and a first run waits for that. Slivers wholly outside C are skipped."""
+    loops = [("ty", cfg.wg_m), ("tx", cfg.wg_n)]
+    if cfg.m_fastest:
+        loops.reverse()
+    out = []
+    for var, n in loops:
+        out += ["#pragma unroll 1", f"        for (int {var} = 0; {var} < {n}; ++{var}) {{"]
+    out += [f"        const int r0 = m0 + ty * {cfg.tm};",
+            f"        const int c0 = n0 + tx * {cfg.tn};",
+            "        if (r0 >= M || c0 >= N) continue;",
+            f"        const int sl = ty * {cfg.wg_n} + tx;"]
+    return out
+
+
+def _sliver_loops_tail() -> list[str]:
+    """Closes `_sliver_loops_head`'s loops, `_panel_loop_head`'s loop and the kernel."""
+    return ["        }", "        }", "        k0 += kc;", "    } while (k0 < K);", "}"]
 
 
 def _accumulators(MR: int, NV: int, TV: str) -> list[str]:
-    """Declarations of a work-item's ``MR x NV`` accumulator vectors ``c{i}_{v}``, zeroed."""
-    return ["    " + " ".join(f"{TV} c{i}_{v} = ({TV})(0);" for v in range(NV)) for i in range(MR)]
+    """Declarations of a sliver's ``MR x NV`` accumulator vectors ``c{i}_{v}``: zero, or
+    where an earlier K panel left them (``spilled``)."""
+    return ["        " + " ".join(f"{TV} c{i}_{v} = spilled ? accs[(sl * {MR} + {i}) * {NV} + {v}] "
+                                   f": ({TV})(0);" for v in range(NV)) for i in range(MR)]
 
 
 def _multiply_add(MR: int, NV: int, TV: str, a_at) -> list[str]:
@@ -195,42 +238,49 @@ def _multiply_add(MR: int, NV: int, TV: str, a_at) -> list[str]:
 
 
 def _store_tile(cfg: GemmConfig, T: str, epilogue) -> list[str]:
-    """Lines storing a work-item's accumulators ``c{i}_{v}`` through the epilogue, closing
-    the kernel."""
+    """Lines ending a sliver's panel: its accumulators ``c{i}_{v}`` spilled where K goes on,
+    else stored through the epilogue (then ``continue`` to the next sliver)."""
     MR, NR, VW = cfg.tm, cfg.tn, cfg.vec
     NV = NR // VW
-    src = []
-    # ---- store: spill the accumulators to a private tile, then plain loops
-    # (one copy of the epilogue keeps PoCL's compile time down)
+    src = ["        if (!last) {"]
+    src += ["            " + " ".join(f"accs[(sl * {MR} + {i}) * {NV} + {v}] = c{i}_{v};"
+                                     for v in range(NV)) for i in range(MR)]
+    src += ["            continue;", "        }"]
+    # ---- store (one copy of the epilogue each for whole and edge tiles keeps PoCL's
+    # compile time down)
     vector_epi = isinstance(epilogue, GemmEpilogue) and epilogue.vector_body and \
         epilogue.vector_width == VW
+    # the accumulators as vectors acc_v[i][v] (and elements acc_out[i][j]) in private memory
+    TV = _vt(T, VW)
+    src.append(f"        {TV} acc_v[{MR * NV}];")
+    src += ["        " + " ".join(f"acc_v[{i * NV + v}] = c{i}_{v};" for v in range(NV))
+            for i in range(MR)]
     if vector_epi or _plain_vector_store(cfg, T, epilogue):
-        # whole tiles: the epilogue runs on the accumulator vectors themselves, or they are
-        # stored as they are (a plain product such as a weight gradient), a little cheaper
-        # than element stores from the spilled tile
-        src.append(f"    if (r0 + {MR} <= M && c0 + {NR} <= N) {{")
-        for i in range(MR):
-            for v in range(NV):
-                at = f"(r0 + {i}) * ldc + c0 + {v * VW}"
-                src.append(f"        netcl_gemm_store_v(C, {at}, c{i}_{v}, r0 + {i}, c0 + {v * VW}, "
-                           f"bidx, {epilogue.args});" if vector_epi else
-                           f"        netcl_vstore8(float, c{i}_{v}, C + {at});")
-        src.append("        return;")
-        src.append("    }")
-    src.append(f"    T acc_out[{MR * NR}];")
-    for i in range(MR):
-        for v in range(NV):
-            src.append("    " + " ".join(f"acc_out[{i * NR + v * VW + e}] = c{i}_{v}{_comp(VW, e)};"
-                                         for e in range(VW)))
-    src.append(f"    const int ncols = (N - c0 < {NR}) ? N - c0 : {NR};")
-    src.append(f"    const int nrows = (M - r0 < {MR}) ? M - r0 : {MR};")
+        # whole tiles: the epilogue runs on the accumulator vectors, or they are stored as
+        # they are (a plain product such as a weight gradient), a little cheaper than element
+        # stores. A loop over rows: one copy of the epilogue compiles faster than MR x NV.
+        src.append(f"        if (r0 + {MR} <= M && c0 + {NR} <= N) {{")
+        src.append("#pragma unroll 1")
+        src.append(f"            for (int i = 0; i < {MR}; ++i)")
+        src.append("#pragma unroll 1")
+        src.append(f"              for (int v = 0; v < {NV}; ++v) {{")
+        at = f"(r0 + i) * ldc + c0 + v * {VW}"
+        src.append(f"                netcl_gemm_store_v(C, {at}, acc_v[i * {NV} + v], r0 + i, "
+                   f"c0 + v * {VW}, bidx, {epilogue.args});" if vector_epi else
+                   f"                netcl_vstore8(float, acc_v[i * {NV} + v], C + {at});")
+        src.append("              }")
+        src.append("            continue;")
+        src.append("        }")
+    src.append("        const T* acc_out = (const T*)acc_v;")
+    src.append(f"        const int ncols = (N - c0 < {NR}) ? N - c0 : {NR};")
+    src.append(f"        const int nrows = (M - r0 < {MR}) ? M - r0 : {MR};")
     src.append("#pragma unroll 1")
-    src.append("    for (int i = 0; i < nrows; ++i) {")
-    src.append("        for (int j = 0; j < ncols; ++j)")
-    src.append("            " + _store_call(epilogue, "(r0 + i) * ldc + c0 + j",
-                                             f"acc_out[i * {NR} + j]", "r0 + i", "c0 + j"))
-    src.append("    }")
-    src.append("}")
+    src.append("        for (int i = 0; i < nrows; ++i) {")
+    src.append(_NO_VECTORIZE)
+    src.append("            for (int j = 0; j < ncols; ++j)")
+    src.append("                " + _store_call(epilogue, "(r0 + i) * ldc + c0 + j",
+                                                 f"acc_out[i * {NR} + j]", "r0 + i", "c0 + j"))
+    src.append("        }")
     return src
 
 
@@ -245,8 +295,11 @@ def pack_source(T: str, wa: int, wb: int) -> str:
     """Kernel ``netcl_pack_slivers``: work-item (k, 0) copies row k of A (K x M from
     ``off_a`` on, rows ``lda`` apart) into ``pa[s][k][wa]`` and (k, 1) row k of B (K x N,
     ``off_b``, ``ldb``) into ``pb[s][k][wb]``: slivers of ``wa`` (``wb``) columns, the last
-    zero-padded. Launched over (K rounded up to 16, 2) in groups of (16, 1). (A work-item
-    per sliver, writing one contiguous block, is slower: each reads a short piece of every
+    zero-padded. Launched over (K rounded up to 16, 2) in groups of (16, 1), or of (1, 1):
+    the first work-item of a group copies the group's rows (k .. k + local size), the others
+    return, which PoCL compiles at the first launch in two thirds of the time a kernel of
+    16 working work-items takes (with groups of one work-item, a third). (A work-item per
+    sliver, writing one contiguous block, is slower: each reads a short piece of every
     row.)"""
     return _header(T) + f"""void netcl_pack_row(__global T* restrict out, __global const T* restrict x, const int k,
                     const int K, const int n, const int w) {{
@@ -261,42 +314,40 @@ def pack_source(T: str, wa: int, wb: int) -> str:
 __kernel void {PACK_KERNEL_NAME}(__global T* restrict pa, __global const T* restrict A,
     const int lda, const int M, const int off_a, __global T* restrict pb,
     __global const T* restrict B, const int ldb, const int N, const int off_b, const int K) {{
-    const int k = get_global_id(0);
-    if (k >= K) return;
-    if (get_global_id(1) == 0) netcl_pack_row(pa, A + off_a + (long)k * lda, k, K, M, {wa});
-    else netcl_pack_row(pb, B + off_b + (long)k * ldb, k, K, N, {wb});
+    if (get_local_id(0) != 0) return;
+    const int k1 = min(K, (int)(get_global_id(0) + get_local_size(0)));
+    for (int k = get_global_id(0); k < k1; ++k) {{
+        if (get_global_id(1) == 0) netcl_pack_row(pa, A + off_a + (long)k * lda, k, K, M, {wa});
+        else netcl_pack_row(pb, B + off_b + (long)k * ldb, k, K, N, {wb});
+    }}
 }}
 """
 
 
 def packed_source(cfg: GemmConfig, T: str, epilogue: str | None) -> str:
     """The CPU GEMM of A^T B over operands pack_source(T, cfg.tm, cfg.tn) packed: A as
-    ``[ceil(M/tm)][K][tm]``, B as ``[ceil(N/tn)][K][tn]``. No local memory; a barrier per
-    K panel of depth ``bk`` keeps a group's slivers in cache (PoCL runs every work-item of a
-    group up to a barrier before any goes on)."""
+    ``[ceil(M/tm)][K][tm]``, B as ``[ceil(N/tn)][K][tn]``. Local memory only for the
+    accumulators: every sliver of the group takes a K panel of depth ``bk`` before any
+    takes the next, which keeps the group's slivers of A and B in cache."""
     MR, NR, VW, KC = cfg.tm, cfg.tn, cfg.vec, cfg.bk
     NV = NR // VW
     TV = _vt(T, VW)
     src = [_header(T), _epi_fn(T, epilogue)]
     src.append(_group_size(cfg))
     src.append(_signature(epilogue) + " {")
+    src += _spill_decl(cfg, TV)
     src.append(_prologue(cfg))
-    src.append(_work_item(cfg))
-    src.append(f"    const int r0 = m0 + ty * {MR};")
-    src.append(f"    const int c0 = n0 + tx * {NR};")
-    # slivers past the last one hold nothing: read the last (results not stored)
-    src.append(f"    const int sa = min(r0 / {MR}, (M - 1) / {MR});")
-    src.append(f"    const int sb = min(c0 / {NR}, (N - 1) / {NR});")
-    src.append(f"    __global const T* aq = A + (long)sa * K * {MR};")
-    src.append(f"    __global const {TV}* bq = (__global const {TV}*)(B + (long)sb * K * {NR});")
+    src += _panel_loop_head(KC)
+    src += _sliver_loops_head(cfg)
+    src.append(f"        const int sa = r0 / {MR};")
+    src.append(f"        const int sb = c0 / {NR};")
+    src.append(f"        __global const T* aq = A + (long)sa * K * {MR};")
+    src.append(f"        __global const {TV}* bq = (__global const {TV}*)(B + (long)sb * K * {NR});")
     src += _accumulators(MR, NV, TV)
-    src.append(f"    for (int k0 = 0; k0 < K; k0 += {KC}) {{")
-    src.append(f"        const int k1 = (K - k0 < {KC}) ? K : k0 + {KC};")
-    src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
-    src.append("        for (int k = k0; k < k1; ++k) {")
+    src.append("        for (int k = k0; k < k0 + kc; ++k) {")
     src += _multiply_add(MR, NV, TV, lambda i: f"aq[k * {MR} + {i}]")
     src.append("        }")
-    src.append("    }")
     src += _store_tile(cfg, T, epilogue)
+    src += _sliver_loops_tail()
     out = "\n".join(src) + "\n"
     return _with_vector_io(out) if _plain_vector_store(cfg, T, epilogue) else out

@@ -20,7 +20,19 @@ def family_of(cl_device) -> str:
 
 
 def _fits(cfg: GemmConfig, dtype: str, max_wg: int, local_mem: int) -> bool:
-    return cfg.threads <= max_wg and cfg.local_mem_bytes(dtype) + 256 <= local_mem
+    # (CPU kernels run one work-item per group, which walks the group's slivers)
+    return (cfg.kind == "cpu" or cfg.threads <= max_wg) and \
+        _local_bytes(cfg, dtype) + 256 <= local_mem
+
+
+def _local_bytes(cfg: GemmConfig, dtype: str, trans_a: bool = True) -> int:
+    """Local memory of `cfg`'s kernel: its panels, and on CPUs the accumulators kept between
+    K panels (gemm_cpu.spill_bytes)."""
+    n = cfg.local_mem_bytes(dtype, trans_a)
+    if cfg.kind == "cpu":
+        from .gemm_cpu import spill_bytes
+        n += spill_bytes(cfg, dtype)
+    return n
 
 
 # Tiers per device class and dtype, biggest block first: choose_config takes the
@@ -72,8 +84,9 @@ GPU_TINY = {
                         double_buffer=True),
 }
 # CPUs, products with at most 16 columns (a classifier's 10 outputs): one 16-column sliver
-# per group, so no work-item computes only padding (several times faster than the 16x32
-# tier on a classifier's 128x10x1024 NN and 1024x10x128 TN products).
+# per group, which packs no padding columns and gives the cores more groups (a quarter
+# faster than the 66x64 tier on a classifier's 128x10x1024 NN and 1024x10x128 TN products,
+# whose groups skip the slivers wholly past N).
 CPU_NARROW = {
     "float": [GemmConfig(kind="cpu", wg_m=8, wg_n=1, tm=6, tn=16, bk=256, vec=8),
               GemmConfig(kind="cpu", wg_m=4, wg_n=1, tm=6, tn=16, bk=256, vec=8)],
@@ -139,7 +152,7 @@ def _cpu_panel_depth(cfg: GemmConfig, dtype: str, K: int, local_mem: int, trans_
     while depth < min(K, 1024):
         depth *= 2
     while depth > cfg.bk and \
-            replace(cfg, bk=depth).local_mem_bytes(dtype, trans_a) + 256 > local_mem:
+            _local_bytes(replace(cfg, bk=depth), dtype, trans_a) + 256 > local_mem:
         depth //= 2
     return cfg if depth == cfg.bk else replace(cfg, bk=depth)
 
