@@ -29,6 +29,15 @@ from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacf
                          make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
 from .transforms.autocast import autocast
 from . import mixed_precision  # noqa: F401
+# More of the jax namespace: api_extras.py (eval_shape, linearize, disable_jit, ...), host
+# callbacks (callbacks.py), jax.debug / jax.image / jax.dtypes / jax.errors
+from .api_extras import (ShapeDtypeStruct, custom_gradient, default_backend,  # noqa: F401
+                         device_get, disable_jit, ensure_compile_time_eval, eval_shape,
+                         jacobian, linear_transpose, linearize, make_jaxpr, named_call,
+                         named_scope, typeof, enable_x64)
+from .callbacks import pure_callback  # noqa: F401
+from . import debug, dtypes, errors, image  # noqa: F401
+from .dtypes import float0  # noqa: F401
 
 try:        # einops finds netcl's arrays through a backend defined where einops is installed
     import importlib.util as _util

@@ -85,3 +85,11 @@ from .numpy._errors import wrap_namespace as _wrap_namespace  # noqa: E402
 _wrap_namespace(globals(), [_n for _n in list(globals()) if not _n.startswith("_") and _n not in
                             ("cond", "fori_loop", "map", "scan", "switch", "while_loop",
                              "Precision")])
+
+# jax.lax functions built from the primitives above (scans, reductions with a combining
+# function, indexing helpers, bit operations, implicit differentiation): lax_extras.py
+from .lax_extras import *  # noqa: E402,F401,F403
+from .lax_extras import __all__ as _extras_all  # noqa: E402
+
+_wrap_namespace(globals(), [_n for _n in _extras_all if _n not in (
+    "associative_scan", "reduce", "custom_root", "custom_linear_solve")])

@@ -228,3 +228,11 @@ def glu(x, axis=-1):
 from .numpy._errors import wrap_namespace as _wrap_namespace  # noqa: E402
 
 _wrap_namespace(globals(), __all__)
+
+# More of jax.nn (softmax / log_softmax with where=, attention, further activations), and
+# jax.nn.initializers (stax's): nn_extras.py. Imported last: it wraps the versions above.
+from .nn_extras import *  # noqa: E402,F401,F403
+from .nn_extras import __all__ as _extras_all  # noqa: E402
+from .stax import initializers  # noqa: E402,F401
+
+_wrap_namespace(globals(), _extras_all)

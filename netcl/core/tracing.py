@@ -82,6 +82,9 @@ class Primitive:
         # Call primitives (custom_jvp, custom_vjp, checkpoint) wrap a Python function; `call`
         # is an object with eval/jvp/vjp/batch/stage methods that each interpreter defers to.
         self.call = None
+        # Primitives with effects beyond their outputs (a debug print): jit's dead-code and
+        # common-subexpression passes keep each of their equations.
+        self.has_side_effects = False
 
     def bind(self, *args, **params):
         return _current.get(_root).process(self, args, params)

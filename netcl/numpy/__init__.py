@@ -82,3 +82,12 @@ _methods.install()
 from ._errors import wrap_namespace as _wrap_namespace  # noqa: E402
 
 _wrap_namespace(globals(), [_n for _n in list(globals()) if not _n.startswith("_")])
+
+# ufunc objects and methods, packbits/unpackbits, the complex names (unsupported), fft
+from .ufuncs import *  # noqa: E402,F401,F403
+from .ufuncs import install as _install_ufuncs  # noqa: E402
+from . import fft  # noqa: E402,F401
+
+_install_ufuncs()
+_wrap_namespace(globals(), ["frompyfunc", "packbits", "unpackbits", "roots", "sort_complex",
+                            "angle"])

@@ -20,11 +20,11 @@ from ..core.tracing import Primitive
 # ---- dead code and common subexpressions ---------------------------------------------------
 
 def dce(ir):
-    """Drop equations whose results are never used (all primitives are pure)."""
+    """Drop equations whose results are never used (but not those with side effects)."""
     live = {v.id for v in ir.outvars}
     kept = []
     for e in reversed(ir.eqns):
-        if any(o.id in live for o in e.outputs):
+        if e.prim.has_side_effects or any(o.id in live for o in e.outputs):
             kept.append(e)
             live.update(v.id for v in e.inputs)
     kept.reverse()
@@ -48,7 +48,7 @@ def cse(ir):
     eqns = []
     for e in ir.eqns:
         ins = [rename.get(v.id, v) for v in e.inputs]
-        pk = _hashable(e.params)
+        pk = None if e.prim.has_side_effects else _hashable(e.params)
         key = None if pk is None else (e.prim, pk, tuple(v.id for v in ins))
         if key is not None and key in seen:
             for old, new in zip(e.outputs, seen[key]):

@@ -1,0 +1,125 @@
+"""netcl.dtypes: jax.dtypes' helpers over netcl's dtypes (bool, int32, uint32, float16,
+bfloat16, float32, float64 with x64).
+
+>>> netcl.dtypes.canonicalize_dtype(np.float64)     # float32 unless x64 is enabled
+>>> netcl.dtypes.issubdtype(jnp.bfloat16, jnp.floating)   # True
+"""
+import numpy as np
+
+from .core import dtypes as _dtypes
+
+__all__ = ["bfloat16", "canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype",
+           "itemsize_bits", "result_type", "scalar_type_of", "TypePromotionError"]
+
+bfloat16 = _dtypes.bfloat16
+# The dtype of tangents of integer inputs in JAX (custom_jvp rules build zeros of it).
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+class TypePromotionError(ValueError):
+    """jax.dtypes.TypePromotionError (netcl promotes implicitly, as JAX's default; nothing
+    raises it)."""
+
+
+def canonicalize_dtype(dtype, allow_extended_dtype=False):
+    """The dtype netcl stores data of `dtype` as: float64 becomes float32 unless x64 is
+    enabled, int64/uint64 become int32/uint32, int8/int16/uint8/uint16 widen to int32 /
+    uint32 (netcl has no narrow integers); unsupported dtypes raise a TypeError.
+
+    >>> netcl.dtypes.canonicalize_dtype("int64")    # dtype('int32')
+    """
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"canonicalize_dtype: {dtype!r} is not a dtype") from None
+    if d == float0:
+        return d
+    return _dtypes.canonicalize_data(d, where="canonicalize_dtype")
+
+
+def issubdtype(a, b):
+    """NumPy's issubdtype where bfloat16 is a floating type (as jax.dtypes.issubdtype).
+
+    >>> netcl.dtypes.issubdtype(jnp.bfloat16, np.inexact)    # True
+    """
+    from .numpy import issubdtype as _issubdtype
+    return _issubdtype(a, b)
+
+
+def finfo(dtype):
+    """Machine limits of a float dtype, bfloat16 included.
+
+    >>> netcl.dtypes.finfo(jnp.bfloat16).eps     # 0.0078125
+    """
+    d = _as_dtype(dtype, "finfo")
+    if _dtypes.kind(d) != "f":
+        raise TypeError(f"finfo: {d} is not a float dtype")
+    return _dtypes.finfo(d)
+
+
+def iinfo(dtype):
+    """Machine limits of an integer dtype.
+
+    >>> netcl.dtypes.iinfo(jnp.int32).max     # 2147483647
+    """
+    d = _as_dtype(dtype, "iinfo")
+    if d.kind not in "iu":
+        raise TypeError(f"iinfo: {d} is not an integer dtype")
+    return np.iinfo(d)
+
+
+def result_type(*args, return_weak_type_flag=False):
+    """The dtype JAX's promotion gives `args` (arrays, scalars, dtypes).
+
+    >>> netcl.dtypes.result_type(jnp.ones(2, jnp.int32), 1.0)    # float32
+    """
+    from .numpy import result_type as _result_type
+    converted = [np.zeros((), _as_dtype(a, "result_type")) if _is_dtype_like(a) else a
+                 for a in args]
+    d = np.dtype(_result_type(*converted))
+    if return_weak_type_flag:
+        weak = all(isinstance(a, (bool, int, float)) for a in args)
+        return d, weak
+    return d
+
+
+def scalar_type_of(x):
+    """The Python scalar type of an array's or scalar's dtype (bool, int or float).
+
+    >>> netcl.dtypes.scalar_type_of(jnp.ones(2))     # float
+    """
+    d = np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype)
+    k = _dtypes.kind(d)
+    if k == "b":
+        return bool
+    if k in "iu":
+        return int
+    if k == "f":
+        return float
+    raise TypeError(f"scalar_type_of: no Python scalar type for dtype {d}")
+
+
+def itemsize_bits(dtype):
+    """Bits per element of `dtype`.
+
+    >>> netcl.dtypes.itemsize_bits(jnp.bfloat16)    # 16
+    """
+    return _as_dtype(dtype, "itemsize_bits").itemsize * 8
+
+
+def _is_dtype_like(a):
+    from .core.array import ArrayBase
+    if isinstance(a, (bool, int, float, np.ndarray, np.generic, ArrayBase)):
+        return False
+    try:
+        np.dtype(a)
+        return True
+    except TypeError:
+        return False
+
+
+def _as_dtype(dtype, where):
+    try:
+        return np.dtype(getattr(dtype, "dtype", dtype))
+    except TypeError:
+        raise TypeError(f"{where}: {dtype!r} is not a dtype") from None

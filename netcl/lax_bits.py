@@ -1,0 +1,161 @@
+"""jax.lax's bit operations as composites of netcl's integer primitives (so jit fuses
+them): `population_count`, `clz`, `mulhi`, and `reduce_precision` (float rounding to a
+narrower format, with JAX's derivative). Exported by netcl.lax (through lax_extras).
+
+>>> netcl.lax.population_count(jnp.array([7, -1]))     # [3, 32]
+"""
+import numpy as np
+
+from . import numpy as jnp
+from .core import dtypes
+from .lax_extras_util import arr as _arr
+
+__all__ = ["population_count", "clz", "mulhi", "reduce_precision"]
+
+
+def _int_bits(x, where):
+    from . import lax as _lax
+    if dtypes.kind(x.dtype) not in "iu":
+        raise TypeError(f"{where}: operand must be an int32 or uint32 array, got {x.dtype}")
+    return _lax.bitcast_convert_type(x, np.uint32) if x.dtype == np.int32 else x
+
+
+def _u32(v, like):
+    return jnp.full(like.shape, v, np.uint32) if like.shape else jnp.asarray(v, np.uint32)
+
+
+def population_count(x):
+    """The number of set bits of each int32/uint32 element (two's complement), in the
+    operand's dtype, as jax.lax.population_count.
+
+    >>> netcl.lax.population_count(jnp.array([7, -1]))     # [3, 32]
+    """
+    from . import lax as _lax
+    a = _arr(x, "population_count", "x")
+    u = _int_bits(a, "population_count")
+    c = lambda v: _u32(v, u)    # noqa: E731
+    u = u - (_lax.shift_right_logical(u, c(1)) & c(0x55555555))
+    u = (u & c(0x33333333)) + (_lax.shift_right_logical(u, c(2)) & c(0x33333333))
+    u = (u + _lax.shift_right_logical(u, c(4))) & c(0x0F0F0F0F)
+    u = _lax.shift_right_logical(u * c(0x01010101), c(24))
+    return u.astype(a.dtype)
+
+
+def clz(x):
+    """The number of leading zero bits of each int32/uint32 element (32 for 0), in the
+    operand's dtype, as jax.lax.clz.
+
+    >>> netcl.lax.clz(jnp.array([1, 0, -1]))     # [31, 32, 0]
+    """
+    from . import lax as _lax
+    a = _arr(x, "clz", "x")
+    u = _int_bits(a, "clz")
+    n = jnp.zeros(u.shape, np.uint32)
+    y = u
+    for s in (16, 8, 4, 2, 1):
+        top_zero = y < _u32(1 << (32 - s), u)
+        n = jnp.where(top_zero, n + _u32(s, u), n)
+        y = jnp.where(top_zero, _lax.shift_left(y, _u32(s, u)), y)
+    n = jnp.where(u == _u32(0, u), _u32(32, u), n)
+    return n.astype(a.dtype)
+
+
+def mulhi(x, y):
+    """The high 32 bits of the 64-bit product of int32 (or uint32) elements, as
+    jax.lax.mulhi.
+
+    >>> netcl.lax.mulhi(jnp.array([2 ** 30], jnp.int32), jnp.array([16], jnp.int32))   # [4]
+    """
+    from . import lax as _lax
+    a, b = _arr(x, "mulhi", "x"), _arr(y, "mulhi", "y")
+    if a.dtype != b.dtype or tuple(a.shape) != tuple(b.shape):
+        raise TypeError(f"mulhi: x and y must have one shape and dtype, got "
+                        f"{a.dtype}{list(a.shape)} and {b.dtype}{list(b.shape)}")
+    ua, ub = _int_bits(a, "mulhi"), _int_bits(b, "mulhi")
+    c = lambda v: _u32(v, ua)    # noqa: E731
+    srl = _lax.shift_right_logical
+    ah, al = srl(ua, c(16)), ua & c(0xFFFF)
+    bh, bl = srl(ub, c(16)), ub & c(0xFFFF)
+    lo, m1, m2, hi = al * bl, ah * bl, al * bh, ah * bh
+    t = srl(lo, c(16)) + (m1 & c(0xFFFF)) + (m2 & c(0xFFFF))
+    r = hi + srl(m1, c(16)) + srl(m2, c(16)) + srl(t, c(16))
+    if a.dtype == np.int32:     # signed: subtract the other operand where one is negative
+        r = r - jnp.where(a < 0, ub, c(0)) - jnp.where(b < 0, ua, c(0))
+        return _lax.bitcast_convert_type(r, np.int32)
+    return r
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+    """Round float elements to a format with `exponent_bits` exponent and `mantissa_bits`
+    mantissa bits (round to nearest even; overflow to inf, underflow to signed zero; NaN
+    kept), keeping the dtype, as jax.lax.reduce_precision. Its derivative rounds the
+    tangent the same way (as JAX's).
+
+    >>> netcl.lax.reduce_precision(x, exponent_bits=5, mantissa_bits=10)   # float16 values
+    """
+    x = _arr(operand, "reduce_precision")
+    if dtypes.kind(x.dtype) != "f":
+        raise TypeError(f"reduce_precision: operand must be a float array, got {x.dtype}")
+    for name, v in (("exponent_bits", exponent_bits), ("mantissa_bits", mantissa_bits)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"reduce_precision: {name} must be an int, got {v!r}")
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: exponent_bits={exponent_bits} must be >= 1 and "
+                         f"mantissa_bits={mantissa_bits} >= 0")
+    return _reduce_precision(x, int(exponent_bits), int(mantissa_bits))
+
+
+def _reduce_precision(x, eb, mb):
+    from .transforms.custom import custom_jvp
+
+    @custom_jvp
+    def f(v):
+        return _round_bits(v, eb, mb)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        return f(primals[0]), f(tangents[0])
+    return f(x)
+
+
+def _round_bits(x, eb, mb):
+    from . import lax as _lax
+    dt = x.dtype
+    if dt == np.float64:
+        return _round_bits64(x, eb, mb)
+    v = x if dt == np.float32 else x.astype(np.float32)
+    u = _lax.bitcast_convert_type(v, np.uint32)
+    c = lambda k: _u32(k, u)    # noqa: E731
+    if mb < 23:
+        last = 1 << (23 - mb)
+        bias = _lax.shift_right_logical(u & c(last), c(23 - mb)) + c((last >> 1) - 1)
+        u = (u + bias) & c((~(last - 1)) & 0xFFFFFFFF)
+    if eb < 8:
+        exp_mask = ((1 << 8) - 1) << 23
+        rbias = (1 << (eb - 1)) - 1
+        e = u & c(exp_mask)
+        sign = u & c(1 << 31)
+        u = jnp.where(e > c((127 + rbias) << 23), sign | c(exp_mask),
+                      jnp.where(e <= c((127 - rbias) << 23), sign, u))
+    out = _lax.bitcast_convert_type(u, np.float32)
+    out = jnp.where(jnp.isnan(v), v, out)
+    return out if dt == np.float32 else out.astype(dt)
+
+
+def _round_bits64(x, eb, mb):
+    """float64: the same rounding done in two float32 halves is not exact; round with
+    arithmetic instead: scale by a power of two so that mb bits stay, rint, scale back."""
+    ax = jnp.abs(x)
+    safe = jnp.where((ax > 0) & jnp.isfinite(ax), ax, 1.0)
+    e = jnp.floor(jnp.log2(safe))
+    q = jnp.exp2(e - mb)
+    out = jnp.where((ax > 0) & jnp.isfinite(ax), jnp.rint(x / q) * q, x)
+    if eb < 11:
+        rbias = (1 << (eb - 1)) - 1
+        big = jnp.abs(out) >= 2.0 ** (rbias + 1)
+        small = jnp.abs(out) < 2.0 ** (1 - rbias)
+        out = jnp.where(big, jnp.copysign(jnp.inf, x), jnp.where(small, jnp.copysign(0.0, x),
+                                                                  out))
+    return jnp.where(jnp.isnan(x), x, out)
+
+
