@@ -10,7 +10,9 @@ its rules each express the transformed scan as another scan at the parent interp
 
 - staging (jit): a real loop of `length` steps (control_flow's `while` with a trip count:
   no predicate read back) over (index, carry, stacked ys): x = xs[index] and ys[index] = y
-  inside the compiled body;
+  inside the compiled body. The index lives on the host (control_flow's _Counter): those
+  are one copy each at an offset, the stacked ys are written in place, and the body runs
+  as one Plan per step;
 - jvp: a scan of the body's jvp over (primal, tangent) pairs;
 - vjp: the forward scan also stacks each step's carry-in; the backward pass is a reverse
   scan of the body's vjp over (carry-in, x, y's cotangent), accumulating the closed-over
@@ -76,8 +78,10 @@ def _trace_body(f, init_flat, carry_tree, x_avals, xs_tree):
 
 # Under a transform, a scan of at most this many steps whose caller leaves `unroll` unset
 # is written out step by step, as a Python loop would be: it compiles in seconds and runs
-# with fewer kernels (views for xs[i], one stack for the ys, fusion across steps); a
-# longer one becomes the loop primitive, whose compile time does not grow with its length.
+# with fewer kernels (views for xs[i], one stack for the ys, fusion across steps: about 7
+# a step for scan_bench's RNN under jit(grad), against 18 for the loop, whose backward
+# body recomputes the forward one); a longer one becomes the loop primitive, whose
+# compile time does not grow with its length.
 UNROLL_UP_TO = 64
 
 

@@ -68,6 +68,33 @@ def _copy_piece(device, itemsize, box, out_strides, out_off, in_strides, in_off,
     return run
 
 
+def _copy_piece_at(device, itemsize, box, out_strides, in_strides):
+    """nc_copy with its offsets given per run: run(out_buf, out_off, in_buf, in_off), or
+    None if empty. A loop whose dynamic_slice / dynamic_update_slice starts are known on the
+    host (its counter) moves the box by offsets: no device array of starts per run."""
+    n = prod(box)
+    if n == 0:
+        return None
+    rank = len(box)
+    k = kernels.kernel(device, _COPY_SRC.format(T=_RAW_CTYPE[itemsize]), "nc_copy",
+                       scalar_arg_dtypes=_COPY_ARGS)
+    meta = _const_buffer(device, list(box) + list(out_strides) + list(in_strides)
+                         + [0] * rank)
+    k._netcl_meta = meta
+    gsize, lsize = kernels.grid_1d(device, n)
+    queue, set_args, enqueue = device.queue, k.set_args, cl.enqueue_nd_range_kernel
+
+    def run(out_buf, out_off, in_buf, in_off):
+        # (typed arguments set together: PyOpenCL's set_arg of one untyped scalar costs
+        # microseconds a call; dyn is 0, so the starts argument is not read)
+        set_args(out_buf, out_off, in_buf, in_off, meta, meta, rank, n, 0)
+        enqueue(queue, k, gsize, lsize)
+    return run
+
+
+_COPY_ARGS = (None, np.int32, None, np.int32, None, None, np.int32, np.int32, np.int32)
+
+
 def _pack_starts(device, starts):
     """The 0-d int32 start indices side by side in one small device buffer (no kernel)."""
     packed = Array.empty(device, (len(starts),), dtypes.int32)

@@ -1,6 +1,8 @@
 """dynamic_slice and dynamic_update_slice: boxes at run-time start indices (clamped into
 range as in JAX), and their *_in_dim forms. Eager launches are nc_copy (copy_kernels.py);
-per-example starts under vmap become gathers."""
+per-example starts under vmap become gathers. A compiled loop whose starts are known on the
+host (its counter: scan's x = xs[i], ys[i] = y) runs `host_start_launch`es instead: the
+clamped starts become the copy's offsets, with no device array of starts per step."""
 import operator
 
 import numpy as np
@@ -15,7 +17,7 @@ from .. import elementwise as ew
 from ..views import bdim_at_front, broadcast_in_dim, full, move_batch_axis, reshape
 from ..views import operand as _operand
 from .common import _batch_size, _empty_launcher, _zero_tangent, _zeros
-from .copy_kernels import _copy_piece, _pack_starts
+from .copy_kernels import _copy_piece, _copy_piece_at, _pack_starts
 from .gather_scatter import gather
 from .shape_ops import iota
 
@@ -225,6 +227,77 @@ dynamic_update_slice_p.in_place_inputs = lambda n_inputs: (0,)
 dynamic_update_slice_p.jvp = _dynamic_update_slice_jvp
 dynamic_update_slice_p.vjp = _dynamic_update_slice_vjp
 dynamic_update_slice_p.batch = _dynamic_update_slice_batch
+
+
+def host_start_launch(prim, device, args, params, fixed):
+    """The Launch of a dynamic_slice or dynamic_update_slice equation whose start indices
+    are known on the host when it runs, for arguments laid out like `args`: per start,
+    `fixed` holds its value (a constant) or None (a host int, passed in its argument
+    position at run time; what is passed for a fixed one is not read). The starts are
+    clamped as JAX does and become the copy's offset. None for other primitives."""
+    x = args[0]
+    if prim is dynamic_slice_p:
+        sizes, n_before, strides = tuple(params["slice_sizes"]), 1, x.strides
+    elif prim is dynamic_update_slice_p:
+        sizes, n_before = tuple(args[1].shape), 2
+        strides = contiguous_strides(x.shape)      # (of the output, which is dense)
+    else:
+        return None
+    his = [max(n - k, 0) for n, k in zip(x.shape, sizes)]
+    base = sum(min(max(int(v), 0), h) * st for v, h, st in zip(fixed, his, strides)
+               if v is not None)
+    var = tuple((n_before + d, h, st) for d, (v, h, st) in enumerate(zip(fixed, his, strides))
+                if v is None)
+
+    def offset(starts):
+        off = base
+        for j, h, st in var:
+            s = starts[j]
+            off += (0 if s < 0 else h if s > h else s) * st
+        return off
+    out = prim.abstract_eval(*args, **params)
+    shape, dtype, weak = out.shape, out.dtype, out.weak_type
+    item = x.dtype.itemsize
+    if prim is dynamic_slice_p:
+        if out.size == 0:
+            return Launch(_empty_launcher(device, out))
+        take = _copy_piece_at(device, item, sizes, contiguous_strides(sizes), x.strides)
+        x_off = x.offset
+
+        def launch_slice(*a):
+            res = Array.empty(device, shape, dtype, weak)
+            take(res._buf, 0, a[0]._buf, x_off + offset(a))
+            return res
+        return Launch(launch_slice)
+    if out.size == 0:
+        return Launch(_empty_launcher(device, out))
+    u = args[1]
+    copy = _copy_piece(device, item, x.shape, strides, 0, x.strides, x.offset)
+    put = _copy_piece_at(device, item, u.shape, strides, u.strides)
+    u_off = u.offset
+    dense = x._contig and x.offset == 0
+
+    def write(res, a):
+        if put is not None:
+            put(res._buf, offset(a), a[1]._buf, u_off)
+        return res
+
+    def launch_update(*a):
+        res = Array.empty(device, shape, dtype, weak)
+        copy(res._buf, a[0]._buf)
+        return write(res, a)
+
+    def run_into(offers, *a):
+        """launch_update, writing over x's own buffer where `offers` holds it: one step of
+        a scan moves its slice of the stacked outputs, not the whole stack."""
+        x = a[0]
+        st = x._storage
+        if dense and any(o is st for o in offers):
+            offers.remove(st)
+            return write(Array(device, x._buf, st, shape, dtype, x.strides, 0, weak, True),
+                         a)
+        return launch_update(*a)
+    return Launch(launch_update, run_into)
 
 
 def _seq(v, name, arg):
