@@ -273,10 +273,16 @@ def save(path, pytree, *, compress=False):
     is touched; an existing checkpoint at ``path`` survives any failure, and keeps its
     permission bits when replaced. A missing directory raises FileNotFoundError naming
     ``path``. Temporary files of ``path`` left by killed saves on this host are removed.
+    In a job of several processes (netcl.distributed) every process calls it, only process 0
+    writes, and it returns once the file is written, so that every process can load it.
 
     >>> netcl.io.save("ckpt.npz", {"params": params, "step": 10})
     """
     path = os.fspath(path)
+    from .distributed import world
+    job = world()
+    if job is not None and job.index != 0:  # process 0 writes the file meanwhile
+        return job.comm.Barrier(what=f"netcl.io.save({path!r})")
     saver = _Saver()
     tree = saver.node(pytree, ())
     desc = {"format": _FORMAT, "version": FORMAT_VERSION, "tree": tree, "leaves": saver.leaves}
@@ -320,6 +326,8 @@ def save(path, pytree, *, compress=False):
             os.close(dfd)
     except OSError:
         pass
+    if job is not None:
+        job.comm.Barrier(what=f"netcl.io.save({path!r})")
 
 
 # ---- loading ------------------------------------------------------------------------------

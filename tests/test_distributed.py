@@ -1,7 +1,9 @@
 """netcl.distributed: jobs of several processes on MPI (mpiexec from the mpich wheel of the
 `test` extra), each job a subprocess of PoCL devices: pmap over every process's devices with
 collectives spanning the processes (against vmap of the global batch), the data-parallel
-example against one-device training, a raising process ending the job, bad inputs."""
+example against one-device training, a raising process ending the job, bad inputs; the
+faults: a process that does not arrive (named after the collective timeout), ends early, or
+runs other collectives (shapes, dtypes), and checkpoints written by process 0 alone."""
 import importlib
 import importlib.util
 import os
@@ -9,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -32,8 +35,8 @@ def close(a, b, tol=1e-5):
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def job(n_processes, devices_each, code=None, args=None, module=True, timeout=300):
-    env = dict(os.environ, NETCL_CPU_DEVICES=str(devices_each))
+def job(n_processes, devices_each, code=None, args=None, module=True, timeout=300, **env_vars):
+    env = dict(os.environ, NETCL_CPU_DEVICES=str(devices_each), **env_vars)
     env.pop("POCL_DEVICES", None)
     run = ["-m", "mpi4py"] if module else []
     what = args if args is not None else ["-c", PRELUDE + textwrap.dedent(code)]
@@ -168,3 +171,129 @@ def test_initialize_without_mpi4py_names_the_extra():
     assert netcl.process_index() == 0 and netcl.process_count() == 1
     local = importlib.import_module("netcl.core.devices").devices()
     assert netcl.devices() == local and all(d.process_index == 0 for d in local)
+
+
+# ---- faults: a process that does not arrive, ends early, or runs other collectives -----------
+
+FAULT = """
+import os, sys, time
+netcl.distributed.initialize()
+r = netcl.process_index()
+f = netcl.pmap(lambda v: lax.psum(v, "d"), axis_name="d")
+close(f(np.ones((1, 3), np.float32)), 2 * np.ones((1, 3)))
+netcl.distributed.initialize(collective_timeout={timeout})   # (after the start-up's skew)
+if r == 1:
+    {fault}
+f(np.ones((1, 3), np.float32))
+print("second psum", r)
+"""
+
+
+def fault_job(fault, collective_timeout=3, mpiexec_args=(), timeout=120):
+    env = dict(os.environ, NETCL_CPU_DEVICES="1")
+    env.pop("POCL_DEVICES", None)
+    code = PRELUDE + FAULT.format(fault=fault, timeout=collective_timeout)
+    t = time.perf_counter()
+    r = subprocess.run([MPIEXEC, *mpiexec_args, "-n", "2", sys.executable, "-c", code], env=env,
+                       capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    return r, time.perf_counter() - t
+
+
+@needs_mpi
+def test_a_process_that_does_not_arrive_is_named_after_the_timeout():
+    """Process 1 sleeps instead of its second psum: process 0 waits the collective timeout
+    (2 s, set by initialize), names process 1 and the collective, and aborts the job."""
+    r, seconds = fault_job("time.sleep(600)", collective_timeout=2)
+    assert r.returncode != 0 and "second psum" not in r.stdout
+    assert ("netcl.distributed: process 0 waited 2" in r.stderr and "in collective #3 (psum of "
+            "float32 (3,)), and process 1 did not arrive" in r.stderr), r.stderr[-3000:]
+    assert "Aborting the job" in r.stderr and "NETCL_COLLECTIVE_TIMEOUT" in r.stderr
+    assert seconds < 60
+
+
+@needs_mpi
+def test_a_process_that_ends_early_ends_the_job_with_a_message():
+    """sys.exit in process 1 while process 0 goes on to a psum: the last round process 1
+    enters at exit meets process 0's psum, both say so, and the job aborts at once."""
+    r, seconds = fault_job("sys.exit(0)")
+    assert r.returncode != 0 and "second psum" not in r.stdout
+    assert ("the processes are at different collectives (collective #3 of the job): process 0: "
+            "psum of float32 (3,); process 1: the end of its program (exit)") in r.stderr, \
+        r.stderr[-3000:]
+    assert seconds < 60
+
+
+@needs_mpi
+def test_a_process_that_leaves_without_finalizing_ends_the_job():
+    """os._exit skips MPI_Finalize: mpiexec (hydra) kills the job at once, silently; with
+    -disable-auto-cleanup process 0 waits the timeout and names process 1."""
+    r, seconds = fault_job("os._exit(0)")
+    assert "second psum" not in r.stdout and seconds < 60, r.stdout + r.stderr[-3000:]
+    r, seconds = fault_job("os._exit(0)", mpiexec_args=["-disable-auto-cleanup"])
+    assert r.returncode != 0 and "second psum" not in r.stdout
+    assert "waited 3" in r.stderr and "process 1 did not arrive" in r.stderr, r.stderr[-3000:]
+    assert seconds < 60
+
+
+@needs_mpi
+def test_mismatched_collectives_raise_in_every_process_then_the_job_goes_on():
+    """Other shapes, dtypes or collectives in one process: CollectiveMismatchError in
+    every process, naming each one's collective, before any data moves; the processes are
+    still in step after it (caught here) and the next collectives agree. Checkpoints: only
+    process 0 writes, every process loads what it wrote once save returns."""
+    out = ok(job(2, 1, """
+    import os, tempfile
+    from netcl.distributed import CollectiveMismatchError
+    netcl.distributed.initialize()
+    assert netcl.distributed.world().comm.timeout == 45.0       # (NETCL_COLLECTIVE_TIMEOUT)
+    r = netcl.process_index()
+    def must_mismatch(fn, *expected):
+        try:
+            fn()
+        except CollectiveMismatchError as e:
+            for s in expected:
+                assert s in str(e), (s, str(e))
+        else:
+            raise AssertionError("no mismatch")
+    psum = netcl.pmap(lambda v: lax.psum(v, "d"), axis_name="d")
+    must_mismatch(lambda: psum(np.ones((1, 3 + r), np.float32)),
+                  "process 0: psum of float32 (3,); process 1: psum of float32 (4,)")
+    must_mismatch(lambda: psum(np.ones((1, 2), [np.float32, np.int32][r])),
+                  "process 0: psum of float32 (2,); process 1: psum of int32 (2,)")
+    gather = netcl.pmap(lambda v: lax.all_gather(v, "d"), axis_name="d")
+    must_mismatch(lambda: (psum if r else gather)(np.ones((1, 2), np.float32)),
+                  "process 0: all_gather of float32 (2,)", "process 1: psum of float32 (2,)")
+    # (shapes new to both processes: one that compiles runs a collective the other does not)
+    close(psum(np.full((1, 5), r + 1.0, np.float32)), np.full((1, 5), 3.0))
+    close(gather(np.full((1, 1), float(r), np.float32)), [[[0], [1]]])
+
+    path = os.path.join(tempfile.gettempdir(), f"netcl_dist_{os.getppid()}.npz")
+    netcl.distributed.barrier()
+    if r == 0 and os.path.exists(path):
+        os.remove(path)
+    netcl.distributed.barrier()
+    netcl.io.save(path, {"w": jnp.full(3, float(r)), "step": 10 + r})
+    back = netcl.io.load(path)                 # (written by process 0 before save returns)
+    close(back["w"], np.zeros(3))
+    assert back["step"] == 10
+    netcl.distributed.barrier()
+    if r == 0:
+        os.remove(path)
+    print("done", r)
+    """, module=False, timeout=180, NETCL_COLLECTIVE_TIMEOUT="45"))
+    assert out.count("done") == 2
+
+
+def test_collective_timeout_settings(monkeypatch):
+    from netcl import distributed
+    for value, want in [("", distributed.DEFAULT_COLLECTIVE_TIMEOUT), ("7.5", 7.5),
+                        ("0", None), ("none", None), ("inf", None)]:
+        monkeypatch.setenv("NETCL_COLLECTIVE_TIMEOUT", value)
+        assert distributed._timeout_from_env() == want
+    monkeypatch.setenv("NETCL_COLLECTIVE_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="NETCL_COLLECTIVE_TIMEOUT"):
+        distributed._timeout_from_env()
+    for bad in (-1, "5", float("nan"), True):
+        with pytest.raises(ValueError, match="collective_timeout"):
+            distributed.initialize(collective_timeout=bad)
+    assert not distributed.is_initialized()

@@ -155,7 +155,8 @@ def _bucketed_all_reduce(prim, dtype, eqns, env, devices, world):
     if world is None and 1 < len(devices) and 0 < sum(sizes) * dtype.itemsize <= ONE_ROUND_BYTES:
         return _one_round_bucket(prim, dtype, eqns, sizes, env, devices)
     flats = [_pack([env[i][e.inputs[0].id] for e in eqns], dtype) for i in range(len(devices))]
-    reduced = _all_reduce(prim, dtype, flats, devices, world)
+    what = None if world is None else _describe(prim.name, [e.inputs[0].aval for e in eqns])
+    reduced = _all_reduce(prim, dtype, flats, devices, world, what)
     for i, y in enumerate(reduced):
         _unpack(y, [e.outputs[0] for e in eqns], env[i])
 
@@ -292,11 +293,12 @@ def _scatter_source(prim, dtype, count, n, base, total, ranges):
     return f"__kernel void {name}({params}) {{\n{body}\n}}\n", name
 
 
-def _all_reduce(prim, dtype, flats, devices, world=None):
+def _all_reduce(prim, dtype, flats, devices, world=None, what=None):
     """Per device a new (n,) array: the elementwise combination (prim) of every device's
     flat value; `flats[i]` is (array, element offset, n) on devices[i]. With a `world`,
     the devices' combined parts are combined across the processes by MPI's Allreduce in
-    pinned memory before every device uploads them."""
+    pinned memory before every device uploads them (after the processes' arrival round,
+    which checks that they all reduce `what`)."""
     count, n, isz = len(devices), flats[0][2], dtype.itemsize
     outs = [Array.empty(d, (n,), dtype) for d in devices]
     if not n:
@@ -341,11 +343,13 @@ def _all_reduce(prim, dtype, flats, devices, world=None):
     if world is not None:       # (the host waits here: MPI reads host memory)
         from mpi4py import MPI
         cl.wait_for_events([e for e in published if e is not None])
+        # (after the wait: a process whose device hangs does not arrive either)
+        world.comm.arrive(what or f"{prim.name} of {dtype.name} ({n},)")
         op = {psum_p: MPI.SUM, pmax_p: MPI.MAX, pmin_p: MPI.MIN}[prim]
         for i, (a, b) in enumerate(parts):
             if b > a:
-                world.comm.Allreduce(MPI.IN_PLACE, results[i].host[a * isz:b * isz].view(dtype),
-                                     op=op)
+                world.comm.raw.Allreduce(MPI.IN_PLACE,
+                                         results[i].host[a * isz:b * isz].view(dtype), op=op)
     for k, d in enumerate(devices):
         for i, (a, b) in enumerate(parts):
             if (i != k or world is not None) and b > a:
@@ -461,6 +465,15 @@ _DIRECT = {all_gather_p: _all_gather, ppermute_p: _ppermute, axis_index_p: _axis
 
 # ---- the host path ---------------------------------------------------------------------------
 
+def _describe(name, avals, params=None):
+    """A collective as the processes' arrival round compares and names it: "psum of float32
+    (4, 3), (10,)"."""
+    shapes = ", ".join(str(tuple(a.shape)) for a in avals)
+    dtypes_ = sorted({a.dtype.name for a in avals})
+    extra = [f"{k}={v!r}" for k, v in sorted((params or {}).items()) if k != "axis_name"]
+    return f"{name} of {'/'.join(dtypes_)} {shapes}" + (" " + ", ".join(extra) if extra else "")
+
+
 def _host_collective(eqn, env, devices, world=None):
     """Run one collective with its host rule: the devices' inputs downloaded to pinned
     memory and waited for, the rule applied by NumPy, the results uploaded. With a `world`
@@ -488,8 +501,9 @@ def _host_collective(eqn, env, devices, world=None):
             cl.wait_for_events(events)
     rule = HOST_RULES[eqn.prim]
     total, first = n, 0
-    if world is not None:
-        every = world.comm.allgather(shards)        # per process: per input, per device
+    if world is not None:                           # per process: per input, per device
+        every = world.comm.allgather(shards, what=_describe(eqn.prim.name, [
+            v.aval for v in eqn.inputs], eqn.params))
         shards = [[s for process in every for s in process[k]] for k in range(len(shards))]
         total, first = n * world.count, n * world.index
     results = rule(*shards, **eqn.params) if shards else rule(total, **eqn.params)
