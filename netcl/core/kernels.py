@@ -329,14 +329,14 @@ def _build_groups(requests):
 def _build_combined(reqs):
     device, options = reqs[0].device, reqs[0].options
     source, names = program_batch.combine([r.source for r in reqs], _PREAMBLES)
+    wanted = [names[i].get(n, n) for i, r in enumerate(reqs)
+              for n in program_batch.kernel_names(r.source)]
     try:
         prg = _compile(device, source, options)
-        have = set(prg.get_info(cl.program_info.KERNEL_NAMES).split(";"))
+        have = _defined(prg, wanted)
     except (KernelBuildError, cl.Error) as e:
         failure = e
     else:
-        wanted = [names[i].get(n, n) for i, r in enumerate(reqs)
-                  for n in program_batch.kernel_names(r.source)]
         if have.issuperset(wanted):
             for r, renamed in zip(reqs, names):
                 _remember(_key(device, r.source, options), _Built(prg, renamed))
@@ -345,6 +345,20 @@ def _build_combined(reqs):
     if _build_each(reqs) and _check_batches():
         raise AssertionError(f"{len(reqs)} sources build alone but not combined: {failure}")
     return False
+
+
+def _defined(prg, names):
+    """The kernels among `names` that `prg` defines. (Asked one by one: NVIDIA's driver
+    answers CL_PROGRAM_KERNEL_NAMES only for a program built for every device of its
+    context, and netcl builds for one device of a context that may hold several.)"""
+    have = set()
+    for n in names:
+        try:
+            cl.Kernel(prg, n)
+        except cl.Error:
+            continue
+        have.add(n)
+    return have
 
 
 def _build_each(reqs):
@@ -409,6 +423,15 @@ def grid_1d(device, n):
     """(global, local) sizes for one work-item per element, bounded by the device limits."""
     wg = device.work_group
     return (max(round_up(n, wg), wg),), (wg,)
+
+
+def walk_grid(device, n, walk):
+    """(global, local) sizes for `n` units (vectors, elements or rows) of which each
+    work-item walks `walk` consecutive ones: work-groups of one work-item where walk > 1
+    (the Target's elementwise_walk), grid_1d's one unit per work-item where walk is 1."""
+    if walk <= 1:
+        return grid_1d(device, n)
+    return (max(-(-n // walk), 1),), (1,)
 
 
 # ---- C spelling of loads and stores (float16 and bfloat16 are storage only: see
