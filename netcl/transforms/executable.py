@@ -43,15 +43,17 @@ class Executable:
         return self.ir.eqns
 
     def __call__(self, flat_args):
-        """Run on arrays (any layout: a call with other layouts than the plan's takes the
-        generic path, which binds every step)."""
+        """Run on arrays of any layout: the first call builds the Plan for its layouts (a
+        pmap segment after a collective takes views of the all-reduce's buffer), a later
+        call with other layouts than the plan's takes the generic path, which binds every
+        step."""
         if self.plan is not None and tuple(
                 a._layout_id() if isinstance(a, Array) else None
                 for a in flat_args) == self._arg_layouts:
-            return self._run(*flat_args)
-        return self.run_dense(flat_args) if self.plan is None and all(
-            isinstance(a, Array) and a._contig and a.offset == 0 for a in flat_args) \
-            else self._bind_each(flat_args)
+            return self.plan.run(*flat_args)
+        if self.plan is None and all(isinstance(a, Array) for a in flat_args):
+            return self._first_call(flat_args)
+        return self._bind_each(flat_args)
 
     def run_dense(self, flat_args):
         """Run on arrays laid out as jit passes them (dense, offset 0)."""
@@ -92,7 +94,10 @@ class Executable:
         if all(launch is not None for launch in recorded):
             self.plan = Plan.build(self.ir, recorded)
             self._arg_layouts = tuple(a._layout_id() for a in flat_args)
-            self._run = self.plan.run
+            # run_dense, jit's hot path, checks no layout: it takes plans of dense arguments
+            # only (a call on dense arguments after others builds one)
+            dense = all(a._contig and a.offset == 0 for a in flat_args)
+            self._run = self.plan.run if dense else None
         return outs
 
     def _execute(self, flat_args, lookup=None):
