@@ -65,21 +65,44 @@ def _set_precision(precision, peers):
     print(f"precision: {precision} for every library")
 
 
+def _host_line(dev):
+    """The host CPU's model and vector extensions, and the device's preferred float vector
+    width (a 2-core AVX2 and an AVX-512 host give different CPU figures)."""
+    model, flags = "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "unknown CPU":
+                    model = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    width = getattr(dev.cl_device, "preferred_vector_width_float", None) \
+        if dev.cl_device is not None else None
+    return (f"host: {model} ({isa}, {os.cpu_count()} cores); device's preferred float "
+            f"vector width {width}; netcl's vector width {dev.target.vector_width}")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--only", default="W1,W2,W3,W4,W5,W6,W7",
                    help="comma-separated ids, of W1-W7, W4b, W5b")
     p.add_argument("--peers", action="store_true", help="also time JAX and PyTorch")
-    p.add_argument("--precision", choices=["highest", "tf32"], default=None,
-                   help="one matmul/conv precision for every library (default: each its own)")
+    p.add_argument("--precision", choices=["highest", "default", "tf32"], default=None,
+                   help="one matmul/conv precision for every library (default: each its own; "
+                        "'default' is 'tf32', JAX's and netcl's default on NVIDIA sm_80+)")
     args = p.parse_args()
     which = set(args.only.split(","))
     import netcl
     if args.precision:
-        _set_precision(args.precision, args.peers)
+        _set_precision("tf32" if args.precision == "default" else args.precision, args.peers)
     dev = netcl.default_device()
     kind = "gpu" if dev.kind == "gpu" else "cpu"
     print(f"netcl on {dev.name} ({dev.kind}); shapes for {kind}")
+    print(_host_line(dev))
     rows = []
     libs = [("netcl", workloads.netcl_cases)]
     if args.peers:
