@@ -17,8 +17,7 @@ import numpy as np
 
 from . import numpy as jnp
 from .core import dtypes
-from .core.array import Array
-from .core.tracing import Tracer
+from .lax_extras_util import arr
 
 __all__ = ["ResizeMethod", "resize", "scale_and_translate"]
 
@@ -116,16 +115,6 @@ def _shape(shape, image, where):
     return shape
 
 
-def _image(image, where):
-    if isinstance(image, (Array, Tracer)):
-        return image
-    try:
-        return jnp.asarray(image)
-    except TypeError as e:
-        raise TypeError(f"{where}: image must be an array, got {type(image).__name__} ({e})") \
-            from None
-
-
 def _float_dtype(image):
     return image.dtype if dtypes.kind(image.dtype) == "f" else dtypes.float32
 
@@ -152,7 +141,7 @@ def resize(image, shape, method, antialias=True, precision=None):
 
     >>> netcl.image.resize(jnp.arange(4.0).reshape(1, 4), (1, 8), "linear")
     """
-    image = _image(image, "resize")
+    image = arr(image, "resize", "image")
     shape = _shape(shape, image, "resize")
     method = _method(method, "resize")
     if method == ResizeMethod.NEAREST:
@@ -187,7 +176,7 @@ def scale_and_translate(image, shape, spatial_dims, scale, translation, method,
     ...                                 jnp.zeros(2), "linear")
     """
     where = "scale_and_translate"
-    image = _image(image, where)
+    image = arr(image, where, "image")
     shape = _shape(shape, image, where)
     method = _method(method, where)
     if method == ResizeMethod.NEAREST:

@@ -15,6 +15,7 @@ from . import nn as _nn
 from .core import dtypes
 from .core.array import Array
 from .core.tracing import Tracer
+from .lax_extras_util import arr
 from .transforms.ad import stop_gradient
 
 __all__ = ["hard_sigmoid", "hard_silu", "hard_swish", "identity", "log1mexp", "logmeanexp",
@@ -33,11 +34,7 @@ def _float(x, where):
 
 
 def _arr(x, where, arg="x"):
-    try:
-        return jnp.asarray(x)
-    except TypeError as e:
-        raise TypeError(f"{where}: {arg} must be an array, got {type(x).__name__} ({e})") \
-            from None
+    return arr(x, where, arg)
 
 
 def hard_sigmoid(x):
