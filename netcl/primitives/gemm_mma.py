@@ -145,41 +145,32 @@ _PTX_HALF = r"""
 """
 
 
-def _fragments_tf32(cfg: MmaConfig, PA: int, PB: int) -> list[str]:
-    """One K step (8) of mma.m16n8k8 .tf32 over local tiles pa, pb (PTX ISA): a0 (gid,
-    tig), a1 (gid+8, tig), a2 (gid, tig+4), a3 (gid+8, tig+4); b0 (k tig, n gid), b1 (k
-    tig+4, n gid)."""
+def _fragments(cfg: MmaConfig, PA: int, PB: int, half: bool) -> list[str]:
+    """One K step of the mma over local tiles pa, pb (k-major), as PTX lays its fragments
+    out (ISA, "Matrix Fragments for mma.m16n8k8 / m16n8k16"), with h = 4 (TF32, k8: one
+    element per register, rounded as read) or 8 (16-bit, k16: pa, pb point at K row 2*tig,
+    each register two elements adjacent along K): a0 (row gid, k), a1 (gid+8, k), a2 (gid,
+    k+h), a3 (gid+8, k+h); b0 (k, col gid), b1 (k+h, col gid). Local rows of 8 mod 32
+    words put the four tig's K rows in distinct banks."""
+    h = 8 if half else 4
+
+    def at(p, P, k, o):
+        return f"{p}[{'ks' if k == 0 else f'(ks + {k})'} * {P} + {o}]"
+
+    def read(p, P, k, o):
+        if half:
+            return f"NETCL_PAIR({at(p, P, k, o)}, {at(p, P, k + 1, o)})"
+        return f"netcl_tf32({at(p, P, k, o)})"
     out = []
     for i in range(cfg.mi):
         o = i * 16
-        out.append(f"            const uint a{i}_0 = netcl_tf32(pa[ks * {PA} + {o}]), "
-                   f"a{i}_1 = netcl_tf32(pa[ks * {PA} + {o + 8}]), "
-                   f"a{i}_2 = netcl_tf32(pa[(ks + 4) * {PA} + {o}]), "
-                   f"a{i}_3 = netcl_tf32(pa[(ks + 4) * {PA} + {o + 8}]);")
+        out.append(f"            const uint a{i}_0 = {read('pa', PA, 0, o)}, "
+                   f"a{i}_1 = {read('pa', PA, 0, o + 8)}, a{i}_2 = {read('pa', PA, h, o)}, "
+                   f"a{i}_3 = {read('pa', PA, h, o + 8)};")
     for j in range(cfg.nj):
         o = j * 8
-        out.append(f"            const uint b{j}_0 = netcl_tf32(pb[ks * {PB} + {o}]), "
-                   f"b{j}_1 = netcl_tf32(pb[(ks + 4) * {PB} + {o}]);")
-    return out
-
-
-def _fragments_half(cfg: MmaConfig, PA: int, PB: int) -> list[str]:
-    """One K step (16) of mma.m16n8k16 with 16-bit operands over local tiles pa, pb, each
-    pointing at K row 2*tig: a0 (gid, k 2tig..+1), a1 (gid+8, k 2tig..+1), a2 (gid, k
-    2tig+8..+9), a3 (gid+8, k 2tig+8..+9); b0 (k 2tig..+1, n gid), b1 (k 2tig+8..+9, n
-    gid). Local rows of 8 mod 32 words put the four tig's K rows in distinct banks."""
-    def pair(p, P, k, o):
-        return f"NETCL_PAIR({p}[(ks + {k}) * {P} + {o}], {p}[(ks + {k + 1}) * {P} + {o}])"
-    out = []
-    for i in range(cfg.mi):
-        o = i * 16
-        out.append(f"            const uint a{i}_0 = {pair('pa', PA, 0, o)}, "
-                   f"a{i}_1 = {pair('pa', PA, 0, o + 8)}, a{i}_2 = {pair('pa', PA, 8, o)}, "
-                   f"a{i}_3 = {pair('pa', PA, 8, o + 8)};")
-    for j in range(cfg.nj):
-        o = j * 8
-        out.append(f"            const uint b{j}_0 = {pair('pb', PB, 0, o)}, "
-                   f"b{j}_1 = {pair('pb', PB, 8, o)};")
+        out.append(f"            const uint b{j}_0 = {read('pb', PB, 0, o)}, "
+                   f"b{j}_1 = {read('pb', PB, h, o)};")
     return out
 
 
@@ -256,7 +247,7 @@ def mma_source(cfg: MmaConfig, ta: bool, tb: bool, epilogue=None, gather_a: str 
         out_ = [f"        __local const {E}* pa = as + ({buf}) * {BK * PA} + {krow} * {PA} + wm + gid;",
                 f"        __local const {E}* pb = bs + ({buf}) * {BK * PB} + {krow} * {PB} + wn + gid;",
                 "#pragma unroll", f"        for (int ks = 0; ks < {BK}; ks += {k_step}) {{"]
-        out_ += (_fragments_half if half else _fragments_tf32)(cfg, PA, PB)
+        out_ += _fragments(cfg, PA, PB, half)
         for i in range(cfg.mi):
             for j in range(cfg.nj):
                 c = f"c{i}_{j}"
