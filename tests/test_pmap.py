@@ -226,6 +226,46 @@ def test_exchange_on_three_devices_odd_sizes_buckets_and_back_to_back_calls():
     """)
 
 
+@multi
+def test_grad_and_jvp_of_a_pmapped_function():
+    """grad and jvp outside pmap (pmap_call.py): mapped and broadcast arguments, another
+    mapped axis, a collective inside, checked against float64 finite differences and
+    closed forms; the gradient of a broadcast argument is the sum over the devices."""
+    run_on(2, """
+    from netcl.test_util import check_grads
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.uniform(-1, 1, (2, 3)))                  # float64 (x64 in tests)
+    w = jnp.asarray(np.float64(0.7))
+    h = netcl.pmap(lambda w, x: jnp.sin(w * x), in_axes=(None, 0))
+    loss = lambda w, x: jnp.sum(h(w, x) ** 2)
+    check_grads(loss, (w, x), order=1)
+    gw, gx = netcl.grad(loss, argnums=(0, 1))(w, x)
+    xh = np.asarray(x)
+    close(gw, np.sum(2 * np.sin(0.7 * xh) * np.cos(0.7 * xh) * xh), 1e-9)
+    close(gx, 2 * np.sin(0.7 * xh) * np.cos(0.7 * xh) * 0.7, 1e-9)
+    assert isinstance(gx, netcl.Array) and gx.shape == (2, 3)
+    # a collective inside, and a mapped axis other than 0
+    k = netcl.pmap(lambda x: x * lax.psum(x, "i"), axis_name="i", in_axes=1)
+    xt = jnp.asarray(rng.uniform(-1, 1, (3, 2)))
+    check_grads(lambda x: jnp.sum(k(x) ** 2), (xt,), order=1)
+    close(netcl.grad(lambda x: jnp.sum(k(x)))(xt),
+          np.broadcast_to(2 * np.asarray(xt).sum(1, keepdims=True), (3, 2)), 1e-9)
+    # forward mode, and the outputs' structure (a dict, an unmapped output)
+    m = netcl.pmap(lambda x: {"s": jnp.sin(x), "t": lax.psum(x, "i")}, axis_name="i",
+                   out_axes={"s": 0, "t": None})
+    out, t = netcl.jvp(m, (x,), (jnp.ones_like(x),))
+    close(t["s"], np.cos(xh), 1e-9)
+    close(t["t"], np.full(3, 2.0), 1e-9)
+    # a 1-d argument maps to 0-d shards
+    out = netcl.pmap(lambda v: v * 2)(jnp.arange(2.0))
+    assert out.shards[0].shape == () and out.shape == (2,)
+    close(out, [0.0, 2.0])
+    # second order: grad of grad stays a pmap
+    close(netcl.grad(lambda w: netcl.grad(lambda w: jnp.sum(h(w, x)))(w))(w),
+          -np.sum(xh * xh * np.sin(0.7 * xh)), 1e-9)
+    """)
+
+
 def test_bad_inputs_name_pmap_and_the_sizes():
     with pytest.raises(TypeError, match="pmap: expected a function"):
         netcl.pmap(3)
@@ -240,8 +280,10 @@ def test_bad_inputs_name_pmap_and_the_sizes():
         netcl.pmap(lambda x, s: x, static_broadcasted_argnums=1)(np.ones((1, 2)), [1])
     with pytest.raises(NameError, match="unbound axis name: j"):
         netcl.pmap(lambda x: netcl.lax.psum(x, "j"), axis_name="i")(np.ones((1, 2)))
-    with pytest.raises(NotImplementedError, match="inside the pmapped function"):
-        netcl.grad(lambda x: jnp.sum(netcl.pmap(jnp.sin)(x)))(jnp.ones((1, 2)))
+    with pytest.raises(NotImplementedError, match="under vmap .* inside the pmapped function"):
+        netcl.vmap(lambda x: netcl.pmap(jnp.sin)(x))(jnp.ones((2, 1, 2)))
+    with pytest.raises(NotImplementedError, match="under staging .* inside the pmapped"):
+        netcl.jit(lambda x: netcl.pmap(jnp.sin)(x))(jnp.ones((1, 2)))
 
 
 def test_one_device_pmap_and_sharded_helpers():

@@ -11,7 +11,8 @@ next call is enqueued while this one runs.
 
 Inputs are mapped along `in_axes` (None: the same value on every device); outputs come back
 as `ShardedArray`s (`out_axes=0`), whose shards stay on their devices: passed back into a
-pmap over the same devices they are used where they are.
+pmap over the same devices they are used where they are. Under grad or jvp a pmapped call is
+a `pmap_call` whose rules run pmaps of its derivatives (pmap_call.py).
 
 >>> step = netcl.pmap(lambda x: x / lax.psum(x, "i"), axis_name="i")
 >>> step(jnp.arange(2.0) + 1)          # on 2 devices: ShardedArray([0.333, 0.667])
@@ -277,10 +278,14 @@ class Pmapped:
         return f"pmap({getattr(self.fun, '__name__', 'fun')})"
 
     def __call__(self, *args, **kwargs):
-        if current_interpreter() is not eval_interpreter:
+        interp = current_interpreter()
+        under_ad = interp is not eval_interpreter and \
+            getattr(interp, "transform_name", None) in ("grad", "jvp")
+        if interp is not eval_interpreter and not under_ad:
             raise NotImplementedError(
-                f"{self._name}: called under another transform (grad, vmap, jit of a pmapped "
-                "function); apply those transforms inside the pmapped function instead")
+                f"{self._name}: called under {getattr(interp, 'transform_name', 'a transform')}"
+                " (vmap or jit of a pmapped function); apply it inside the pmapped function "
+                "instead")
         name = self._name
         for i in self.static:
             if i >= len(args):
@@ -298,6 +303,9 @@ class Pmapped:
         if plan is None:
             plan = self._plans[(tree, len(args))] = self._plan(dyn, dyn_pos, tree, len(args))
         axes = plan.axes
+        if under_ad:        # (grad or jvp of the pmapped function: pmap_call.py)
+            from .pmap_call import bind_pmap_call
+            return bind_pmap_call(self, args, kwargs, dyn_pos, axes)
         leaves = [x if isinstance(x, (Array, ShardedArray)) else to_array(x, name)
                   for x in raw]
         n = self._size(leaves, axes)
@@ -391,8 +399,9 @@ class Pmapped:
                 shards = [s._check_live(self._name) for s in x.shards]
             else:
                 host = np.moveaxis(np.asarray(x), a, 0)
-                shards = [Array.from_numpy(d, np.ascontiguousarray(host[i]), x.weak_type)
-                          for i, d in enumerate(devices)]
+                # (ascontiguousarray makes a 0-d shard 1-d: reshape to the shard's shape)
+                shards = [Array.from_numpy(d, np.ascontiguousarray(host[i]).reshape(
+                    host.shape[1:]), x.weak_type) for i, d in enumerate(devices)]
             shards = [s if s._contig and s.offset == 0 else s._dense() for s in shards]
             columns.append(shards)
             s0 = shards[0]
