@@ -155,3 +155,80 @@ def test_vmap_elementwise_mixed_axes():
 
 
 
+
+
+def _walk_lengths(chunk):
+    return [1, chunk - 1, chunk, chunk + 1, 3 * chunk + 5]
+
+
+def test_walked_kernels_cover_every_element_and_match_unwalked():
+    """On CPUs an elementwise or fused kernel's work-item walks Target.elementwise_walk
+    vectors (scalar code: elements) in work-groups of one: lengths that are not a multiple
+    of the walk end in a partial walk and a scalar tail, with the same bits as kernels of a
+    work-item per vector (a walk of 1)."""
+    dev = netcl.default_device()
+    if dev.is_numpy:
+        pytest.skip("no kernels on the NumPy fallback")
+    walk, width = dev.target.elementwise_walk, dev.target.vector_width
+    rng = np.random.default_rng(3)
+    fused = netcl.jit(lambda a, b: (jnp.tanh(a * 1.5 + 0.25) * b + 0.5 * a, a - b))
+    lengths = sorted(set(_walk_lengths(walk * width) + _walk_lengths(walk)))
+
+    def run_all():
+        out = []
+        for n in lengths:
+            x = rng.standard_normal(n).astype(np.float32)
+            y = rng.standard_normal(n).astype(np.float32)
+            i = rng.integers(-1000, 1000, n).astype(np.int32)
+            xd, yd, idd = jnp.asarray(x), jnp.asarray(y), jnp.asarray(i)
+            got = [jnp.exp(xd) * yd, idd * 3 + idd, *fused(xd, yd)]
+            np.testing.assert_array_equal(np.asarray(got[1]), i * 3 + i)
+            assert_close(got[0], np.exp(x.astype(np.float64)) * y, np.float32, rtol=2e-6)
+            out += [np.asarray(g) for g in got]
+        m = rng.standard_normal((37, 3 * walk + 7)).astype(np.float32)   # strided, broadcast
+        md = jnp.asarray(m)
+        got = [md.T * 2.0, md + jnp.asarray(m[0]), md[::2, 1:] - 1.0]
+        for g, want in zip(got, [m.T * 2, m + m[0], m[::2, 1:] - 1]):
+            np.testing.assert_array_equal(np.asarray(g), want)
+        return out + [np.asarray(g) for g in got]
+    rng = np.random.default_rng(3)
+    walked = run_all()
+    with netcl.test_util.override_target(dev, elementwise_walk=1):
+        rng = np.random.default_rng(3)
+        plain = run_all()
+    for a, b in zip(walked, plain):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_copies_take_the_buffer_copy_or_one_program_per_element_size(monkeypatch):
+    """A copy of a dense array (an offset view: jit's dense arguments) is the driver's
+    buffer copy, no kernel; fills and gathers of int32, uint32 and float32 share one
+    program (they move 32-bit words)."""
+    dev = netcl.default_device()
+    if dev.is_numpy:
+        pytest.skip("no kernels on the NumPy fallback")
+    from netcl.core import kernels
+    netcl.clear_caches()
+    built = []
+    compile_ = kernels._compile
+    monkeypatch.setattr(kernels, "_compile", lambda d, s, o: built.append(s) or compile_(d, s, o))
+    for n in [1, 9, 5000]:
+        x = np.arange(2 * n + 3, dtype=np.float32)
+        xd = jnp.asarray(x)
+        np.testing.assert_array_equal(np.asarray(ew.copy(xd[3:n + 3])), x[3:n + 3])
+        np.testing.assert_array_equal(np.asarray(ew.copy(xd[:n])), x[:n])
+        h = jnp.asarray(x.astype(np.float16))
+        np.testing.assert_array_equal(np.asarray(ew.copy(h[1:])), x.astype(np.float16)[1:])
+    assert built == [], "copies of dense arrays should build no kernel"
+    for n in [1, 9, 5000]:
+        np.testing.assert_array_equal(np.asarray(jnp.zeros((n,), jnp.int32)), np.zeros(n))
+        np.testing.assert_array_equal(np.asarray(jnp.full((n,), 2.5)), np.full(n, 2.5))
+        np.testing.assert_array_equal(np.asarray(jnp.full((n,), 7, jnp.uint32)), np.full(n, 7))
+    assert len(built) == 1, "fills of 32-bit dtypes should share one program"
+    m = np.arange(12, dtype=np.int32).reshape(3, 4)
+    np.testing.assert_array_equal(np.asarray(ew.copy(jnp.asarray(m).T)), m.T)
+    # a donated argument's buffer offered to the copy of its own offset view
+    f = netcl.jit(lambda a: a[2:] * 1, donate_argnums=0)
+    np.testing.assert_array_equal(np.asarray(f(jnp.asarray(x))), x[2:])
+    g = netcl.jit(lambda a: lax.slice(a, (1,), (a.shape[0],)), donate_argnums=0)
+    np.testing.assert_array_equal(np.asarray(g(jnp.asarray(x))), x[1:])

@@ -386,7 +386,9 @@ def test_lowered_kernels_are_the_launches_of_a_train_step(monkeypatch):
     monkeypatch.setattr(cl, "enqueue_nd_range_kernel", recording)
     netcl.test_util.forget_launchers()      # launchers bind the enqueue when they are built
     try:
-        step, params, state = mlp_adam_step(64, 128, (256, 128), 10, lr=1e-3, seed=0)
+        # (the first weight gradient, 256x384 over a batch of 128, is above
+        # linalg.PACK_MIN_FMAS: its operands are packed)
+        step, params, state = mlp_adam_step(128, 256, (384, 128), 10, lr=1e-3, seed=0)
         jf = netcl.jit(step)
         listed = [k.name for k in jf.lower(params, state).kernels]
         params, state, _ = jf(params, state)
@@ -656,3 +658,29 @@ def test_transforms_of_a_jitted_function_stay_compiled():
     assert "jit_call" not in str(ir)
     assert_close(np.asarray(netcl.jit(netcl.grad(loss(f)))(x, w)), np.asarray(want[0]),
                  rtol=1e-5, atol=1e-6)
+
+
+def test_cpu_row_kernels_walk_rows_with_the_bits_of_a_row_per_work_item():
+    """On CPUs a row kernel's work-item walks about Target.elementwise_walk vectors' worth of
+    rows, in work-groups of one (a partial last walk where the rows do not divide): the
+    same bits as a work-item per row (a walk of 1)."""
+    dev = netcl.default_device()
+    if dev.is_numpy or dev.kind != "cpu":
+        pytest.skip("CPU row kernels")
+    rng = np.random.default_rng(4)
+    per_item = dev.target.elementwise_walk * dev.target.vector_width // 10
+    shapes = [(per_item * 2 + 3, 10), (5, 3), (3, 5000), (per_item - 1, 10)]
+    xs = [jnp.asarray(rng.standard_normal(s).astype(np.float32) * 3) for s in shapes]
+
+    def f(x):
+        return netcl.nn.log_softmax(x), netcl.nn.softmax(x * 0.5).sum(-1)
+
+    walked = [[np.asarray(o) for o in netcl.jit(f)(x)] for x in xs]
+    for x, outs in zip(xs, walked):
+        for got, want in zip(outs, f(x)):
+            assert_close(got, np.asarray(want), rtol=2e-5, atol=2e-6)
+    with netcl.test_util.override_target(dev, elementwise_walk=1):
+        plain = [[np.asarray(o) for o in netcl.jit(f)(x)] for x in xs]
+    for a, b in zip(walked, plain):
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(u, v)

@@ -507,7 +507,8 @@ def test_weight_gradient_products_read_packed_operands(monkeypatch, dtype):
     packer = linalg._packer
     monkeypatch.setattr(linalg, "_packer", lambda *a: calls.append(a[3:]) or packer(*a))
     rng = np.random.default_rng(5)
-    K, M, N = 131, 145, 151                        # M*N*K above linalg.PACK_MIN_FMAS
+    K, M, N = 203, 209, 211                        # M*N*K above linalg.PACK_MIN_FMAS
+    assert K * M * N >= linalg.PACK_MIN_FMAS
     x, y, c = rand(rng, (K + 1, M), dtype), rand(rng, (K, N), dtype), rand(rng, (N,), dtype)
     want = x[1:].T.astype(np.float64) @ y
     xd, yd = netcl.device_put(x), netcl.device_put(y)

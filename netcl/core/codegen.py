@@ -125,7 +125,7 @@ def op_vector_safe(prim, t_dtype, u_dtype, template):
     return safe is True or safe(t_dtype, u_dtype)
 
 
-def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
+def render_elementwise(name, inputs, body, outputs, preamble="", width=1, walk=1):
     """OpenCL C source of one elementwise kernel.
 
     inputs:  [(dtype, kind)] with kind in 'c', 's', 'g' (see module docstring)
@@ -134,6 +134,10 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
     width:   1, or the target's vector width: each work-item computes that many consecutive
              elements with vector types (CPU devices vectorise explicit vectors, not math
              across items), finishing the last partial block with scalar code.
+    walk:    units (vectors of `width`, or elements) one work-item computes in a loop, over
+             consecutive elements (the Target's elementwise_walk; launched with
+             kernels.walk_grid). Every element gets the same code (vector or scalar) whatever
+             the walk, so results do not depend on it.
     Arguments: outputs..., n, (input, offset) per input, then meta and rank if any input is 'g'.
     """
     body = as_ops(body)
@@ -147,27 +151,27 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
     if strided:
         args += ["__constant int* meta", "const int rank"]
     lines = [f"__kernel void {name}({', '.join(args)}) {{"]
-    if width == 1:
+    if walk > 1:
+        chunk = width * walk
+        lines += [f"  const {INDEX_CTYPE} b = get_global_id(0) * {chunk};",
+                  f"  const {INDEX_CTYPE} e = n - b < {chunk} ? n : b + {chunk};"]
+        if width == 1:
+            lines.append(f"  for ({INDEX_CTYPE} i = b; i < e; ++i) {{")
+        else:
+            lines.append(f"  {INDEX_CTYPE} i0 = b;")
+            lines.append(f"  for (; i0 <= e - {width}; i0 += {width}) {{")
+            lines += _vector_elements(inputs, body, outputs, width, "    ")
+            lines += ["  }", f"  for ({INDEX_CTYPE} i = i0; i < e; ++i) {{"]
+        lines += _scalar_element(inputs, body, outputs, strided, "    ")
+        lines.append("  }")
+    elif width == 1:
         lines += [f"  const {INDEX_CTYPE} i = get_global_id(0);", "  if (i >= n) return;"]
         lines += _scalar_element(inputs, body, outputs, strided, "  ")
     else:
         w = width
         lines += [f"  const {INDEX_CTYPE} i0 = get_global_id(0) * {w};",
                   f"  if (i0 + {w} <= n) {{"]
-        for j, (d, kind) in enumerate(inputs):
-            if kind == "c":
-                load = kernels.vload(d, w, f"in{j} + off{j} + i0", cpu=True)
-            elif kind == "s":
-                load = f"({vtype(d, w)})({kernels.load(d, f'in{j}', f'off{j}')})"
-            else:  # 'r' / 'q': gather the block element by element (any period)
-                op = "%" if kind == "r" else "/"
-                lanes = ", ".join(kernels.load(d, f"in{j}", f"off{j} + (i0 + {e}) {op} per{j}")
-                                  for e in range(w))
-                load = f"({vtype(d, w)})({lanes})"
-            lines.append(f"    const {vtype(d, w)} x{j} = {load};")
-        lines += ["    " + op.render(w) for op in body]
-        for j, (d, var) in enumerate(outputs):
-            lines.append("    " + kernels.vstore(d, w, f"out{j} + i0", var, cpu=True))
+        lines += _vector_elements(inputs, body, outputs, w, "    ")
         lines += ["  } else {", f"    for ({INDEX_CTYPE} i = i0; i < n; ++i) {{"]
         lines += _scalar_element(inputs, body, outputs, strided, "      ")
         lines += ["    }", "  }"]
@@ -175,6 +179,26 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1):
     code = "\n".join(lines) + "\n"
     # No fused multiply-add contraction: jitted (fused) and eager results stay identical.
     return "#pragma OPENCL FP_CONTRACT OFF\n" + preamble + helpers_for(code) + code
+
+
+def _vector_elements(inputs, body, outputs, w, ind):
+    """Lines computing and storing elements i0 .. i0 + w - 1 as vectors of `w`."""
+    lines = []
+    for j, (d, kind) in enumerate(inputs):
+        if kind == "c":
+            load = kernels.vload(d, w, f"in{j} + off{j} + i0", cpu=True)
+        elif kind == "s":
+            load = f"({vtype(d, w)})({kernels.load(d, f'in{j}', f'off{j}')})"
+        else:  # 'r' / 'q': gather the block element by element (any period)
+            op = "%" if kind == "r" else "/"
+            lanes = ", ".join(kernels.load(d, f"in{j}", f"off{j} + (i0 + {e}) {op} per{j}")
+                              for e in range(w))
+            load = f"({vtype(d, w)})({lanes})"
+        lines.append(f"{ind}const {vtype(d, w)} x{j} = {load};")
+    lines += [ind + op.render(w) for op in body]
+    for j, (d, var) in enumerate(outputs):
+        lines.append(ind + kernels.vstore(d, w, f"out{j} + i0", var, cpu=True))
+    return lines
 
 
 def _scalar_element(inputs, body, outputs, strided, ind):
@@ -252,26 +276,74 @@ def make_elementwise_launcher(prim, device, args, params, out_aval, preamble="")
     """An eager launcher for one elementwise primitive over arrays laid out like `args`."""
     in_dtypes = [x.dtype for x in args]
     template = expression_template(prim, in_dtypes, out_aval.dtype, params)
+    if template == "{0}" and len(args) == 1 and in_dtypes[0] == out_aval.dtype and \
+            not preamble:
+        # a copy: of a dense array, the driver's buffer copy (no kernel to build); else
+        # 4-byte elements move as uint bits, one program for int32, uint32 and float32
+        if input_kind(args[0], out_aval.shape, broadcasts=True) == "c":
+            return _buffer_copy_launcher(device, args[0], out_aval)
+        if in_dtypes[0].itemsize == 4:
+            body = [Op("y", prim, template, dtypes.uint32, dtypes.uint32, ["x0"])]
+            return make_body_launcher("ew_" + prim.name, device, args, body, ["y"],
+                                      [out_aval], bits=dtypes.uint32)
     body = [Op("y", prim, template, in_dtypes[0] if in_dtypes else out_aval.dtype,
                out_aval.dtype, [f"x{j}" for j in range(len(args))])]
     return make_body_launcher("ew_" + prim.name, device, args, body, ["y"], [out_aval],
                               preamble)
 
 
-def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble=""):
+def _buffer_copy_launcher(device, x, out_aval):
+    """A Launch copying dense `x` (any offset) into a new dense array with the driver's
+    buffer copy (clEnqueueCopyBuffer)."""
+    from .array import layout_id
+    from .pool import bucket_size, output_storage
+    shape, dtype, weak = out_aval.shape, out_aval.dtype, out_aval.weak_type
+    strides = contiguous_strides(shape)
+    nbytes = prod(shape) * dtype.itemsize
+    src_offset = x.offset * dtype.itemsize
+    lid = layout_id(device, shape, dtype, weak, strides, 0)
+    size_class = bucket_size(nbytes)
+    queue, pool, copy = device.queue, device.pool, cl.enqueue_copy
+
+    def reusing(offers, x):
+        """the copy, its output taking one of `offers` where one fits (output_storage),
+        but not x's own buffer where x does not start it (the regions would overlap)"""
+        if src_offset and any(st.buf.int_ptr == x._buf.int_ptr for st in offers):
+            fits = [st for st in offers if st.buf.int_ptr != x._buf.int_ptr]
+            st = output_storage(pool, nbytes, size_class, fits)
+            if st not in fits:
+                offers.remove(st)
+        else:
+            st = output_storage(pool, nbytes, size_class, offers)
+        out = Array(device, st.buf, st, shape, dtype, strides, 0, weak, True, lid)
+        if nbytes and (src_offset or st.buf.int_ptr != x._buf.int_ptr):
+            copy(queue, st.buf, x._buf, byte_count=nbytes, src_offset=src_offset)
+        return out
+
+    def launch(x):
+        return reusing((), x)
+    return Launch(launch, reusing, ())
+
+
+def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="", bits=None):
     """A launcher running `body` (see render_elementwise) once per element of the common
     output shape, reading `args` in their current layouts; returns one array per out_var
-    (a tuple when there are several)."""
+    (a tuple when there are several). `bits`: an unsigned dtype of the size of every input
+    and output, as which the kernel moves them (a copy's body), in vectors where it can."""
     shape = out_avals[0].shape
     n = prod(shape)
     if n >= 2**31:
         raise ValueError(f"{name}: arrays of {n} elements exceed the 2^31 index limit")
     kinds = [input_kind(x, shape, broadcasts=True) for x in args]
-    inputs = list(zip([x.dtype for x in args], kinds))
+    inputs = list(zip([bits or x.dtype for x in args], kinds))
     body = as_ops(body)
-    outputs = [(a.dtype, v) for a, v in zip(out_avals, out_vars)]
-    width = device.target.vector_width if vectorizable(inputs, body, outputs) else 1
-    src = render_elementwise(name, inputs, body, outputs, preamble, width)
+    outputs = [(bits or a.dtype, v) for a, v in zip(out_avals, out_vars)]
+    if bits is not None:
+        width = device.target.vector_width if "g" not in kinds else 1
+    else:
+        width = device.target.vector_width if vectorizable(inputs, body, outputs) else 1
+    walk = device.target.elementwise_walk
+    src = render_elementwise(name, inputs, body, outputs, preamble, width, walk)
     k = kernels.kernel(device, src, name)
     m = len(out_avals)
     # Scalar arguments never change for this launcher: set them once.
@@ -292,23 +364,24 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
         k.set_arg(pos, meta_buf)
         k.set_arg(pos + 1, np.int32(len(shape)))
         k._netcl_meta = meta_buf  # keep the buffer alive as long as the kernel
-    units = -(-n // width)  # work-items
+    grid = kernels.walk_grid(device, -(-n // width), walk)   # (units: vectors or elements)
     declared = (Kernel(name, src),)
     if m == 1:
         run, run_into = _launcher(device, k, shape, out_avals[0].dtype,
-                                  out_avals[0].weak_type, n, in_pos, units)
+                                  out_avals[0].weak_type, n, in_pos, grid)
     else:
-        run, run_into = _multi_launcher(device, k, shape, out_avals, n, in_pos, units)
+        run, run_into = _multi_launcher(device, k, shape, out_avals, n, in_pos, grid)
     return Launch(run, run_into, declared)
 
 
-def _multi_launcher(device, k, shape, out_avals, n, in_pos, units):
-    """(run, run_into) of a kernel with several outputs (see Launch)."""
+def _multi_launcher(device, k, shape, out_avals, n, in_pos, grid):
+    """(run, run_into) of a kernel with several outputs (see Launch), launched over `grid`
+    ((global, local) sizes)."""
     from .array import layout_id
     from .pool import bucket_size, output_storage
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
-    gsize, lsize = kernels.grid_1d(device, units)
+    gsize, lsize = grid
     outs_meta = [(a.dtype, a.weak_type, n * a.dtype.itemsize, bucket_size(n * a.dtype.itemsize),
                   layout_id(device, shape, a.dtype, a.weak_type, strides, 0)) for a in out_avals]
     set_arg = k.set_arg
@@ -332,11 +405,12 @@ def _multi_launcher(device, k, shape, out_avals, n, in_pos, units):
     return launch, reusing
 
 
-def _launcher(device, k, shape, dtype, weak, n, in_pos, units):
-    """(run, run_into) of a kernel with one output (see Launch)."""
+def _launcher(device, k, shape, dtype, weak, n, in_pos, grid):
+    """(run, run_into) of a kernel with one output (see Launch), launched over `grid`
+    ((global, local) sizes)."""
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
-    gsize, lsize = kernels.grid_1d(device, units)
+    gsize, lsize = grid
     nbytes = n * dtype.itemsize
     enqueue = cl.enqueue_nd_range_kernel
     set_arg = k.set_arg

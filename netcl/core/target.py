@@ -17,6 +17,13 @@ from dataclasses import dataclass
 # Columns one work-item of a column-sum epilogue covers on CPU targets: four float8 vectors.
 CPU_COLUMN_SUM_WIDTH = 32
 
+# Consecutive vectors (or scalar elements, in scalar code) one work-item of an elementwise,
+# fused or row kernel walks on CPU targets, in work-groups of one work-item. PoCL compiles a
+# kernel for its work-group size at the first launch, a group of many work-items several
+# times slower than a group of one walking their elements, which runs as fast (a group of
+# one work-item without the walk runs several times slower: a task per group).
+CPU_ELEMENTWISE_WALK = 256
+
 # Extra dense inputs a GEMM epilogue may read on CPU targets: the GEMM reads them row by
 # row in its store loop, slower there than a streaming kernel over them.
 CPU_DENSE_EPILOGUE_EXTRAS = 2
@@ -43,6 +50,11 @@ class Target:
     #                          float16 and bfloat16 operands, float32 accumulation
     column_sum_width: int    # columns per work-item of a column-sum epilogue
     max_dense_epilogue_extras: int   # dense extra inputs a GEMM epilogue may read (-1: any)
+    # vectors (scalar code: elements) one work-item of an elementwise or fused kernel walks,
+    # and the elements a row kernel's work-item covers in rows; with a walk > 1 work-groups
+    # hold one work-item (kernels.walk_grid). 1: a work-item per vector, in work-groups of
+    # the device's size
+    elementwise_walk: int = 1
     # M*N*K from which a float32 matrix product at a precision allowing TF32 runs on the
     # tensor cores: below it the float32 tiles, with more work-groups for few output tiles,
     # finish first
@@ -100,7 +112,7 @@ def target_for(cl_device, kind):
                       split_k=False, tensor_cores=False,
                       column_sum_width=CPU_COLUMN_SUM_WIDTH,
                       max_dense_epilogue_extras=CPU_DENSE_EPILOGUE_EXTRAS,
-                      local_mem_limit=local_mem)
+                      elementwise_walk=CPU_ELEMENTWISE_WALK, local_mem_limit=local_mem)
     # the GPU float GEMM tiers keep 4 columns per register vector (their rvec)
     return Target(platform="opencl", kernel_family="gpu", vector_width=1,
                   preferred_vector_width=preferred, epilogue_vector_width=4,

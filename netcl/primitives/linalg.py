@@ -276,8 +276,10 @@ def _preparer(pa, pb):
 # Weight gradients (A^T B) on CPUs from this many multiply-adds on read their operands
 # packed once (gemm_cpu.pack_source) instead of re-packing them in every group, which
 # saves more than the pack launch costs on an MLP's weight gradients (1024x1024x128,
-# 784x1024x128). Below it the extra launch costs more than the packing it saves.
-PACK_MIN_FMAS = 1 << 20
+# 784x1024x128). Below it the extra launch costs more than the packing it saves, and a
+# first run pays the pack kernel's build and first launch: a 256x256x64 product (a small
+# MLP's) runs a few percent slower unpacked but reaches its first result sooner.
+PACK_MIN_FMAS = 1 << 23
 
 
 def _packable(device, kd, pa, pb, B, M, N, K):
@@ -296,7 +298,9 @@ def _packer(device, kd, cfg, pa, pb, M, N, K):
         kp.set_arg(i, np.int32(v))
     bytes_a = -(-M // cfg.tm) * cfg.tm * K * kd.itemsize
     bytes_b = -(-N // cfg.tn) * cfg.tn * K * kd.itemsize
-    gsize, lsize = (kernels.round_up(K, 16), 2), (16, 1)
+    # work-groups of one work-item, each copying one row (see pack_source): PoCL compiles
+    # that at the first launch in a third of the time a group of 16 takes
+    gsize, lsize = (K, 2), (1, 1)
     queue, pool, enqueue, set_arg = device.queue, device.pool, cl.enqueue_nd_range_kernel, kp.set_arg
 
     def pack(a_buf, b_buf):

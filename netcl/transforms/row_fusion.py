@@ -76,7 +76,14 @@ class RowFusedPrimitive(Primitive):
         if strided:
             lines_args.append("__constant int* meta")
         cpu = device.target.kernel_family == "cpu"
-        if cpu:  # one work-item per row, no barriers: PoCL vectorises the explicit float8 loops
+        rows = self._rows_per_item(device)
+        if rows:  # a work-item walks `rows` rows, in groups of one (see _rows_per_item)
+            body = [f"__kernel void {self.kernel_name}({', '.join(lines_args)}) {{",
+                    f"  const int K = {K};",
+                    f"  const int row0 = get_global_id(0) * {rows};",
+                    f"  const int row1 = min({R}, row0 + {rows});",
+                    "  for (int row = row0; row < row1; ++row) {"]
+        elif cpu:  # one work-item per row, no barriers: PoCL vectorises the explicit float8 loops
             body = [f"__kernel void {self.kernel_name}({', '.join(lines_args)}) {{",
                     "  const int row = get_global_id(0);",
                     f"  if (row >= {R}) return;",
@@ -218,6 +225,8 @@ class RowFusedPrimitive(Primitive):
                          for j, v in scalars]
                 body.append("    }")
             body.append("  }")
+        if rows:
+            body.append("  }")     # (the rows' loop)
         body.append("}")
         code = "\n".join(body) + "\n"
         meta = None
@@ -229,6 +238,15 @@ class RowFusedPrimitive(Primitive):
                                              for st, d in zip(x.strides, x.shape)]
             meta = np.array(vals, dtype=np.int32)
         return "#pragma OPENCL FP_CONTRACT OFF\n" + helpers_for(code) + code, meta
+
+    def _rows_per_item(self, device):
+        """Rows one work-item of a CPU row kernel walks, in work-groups of one work-item:
+        about the elements of the Target's elementwise_walk (vectors of its width), at least
+        one row; 0 where work-items take one row each, in groups of 8 (no walk: GPUs)."""
+        walk = device.target.elementwise_walk
+        if device.target.kernel_family != "cpu" or walk <= 1:
+            return 0
+        return max(1, min(self.R, walk * device.target.vector_width // max(self.K, 1)))
 
     def _all_vars(self):
         for e in self.eqns:
@@ -433,7 +451,10 @@ class RowFusedPrimitive(Primitive):
             st = contiguous_strides(a.shape)
             outs_meta.append((a.shape, a.dtype, a.weak_type, st, prod(a.shape) * a.dtype.itemsize,
                               layout_id(device, a.shape, a.dtype, a.weak_type, st, 0)))
-        if device.target.kernel_family == "cpu":
+        rows = self._rows_per_item(device)
+        if rows:
+            gsize, lsize = (max(-(-self.R // rows), 1),), (1,)
+        elif device.target.kernel_family == "cpu":
             gsize, lsize = ((self.R + 7) // 8 * 8,), (8,)
         else:
             gsize, lsize = (self.R * L,), (L,)
