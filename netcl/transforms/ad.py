@@ -6,16 +6,20 @@ parent is current, and wraps the results. Reverse mode records a tape of primiti
 applications with their concrete inputs (eager values, so Python control flow on values
 works outside jit) and walks it backwards binding primitives again: the backward pass is
 itself traced by any enclosing transform, which is how grad-of-grad and jit-of-grad work.
+An eager backward pass whose tape has the structure of earlier calls runs compiled instead
+(transforms/eager_backward.py): one fused kernel for W7's rules instead of ~47 launches.
 """
 import numpy as np
 
 from ..core import dtypes
 from ..core.ad_util import Zero, add_tangents, instantiate, is_zero
-from ..core.array import Array
+from ..core.array import Array, ArrayBase
 from ..core.eval import to_array
-from ..core.tracing import (Interpreter, Primitive, ShapedArray, Tracer, current_interpreter,
-                            get_aval, set_interpreter)
+from ..core.eval import eval_interpreter
+from ..core.tracing import (Interpreter, Primitive, ShapedArray, Tracer, _current,
+                            current_interpreter, get_aval, set_interpreter)
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
+from . import eager_backward
 
 
 class MissingRuleError(NotImplementedError):
@@ -160,14 +164,102 @@ class VJPTracer(_PrimalTracer):
         self.node = node
 
 
-class _Node:
-    """One recorded application: how to send its output cotangent back to its inputs."""
-    __slots__ = ("backward", "parents", "n_out")
+# Operators on reverse-mode tracers: an operation of two operands of one shape and dtype
+# (float) binds its primitive straight away, as Array's operators do for arrays (their fast
+# path takes arrays only); anything else takes ArrayBase's operator (netcl.numpy's
+# promotion and broadcasting), with the same result.
+_OPERATOR_PRIMS = {"__add__": "add_p", "__sub__": "sub_p", "__mul__": "mul_p",
+                   "__truediv__": "div_p"}
 
-    def __init__(self, backward, parents, n_out):
-        self.backward = backward  # ct (or tuple of cts) -> tuple of input cts (None = none)
+
+def _vjp_binop(name):
+    prims = []
+
+    def op(self, other):
+        if type(other) is VJPTracer:
+            if other._interp is self._interp:
+                q = other.primal
+            else:
+                q = None
+        else:
+            q = other if type(other) is Array else None
+        if q is not None:
+            p = self.primal
+            if p.dtype is q.dtype and p.shape == q.shape and p.weak_type is q.weak_type and \
+                    dtypes.kind(p.dtype) == "f":
+                if not prims:
+                    from ..primitives import elementwise
+                    prims.append(getattr(elementwise, _OPERATOR_PRIMS[name]))
+                return prims[0].bind(self, other)
+        return getattr(ArrayBase, name)(self, other)
+    op.__name__ = name
+    return op
+
+
+def _vjp_neg(self):
+    p = self.primal
+    if dtypes.kind(p.dtype) == "f":
+        from ..primitives.elementwise import neg_p
+        return neg_p.bind(self)
+    return ArrayBase.__neg__(self)
+
+
+for _name in _OPERATOR_PRIMS:
+    setattr(VJPTracer, _name, _vjp_binop(_name))
+VJPTracer.__neg__ = _vjp_neg
+
+
+class _Node:
+    """One recorded application: how to send its output cotangent back to its inputs.
+
+    A primitive's node keeps its vjp rule and the rule's arguments (`rule(ct, out, *primals,
+    **params)`), so that the backward pass of an eager grad can be keyed by structure and
+    compiled (transforms/eager_backward.py); a call primitive's node keeps a closure
+    (`custom`, with `rule` None)."""
+    __slots__ = ("rule", "prim", "out", "primals", "params", "parents", "n_out", "custom")
+
+    def __init__(self, rule, prim, out, primals, params, parents, n_out, custom=None):
+        self.rule = rule
+        self.prim = prim
+        self.out = out
+        self.primals = primals
+        self.params = params
         self.parents = parents    # per input: (node index, output index) or None
         self.n_out = n_out        # 0 for single-result nodes
+        self.custom = custom      # ct (or tuple of cts) -> tuple of input cts (None = none)
+
+    def backward(self, ct):
+        if self.rule is not None:
+            return self.rule(ct, self.out, *self.primals, **self.params)
+        return self.custom(ct)
+
+
+def run_backward(parents, n_outs, apply, out_nodes, cts):
+    """Propagate cotangents from outputs through a tape (per node: its parents and n_out;
+    `apply(idx, ct)` runs node idx's rule); return the cotangent map, which holds the
+    differentiated inputs' cotangents at (_INPUT, i)."""
+    acc = {}
+    for node, ct in zip(out_nodes, cts):
+        if node is not None:
+            acc[node] = add_tangents(acc[node], ct) if node in acc else ct
+    pop = acc.pop
+    for idx in range(len(parents) - 1, -1, -1):
+        n_out = n_outs[idx]
+        if n_out:
+            got = [pop((idx, k), None) for k in range(n_out)]
+            if all(g is None for g in got):
+                continue
+            ct = tuple(got)
+        else:
+            ct = pop((idx, 0), None)
+            if ct is None:
+                continue
+        in_cts = apply(idx, ct)
+        for parent, c in zip(parents[idx], in_cts):
+            if parent is None or c is None or type(c) is Zero:
+                continue
+            acc[parent] = add_tangents(acc[parent], c) if parent in acc else c
+    return acc
 
 
 class VJPInterpreter(Interpreter):
@@ -185,24 +277,46 @@ class VJPInterpreter(Interpreter):
     def process(self, prim, args, params):
         if prim.call is not None:
             return prim.call.vjp(self, args, params)
-        primals, parents = zip(*[self.lift(a) for a in args]) if args else ((), ())
-        with set_interpreter(self.parent):
+        primals = []
+        parents = []
+        traced = False
+        for a in args:
+            if isinstance(a, VJPTracer) and a._interp is self:
+                primals.append(a.primal)
+                parents.append(a.node)
+                traced = True
+            else:
+                primals.append(a)
+                parents.append(None)
+        # (the context variable set and reset directly: set_interpreter's context manager
+        # costs as much again, on every primitive of every eager grad)
+        token = _current.set(self.parent)
+        try:
             out = prim.bind(*primals, **params)
-        if all(p is None for p in parents):
+        finally:
+            _current.reset(token)
+        if not traced:
             return out
-        if prim.vjp is None:
+        rule = prim.vjp
+        if rule is None:
             raise MissingRuleError(f"reverse-mode differentiation rule for '{prim.name}' "
                                    "is not implemented")
-        rule = prim.vjp
-
-        def backward(ct, out=out, primals=primals, params=params):
-            return rule(ct, out, *primals, **params)
-        return self.record(backward, parents, out, prim.multiple_results)
+        tape = self.tape
+        idx = len(tape)
+        if prim.multiple_results:
+            tape.append(_Node(rule, prim, out, tuple(primals), params, tuple(parents),
+                              len(out)))
+            return tuple(VJPTracer(self, o, (idx, k)) if dtypes.kind(o.dtype) == "f" else o
+                         for k, o in enumerate(out))
+        tape.append(_Node(rule, prim, out, tuple(primals), params, tuple(parents), 0))
+        return VJPTracer(self, out, (idx, 0)) if dtypes.kind(out.dtype) == "f" else out
 
     def record(self, backward, parents, out, multiple_results=False):
-        """Add a node to the tape; wrap its float outputs as tracers."""
+        """Add a node that runs `backward(ct)` to the tape; wrap its float outputs as
+        tracers."""
         idx = len(self.tape)
-        self.tape.append(_Node(backward, parents, len(out) if multiple_results else 0))
+        self.tape.append(_Node(None, None, out, (), None, tuple(parents),
+                               len(out) if multiple_results else 0, backward))
         if multiple_results:
             return tuple(VJPTracer(self, o, (idx, k)) if dtypes.kind(o.dtype) == "f" else o
                          for k, o in enumerate(out))
@@ -214,27 +328,9 @@ class VJPInterpreter(Interpreter):
 
     def backward_pass(self, out_nodes, cts):
         """Propagate cotangents from outputs to every node; return the cotangent map."""
-        acc = {}
-        for node, ct in zip(out_nodes, cts):
-            if node is not None:
-                acc[node] = add_tangents(acc[node], ct) if node in acc else ct
-        for idx in range(len(self.tape) - 1, -1, -1):
-            n = self.tape[idx]
-            if n.n_out:
-                got = [acc.pop((idx, k), None) for k in range(n.n_out)]
-                if all(g is None for g in got):
-                    continue
-                ct = tuple(got)
-            else:
-                ct = acc.pop((idx, 0), None)
-                if ct is None:
-                    continue
-            in_cts = n.backward(ct)
-            for parent, c in zip(n.parents, in_cts):
-                if parent is None or c is None or is_zero(c):
-                    continue
-                acc[parent] = add_tangents(acc[parent], c) if parent in acc else c
-        return acc
+        tape = self.tape
+        return run_backward([n.parents for n in tape], [n.n_out for n in tape],
+                            lambda idx, ct: tape[idx].backward(ct), out_nodes, cts)
 
 
 _INPUT = -1  # node index of the differentiated inputs
@@ -246,6 +342,19 @@ def vjp(fun, *primals, has_aux=False):
     >>> y, f_vjp = netcl.vjp(jnp.sin, x)
     >>> (dx,) = f_vjp(jnp.ones_like(y))
     """
+    primal_out, backward, aux = _vjp(fun, primals, has_aux)
+
+    def vjp_fun(ct):
+        return backward(ct)
+    if has_aux:
+        return primal_out, vjp_fun, aux
+    return primal_out, vjp_fun
+
+
+def _vjp(fun, primals, has_aux):
+    """(primal_out, backward, aux): vjp's work. backward(ct) gives the input cotangents;
+    backward(None, dtype) those from the cotangent 1 of a single scalar output (grad's,
+    made where the backward runs: inside the compiled backward when there is one)."""
     p_flat, p_tree = tree_flatten(tuple(primals))
     p_flat = [_as_array(p, "vjp") for p in p_flat]
     interp = VJPInterpreter(current_interpreter())
@@ -260,37 +369,51 @@ def vjp(fun, *primals, has_aux=False):
     outs, out_tree = tree_flatten(out)
     out_primals, out_nodes = zip(*[interp.lift(o) for o in outs]) if outs else ((), ())
 
-    def vjp_fun(ct):
-        ct_flat, ct_tree = tree_flatten(ct)
-        if ct_tree != out_tree:
-            raise ValueError(f"vjp: the cotangent's structure {ct_tree} differs from the "
-                             f"output's {out_tree}")
-        ct_flat = [_as_array(c, "vjp") for c in ct_flat]
-        for c, o in zip(ct_flat, out_primals):
-            if tuple(c.shape) != tuple(o.shape):
-                raise ValueError(f"vjp: cotangent of shape {c.shape} for an output of shape "
-                                 f"{o.shape}")
-        acc = interp.backward_pass(out_nodes, ct_flat)
-        grads = []
-        for i, p in enumerate(p_flat):
-            g = acc.get((_INPUT, i))
-            grads.append(_zeros_like(p) if g is None else _cast_like(g, p))
+    def backward(ct, ones=None):
+        if ones is not None:    # (grad: one scalar output, cotangent 1)
+            ct_flat = None
+        else:
+            ct_flat, ct_tree = tree_flatten(ct)
+            if ct_tree != out_tree:
+                raise ValueError(f"vjp: the cotangent's structure {ct_tree} differs from the "
+                                 f"output's {out_tree}")
+            ct_flat = [_as_array(c, "vjp") for c in ct_flat]
+            for c, o in zip(ct_flat, out_primals):
+                if tuple(c.shape) != tuple(o.shape):
+                    raise ValueError(f"vjp: cotangent of shape {c.shape} for an output of "
+                                     f"shape {o.shape}")
+        grads = None
+        if interp.parent is eval_interpreter and current_interpreter() is eval_interpreter \
+                and interp.tape:
+            # eager, on concrete values: a backward of a structure seen before runs compiled
+            grads = eager_backward.lookup(interp.tape, out_nodes, p_flat, ct_flat, ones)
+        if grads is None:
+            if ct_flat is None:
+                from ..primitives.views import full
+                ct_flat = [full((), 1, ones)]
+            acc = interp.backward_pass(out_nodes, ct_flat)
+            grads = []
+            for i, p in enumerate(p_flat):
+                g = acc.get((_INPUT, i))
+                grads.append(_zeros_like(p) if g is None else _cast_like(g, p))
         return tree_unflatten(p_tree, grads)
 
     primal_out = tree_unflatten(out_tree, list(out_primals))
-    if has_aux:
-        return primal_out, vjp_fun, _unwrap_aux(interp, aux)
-    return primal_out, vjp_fun
+    return primal_out, backward, (_unwrap_aux(interp, aux) if has_aux else None)
 
 
 def _cast_like(g, p):
+    return _cast_like_aval(g, tuple(p.shape), p.dtype, p.weak_type)
+
+
+def _cast_like_aval(g, shape, dtype, weak_type):
     from ..primitives.elementwise import convert_element_type
     from ..primitives.views import broadcast_in_dim
     g = instantiate(g)
-    if tuple(g.shape) != tuple(p.shape):
-        g = broadcast_in_dim(g, p.shape, tuple(range(len(p.shape) - g.ndim, len(p.shape))))
-    if g.dtype != p.dtype or g.weak_type != p.weak_type:
-        g = convert_element_type(g, p.dtype, p.weak_type)
+    if tuple(g.shape) != shape:
+        g = broadcast_in_dim(g, shape, tuple(range(len(shape) - g.ndim, len(shape))))
+    if g.dtype != dtype or g.weak_type != weak_type:
+        g = convert_element_type(g, dtype, weak_type)
     return g
 
 
@@ -328,8 +451,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, *, _name="value_and_grad"):
             for leaf in tree_flatten(d)[0]:
                 leaf = _as_array(leaf, fname)
                 _check_float(leaf, fname, f"argument {n}")
-        res = vjp(partial_fun, *dyn, has_aux=has_aux)
-        out, f_vjp = res[0], res[1]
+        out, f_vjp, aux = _vjp(partial_fun, dyn, has_aux)
         if not isinstance(out, (Array, Tracer)) and not np.isscalar(out):
             raise TypeError(f"{fname}: the function must return a scalar array, got "
                             f"{type(out).__name__}" + (" (with has_aux=True return a pair "
@@ -342,11 +464,10 @@ def value_and_grad(fun, argnums=0, has_aux=False, *, _name="value_and_grad"):
         if dtypes.kind(out_a.dtype) != "f":
             raise TypeError(f"{fname}: the function must return a float scalar, got "
                             f"{out_a.dtype}")
-        from ..primitives.views import full
-        grads = f_vjp(full((), 1, out_a.dtype))
+        grads = f_vjp(None, out_a.dtype)    # (from the cotangent 1)
         g = grads if multi else grads[0]
         if has_aux:
-            return (out, res[2]), g
+            return (out, aux), g
         return out, g
     wrapped.__name__ = f"value_and_grad_{getattr(fun, '__name__', 'fun')}"
     wrapped.__doc__ = fun.__doc__
