@@ -37,6 +37,7 @@ KERNEL_FILES = {
     "test_linalg.py": "GEMM products against einsum",
     "test_conv.py": "convolution and pooling kernels against their references",
     "test_conv_half.py": "16-bit convolution kernels against float64 references",
+    "test_eager_grad_cache.py": "eager grad's compiled backward (kernel launches counted)",
     "test_gemm_kernels.py": "raw OpenCL GEMM kernels",
     "test_gemm_mma.py": "tensor-core GEMM kernels",
     "test_jit_epilogue.py": "GEMM epilogue fusion (none on the fallback)",
@@ -45,6 +46,7 @@ KERNEL_FILES = {
     "test_autotune.py": "GEMM tiles timed on the device (none on the fallback)",
     "test_tree_util.py": "pure Python, no device involved",
     "test_distributed.py": "MPI jobs of PoCL devices (the fallback's host path runs in test_pmap)",
+    "test_linalg_device.py": "cholesky and triangular_solve device kernels against NumPy",
     "test_fallback.py": "this file",
 }
 

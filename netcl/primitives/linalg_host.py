@@ -1,12 +1,15 @@
 """Dense linear algebra computed on the host: cholesky, triangular_solve, solve, slogdet,
 eigh, svd and qr.
 
-Each primitive's launcher downloads its operands (`Array._to_host`), runs NumPy's LAPACK
-bindings (`np.linalg`, which batch over leading dimensions natively) and uploads the results
-(`Array.from_numpy`). The transfers are the cost: every call waits for the queue, reads its
-operands back and writes its results, so a decomposition inside a jitted step splits the
-step's kernels into a part before and a part after it. Device kernels (blocked Cholesky and
-LU, Householder QR, Jacobi eigh/SVD) are future work; they would replace the launchers only.
+cholesky and triangular_solve run device kernels where `linalg_device` covers them (float32,
+and float64 where the device has fp64; not the few mid-sized single matrices where the
+host is faster, linalg_device.HOST_WINS): its `launcher` is asked first. The host path, in
+every other case: the launcher downloads its operands (`Array._to_host`), runs NumPy's LAPACK
+bindings (`np.linalg`, which batch over leading dimensions natively) and
+uploads the results (`Array.from_numpy`). The transfers are the cost: every call waits for
+the queue, reads its operands back and writes its results, so a decomposition inside a jitted
+step splits the step's kernels into a part before and a part after it. Device kernels for LU,
+Householder QR and Jacobi eigh/SVD are future work; they would replace the launchers only.
 `reference` is the same NumPy computation (the fallback backend and the tables' oracle).
 
 Conventions: matrices are the last two axes, every leading axis is a batch axis; the two
@@ -249,6 +252,17 @@ def _host_launcher(prim):
                                         aval.weak_type) for r, aval in zip(res, avals))
             return ys if multi else ys[0]
         return launch
+    return make_launcher
+
+
+def _device_or_host_launcher(prim):
+    """linalg_device's kernels where it has a Launch for these arguments, else the host."""
+    host = _host_launcher(prim)
+
+    def make_launcher(device, args, params, out):
+        from . import linalg_device     # (kernels built on first use only)
+        launch = linalg_device.launcher(prim.name, device, args, params, out)
+        return host(device, args, params, out) if launch is None else launch
     return make_launcher
 
 
@@ -579,7 +593,7 @@ for _p, _abs, _ref, _jvp, _vjp in (
         (qr_p, _qr_abstract, _qr_ref, _qr_jvp, _qr_vjp)):
     _p.abstract_eval = _abs
     _p.reference = _ref
-    _p.make_launcher = _host_launcher(_p)
+    _p.make_launcher = _device_or_host_launcher(_p)
     _p.jvp = _jvp
     _p.vjp = _vjp
     _p.batch = _batch_rule(_p)
