@@ -684,3 +684,27 @@ def test_cpu_row_kernels_walk_rows_with_the_bits_of_a_row_per_work_item():
     for a, b in zip(walked, plain):
         for u, v in zip(a, b):
             np.testing.assert_array_equal(u, v)
+
+
+def test_a_reshape_that_copies_a_strided_intermediate():
+    """A reshape of a transposed intermediate copies: building the call's launchers on
+    layout probes (no buffers) must neither run that copy nor take it for a view."""
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    f = lambda v: jnp.reshape(jnp.transpose(v * 2), (-1,)) + 1  # noqa: E731
+    want = (x * 2).T.reshape(-1) + 1
+    assert_close(netcl.jit(f)(jnp.asarray(x)), want)
+    assert_close(f(jnp.asarray(x)), want)          # the eager launcher cache is not misled
+    y = np.arange(60.0, dtype=np.float32).reshape(4, 5, 3)
+    g = lambda v: jnp.sum(jnp.reshape(jnp.transpose(v, (1, 0, 2))[::2], (-1, 3)) ** 2)  # noqa
+    assert_close(netcl.jit(g)(jnp.asarray(y)),
+                 np.sum(np.transpose(y, (1, 0, 2))[::2].reshape(-1, 3) ** 2), rtol=1e-6)
+    # (a grouped, dilated, strided convolution's gradient reshapes such views)
+    from netcl.primitives import conv as C
+    kw = dict(window_strides=(2, 1), padding=((1, 0), (0, 2)), feature_group_count=2,
+              rhs_dilation=(1, 2))
+    rng = np.random.default_rng(11)
+    a = jnp.asarray(rng.standard_normal((2, 4, 5, 4)).astype(np.float32))
+    w = jnp.asarray(rng.standard_normal((6, 2, 3, 2)).astype(np.float32))
+    grad = netcl.grad(lambda a, w: jnp.sum(C.conv_general_dilated(a, w, **kw) ** 2), (0, 1))
+    for got, ref in zip(netcl.jit(grad)(a, w), grad(a, w)):
+        assert_close(got, np.asarray(ref), rtol=1e-5, atol=1e-5)

@@ -81,6 +81,11 @@ def deleted_message(x, where):
             "donate an array that is used again.")
 
 
+class _UnboundCopy:
+    """The storage of an unbound array standing for a copy (Array._dense of a probe)."""
+    __slots__ = ()
+
+
 # The copy primitive (a strided view made dense): netcl.primitives registers it at import,
 # since core imports no primitive.
 _copy_primitive = [None]
@@ -193,9 +198,16 @@ class Array(ArrayBase):
         return host
 
     def _dense(self):
-        """This array with a contiguous layout (a copy kernel when it is a strided view)."""
+        """This array with a contiguous layout (a copy kernel when it is a strided view; an
+        unbound one for an unbound view: jit's layout probes run no kernel)."""
         if self._contig:
             return self
+        if self._buf is None and self._storage is None and not self.device.is_numpy:
+            # a new array, as the copy would be: its own (empty) storage, so that a view
+            # launcher built on probes sees that this view copies
+            copied = Array.unbound(self.device, self.shape, self.dtype, self.weak_type)
+            copied._storage = _UnboundCopy()
+            return copied
         return _copy_primitive[0].bind(self)
 
     def block_until_ready(self):
