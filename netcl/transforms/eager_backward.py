@@ -19,9 +19,7 @@ under another transform (their residuals are tracers) run eagerly too.
 Results are those of the eager backward up to float reassociation: the fused kernels compute
 each op as its eager kernel does (no contraction), and on PoCL they agree bit for bit; a GPU's
 fused reductions may sum in another order than its eager ones.
-
-W7 (benchmarks/eager_grad_bench.py): 70 launches per call before, 24 now (its 23 forward
-kernels and one fused backward kernel).
+(`benchmarks/eager_grad_bench.py` counts the launches of an eager grad call.)
 """
 import collections
 import os
