@@ -6,6 +6,8 @@ memory) and, with --peers, JAX's pmap of the same step and psum on the same devi
 
     python benchmarks/pmap_bench.py [--peers]       # every local device
     NETCL_CPU_DEVICES=2 python benchmarks/pmap_bench.py --batch 32   # two PoCL devices
+    mpiexec -n 2 python -m mpi4py benchmarks/pmap_bench.py --distributed --batch 8
+        # W8 and W9 across processes, W9 beside mpi4py's own Allreduce of NumPy arrays
 """
 import argparse
 import os
@@ -121,6 +123,18 @@ def jax_psum_seconds(n_devices, nbytes, repeat):
     return timed(run, lambda: jax.block_until_ready(last[0]), repeat, warmup=2)
 
 
+def mpi_allreduce_seconds(nbytes, repeat):
+    """mpi4py's own in-place Allreduce (sum) of a float32 NumPy array of nbytes across the
+    job's processes: the engine's figure beside netcl's cross-process psum."""
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    host = np.ones(nbytes // 4, np.float32)
+
+    def run():
+        comm.Allreduce(MPI.IN_PLACE, host, op=MPI.SUM)
+    return timed(run, comm.Barrier, repeat, warmup=2)
+
+
 def staged_copy_seconds(devices, nbytes, repeat):
     """A bare PyOpenCL copy of nbytes from devices[0] to devices[1] through pinned host
     memory (mapped once): the portable path's limit between two devices."""
@@ -194,6 +208,11 @@ def main():
         if args.peers:
             tj = jax_psum_seconds(n, mb * 2**20, repeat)
             line += f"; JAX psum bus {mb * 2**20 / tj * 2 * (n - 1) / n / 1e9:7.2f} GB/s"
+        if args.distributed:
+            tm = mpi_allreduce_seconds(mb * 2**20, repeat)
+            engine = mb * 2**20 / tm * 2 * (n - 1) / n / 1e9
+            line += (f"; mpi4py Allreduce of a NumPy array bus {engine:6.2f} GB/s "
+                     f"({bus / engine:.2f}x)")
         say(line)
 
 

@@ -303,6 +303,16 @@ def _all_reduce(prim, dtype, flats, devices, world=None, what=None):
     outs = [Array.empty(d, (n,), dtype) for d in devices]
     if not n:
         return outs
+    if count == 1 and world is not None:
+        # one device in this process: its value goes to pinned memory as it is, MPI
+        # reduces it there, and it comes back (two copies; the general path makes three)
+        (d,), ((x, off, _),) = devices, flats
+        result = _pinned(d, "result", n * isz)
+        published = result.download(d.queue, 0, x._buf, off * isz, n * isz, result.claim())
+        d.queue.flush()
+        _mpi_all_reduce(world, prim, dtype, n, what, [published], [result], [(0, n)])
+        result.upload(d.queue, 0, outs[0]._buf, 0, n * isz, None)
+        return outs
     parts = _parts(n, count)
     # reduce-scatter: every device sends the parts it does not own ...
     sends, sent = [], []
@@ -340,22 +350,30 @@ def _all_reduce(prim, dtype, flats, devices, world=None, what=None):
                                           (b - a) * isz, wait) if b > a else None)
         results.append(result)
         d.queue.flush()
-    if world is not None:       # (the host waits here: MPI reads host memory)
-        from mpi4py import MPI
-        cl.wait_for_events([e for e in published if e is not None])
-        # (after the wait: a process whose device hangs does not arrive either)
-        world.comm.arrive(what or f"{prim.name} of {dtype.name} ({n},)")
-        op = {psum_p: MPI.SUM, pmax_p: MPI.MAX, pmin_p: MPI.MIN}[prim]
-        for i, (a, b) in enumerate(parts):
-            if b > a:
-                world.comm.raw.Allreduce(MPI.IN_PLACE,
-                                         results[i].host[a * isz:b * isz].view(dtype), op=op)
+    if world is not None:
+        _mpi_all_reduce(world, prim, dtype, n, what, published, results, parts)
     for k, d in enumerate(devices):
         for i, (a, b) in enumerate(parts):
             if (i != k or world is not None) and b > a:
                 results[i].upload(d.queue, a * isz, outs[k]._buf, a * isz, (b - a) * isz,
                                   published[i] if world is None else None)
     return outs
+
+
+def _mpi_all_reduce(world, prim, dtype, n, what, published, results, parts):
+    """Combine part i of `results[i]`'s pinned memory across the processes (MPI's
+    Allreduce in place), once the copies `published` have landed there and every process
+    has arrived at this collective (`what`). The host waits here: MPI reads host memory."""
+    from mpi4py import MPI
+    isz = dtype.itemsize
+    cl.wait_for_events([e for e in published if e is not None])
+    # (after the wait: a process whose device hangs does not arrive either)
+    world.comm.arrive(what or f"{prim.name} of {dtype.name} ({n},)")
+    op = {psum_p: MPI.SUM, pmax_p: MPI.MAX, pmin_p: MPI.MIN}[prim]
+    for i, (a, b) in enumerate(parts):
+        if b > a:
+            world.comm.raw.Allreduce(MPI.IN_PLACE,
+                                     results[i].host[a * isz:b * isz].view(dtype), op=op)
 
 
 _KERNELS = {}
