@@ -17,6 +17,7 @@ import numpy as np
 from . import numpy as jnp
 from .core import dtypes
 from .core.array import Array
+from .core.shapes import canonical_shape
 from .core.tracing import Tracer
 from .transforms.ad import stop_gradient, jvp as _jvp
 from .tree_util import tree_flatten, tree_map, tree_unflatten
@@ -312,13 +313,7 @@ def broadcast(operand, sizes):
     >>> netcl.lax.broadcast(jnp.ones(3), (2,)).shape     # (2, 3)
     """
     x = _arr(operand, "broadcast")
-    try:
-        sizes = tuple(operator.index(s) for s in sizes)
-    except TypeError:
-        raise TypeError(f"broadcast: sizes must be a sequence of ints, got {sizes!r}") from None
-    if any(s < 0 for s in sizes):
-        raise ValueError(f"broadcast: sizes {sizes} has a negative dimension")
-    return jnp.broadcast_to(x, sizes + tuple(x.shape))
+    return jnp.broadcast_to(x, canonical_shape(sizes, "broadcast", "sizes") + tuple(x.shape))
 
 
 def broadcasted_iota(dtype=None, shape=None, dimension=None):
