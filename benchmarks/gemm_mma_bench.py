@@ -51,6 +51,23 @@ HALF_CANDIDATES = [
     H(2, 2, 4, 8, bk=64, stages=3, group_m=16), H(2, 4, 4, 8, bk=64, stages=3, group_m=8),
     H(2, 2, 4, 8, bk=32, stages=4, group_m=8),
 ]
+
+
+def sweep_candidates(operands="bf16", local_limit=227 * 1024):
+    """A wider grid of staged configurations than HALF_CANDIDATES (`--sweep`): 4 or 8 warps
+    of 64x64, K steps of 32 and 64 (16-bit) with 2-5 stages, bands of 8 block rows; those
+    whose local tiles fit `local_limit` bytes (an sm_90 block's shared memory)."""
+    bks = (16, 32) if operands == "tf32" else (32, 64)
+    out = []
+    for wm, wn in ((2, 2), (2, 4), (4, 2)):
+        for bk in bks:
+            for stages in (2, 3, 4, 5):
+                cfg = H(wm, wn, 4, 8, bk=bk, stages=stages, group_m=8)
+                if cfg.local_mem_bytes(operands=operands) <= local_limit:
+                    out.append(cfg)
+    return out
+
+
 TF32_CANDIDATES = [
     H(2, 2, 4, 8, bk=32, stages=3), H(2, 2, 4, 8, bk=32, stages=3, group_m=8),
     H(2, 2, 4, 8, bk=16, stages=4, group_m=8), H(2, 4, 4, 8, bk=32, stages=3, group_m=8),
@@ -128,6 +145,7 @@ def main():
     ap.add_argument("--half", type=int, default=0, help="time half configurations at n^3")
     ap.add_argument("--operands", default="f16", choices=list(MH.OPERANDS))
     ap.add_argument("--trans", default="NN")
+    ap.add_argument("--sweep", action="store_true", help="with --half: time sweep_candidates()")
     ap.add_argument("--tf32-square", type=int, default=0)
     args = ap.parse_args()
     dev = cl.get_platforms()[0].get_devices()[0]
@@ -137,7 +155,8 @@ def main():
     queue = cl.CommandQueue(ctx)
     print(f"{dev.name}: local memory {dev.local_mem_size} B")
     if args.half:
-        best = bench_half(ctx, queue, args.half, args.operands, args.trans)
+        cfgs = sweep_candidates(args.operands) if args.sweep else None
+        best = bench_half(ctx, queue, args.half, args.operands, args.trans, cfgs=cfgs)
         print("fastest:", *(f"{tf:.1f} {cfg} async={a}" for tf, cfg, a in best[:3]), sep="\n  ")
     if args.tf32_square:
         bench_tf32_square(ctx, queue, args.tf32_square)
