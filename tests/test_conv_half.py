@@ -1,6 +1,7 @@
-"""Convolutions with float16 and bfloat16 operands: forward, both gradients and jit's
-epilogues, against float64 references, on whichever path the device takes (tensor cores
-with 16-bit operands on NVIDIA GPUs of sm_80 and newer, the float32 GEMM elsewhere).
+"""Convolutions with float16 and bfloat16 operands (and float32 at the default precision,
+TF32 on tensor cores): forward, both gradients and jit's epilogues, against float64
+references, on whichever path the device takes (tensor cores with 16-bit operands on NVIDIA
+GPUs of sm_80 and newer, the float32 GEMM elsewhere).
 
 The data are multiples of 1/4 in [-2, 2]: every product and sum is exact in float32, so
 each path's result, rounded once to the 16-bit dtype, must equal the reference bit for bit.
@@ -14,6 +15,8 @@ from netcl import lax
 from netcl.primitives import conv as C
 
 HALF = [jnp.bfloat16, jnp.float16]
+# float32 at the default precision: TF32 tensor cores on NVIDIA sm_80+ (exact on quarters too)
+HALF_AND_TF32 = HALF + [pytest.param(jnp.float32, marks=pytest.mark.tf32, id="float32-tf32")]
 
 
 def _quarters(rng, shape, dtype):
@@ -70,7 +73,7 @@ def im2col_mode(request, monkeypatch):
     return request.param
 
 
-@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("dtype", HALF_AND_TF32)
 @pytest.mark.parametrize("case", CASES)
 def test_forward_bit_exact(dtype, case, im2col_mode):
     xs, ws, strides, groups = case
@@ -95,7 +98,7 @@ def test_nchw_layout(dtype, im2col_mode):
     _exact(got, want)
 
 
-@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("dtype", HALF_AND_TF32)
 @pytest.mark.parametrize("shape", [(2, 8, 8, 16), (8, 24, 24, 16)])   # (a split-K gradient)
 def test_gradients(dtype, shape):
     """Both gradients of a conv against float64 ones of the same 16-bit data, rounded once."""
@@ -123,7 +126,7 @@ def test_gradients(dtype, shape):
     _exact(gw, want_w.astype(dtype))
 
 
-@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("dtype", HALF_AND_TF32)
 def test_jit_epilogue(dtype):
     """A conv, a bias and a relu under jit (one kernel where the device takes epilogues)
     equal the eager ops: one rounding of the conv, then the 16-bit bias add and relu."""

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .gemm import _prologue as _plain_prologue, launch_dims  # noqa: F401 (launch_dims: both)
+from .gemm import (GemmEpilogue, _epi_fn, _header, _signature, _store_call,
+                   _prologue as _plain_prologue, launch_dims)  # noqa: F401 (launch_dims: both)
 from .gemm_mma import TF32_ROUND, WarpGrid
 
 # C types the kernel stores C as, by output dtype name
@@ -187,8 +188,11 @@ class _Operand:
     memory) of element type `T` (`E` elements per 16-byte chunk), `k_is_col` where K runs
     along the contiguous dimension."""
 
-    def __init__(self, name, cfg, operands, rows, cols, k_is_col, base, ext):
+    def __init__(self, name, cfg, operands, rows, cols, k_is_col, base, ext, gather=False):
         self.x, self.cfg = name, cfg                  # "A" / "B"
+        # a gathered operand: its chunks' addresses come from ``netcl_gather_a_at`` (A only,
+        # K along its rows' contiguous run, every chunk wholly inside or outside the input)
+        self.gather = gather
         self.T = "float" if OPERANDS[operands][1] == 4 else "ushort"
         self.E = 16 // OPERANDS[operands][1]
         self.VT = "float4" if self.T == "float" else "uint4"
@@ -208,7 +212,13 @@ class _Operand:
             c, v = f"{x}{i}", f"(tid + {i * self.cfg.threads})"
             out.append(f"    const int {c}_r = {v} / {cpr}, {c}_c = ({v} % {cpr}) * {E};")
             out.append(f"    const int {c}_l = {c}_r * {self.P} + {c}_c;")   # local offset
-            if self.k_is_col:      # rows: M (N) from base; cols: K from k0
+            if self.gather and self.k_is_col:    # the chunk's storage row; inside A?
+                out.append(f"    const int {c}_row = {x}_bo + {self.base} + {c}_r;")
+                out.append(f"    const int {c}_ok = {self.base} + {c}_r < {self.ext};")
+            elif self.gather:                     # its storage column
+                out.append(f"    const int {c}_col = {x}_bi + {self.base} + {c}_c;")
+                out.append(f"    const int {c}_ok = {self.base} + {c}_c < {self.ext};")
+            elif self.k_is_col:      # rows: M (N) from base; cols: K from k0
                 out.append(f"    const int {c}_g = ({self.base} + {c}_r) * {self.ld} + {c}_c;")
                 out.append(f"    const int {c}_ok = {self.base} + {c}_r < {self.ext};")
             else:                  # rows: K from k0; cols: M (N) from base
@@ -232,6 +242,8 @@ class _Operand:
         (the rest of a chunk is zero-filled)."""
         x, whole, edge = self.x, [], []
         es = 16 // self.E
+        if self.gather:
+            return [self._copy_gathered(stage)]
         for i in range(self.per):
             c = f"{x}{i}"
             dst = f"{x.lower()}s_sh + {es} * (({stage}) * {self.stage} + {c}_l)"
@@ -240,6 +252,21 @@ class _Operand:
                         f"(ulong)(nv > 0 ? {x} + {c}_g + {self._koff()} : {x}), nv * {es}); }}")
         return [f"        if ({x}_in && k0 + {self.cfg.bk} <= K) {{ {' '.join(whole)} }}",
                 f"        else {{ {' '.join(edge)} }}"]
+
+    def _copy_gathered(self, stage):
+        """cp.async of this work-item's gathered chunks: 16 bytes from the input where the
+        chunk lies in it, zeros (no read) in the padding or past P's rows and K."""
+        x, es, out = self.x, 16 // self.E, []
+        for i in range(self.per):
+            c = f"{x}{i}"
+            dst = f"{x.lower()}s_sh + {es} * (({stage}) * {self.stage} + {c}_l)"
+            if self.k_is_col:
+                inside, at = f"k0 + {c}_c < K", f"{c}_row, {x}_bi + k0 + {c}_c"
+            else:
+                inside, at = f"k0 + {c}_r < K", f"{x}_bo + k0 + {c}_r, {c}_col"
+            out.append(f"{{ const int g = {c}_ok && {inside} ? netcl_gather_a_at({at}) : -1; "
+                       f"NETCL_CP16({dst}, (ulong)(g >= 0 ? {x} + g : {x}), g >= 0 ? 16 : 0); }}")
+        return "        " + " ".join(out)
 
     def reg_decls(self):
         return [f"    {self.VT} {self.x}{i}_v = ({self.VT})(0);" for i in range(self.per)]
@@ -267,12 +294,15 @@ class _Operand:
                 f"{x}{i}_l)) = {x}{i}_v;" for i in range(self.per)]
 
 
-def _prologue(cfg: StagedConfig) -> str:
+def _prologue(cfg: StagedConfig, gather_a: bool = False) -> str:
     """gemm.py's prologue (block origin m0, n0, batch index, operand bases), with blocks
     handed out in bands of `group_m` block rows: the linear block index within a batch
-    walks a band's rows first, then its columns."""
+    walks a band's rows first, then its columns. A gathered A keeps its pointer (its base
+    offset becomes a storage row and column, as in gemm.py)."""
     if cfg.group_m <= 1:
-        return _plain_prologue(cfg)
+        return _plain_prologue(cfg, gather_a)
+    advance_a = ("const int A_bo = (int)(boa / lda), A_bi = (int)(boa % lda);" if gather_a
+                 else "A += boa;")
     return f"""    const int ntn = (N + {cfg.bn - 1}) / {cfg.bn};
     const int ntm = get_num_groups(1);
     const int g0 = get_group_id(0);
@@ -285,49 +315,59 @@ def _prologue(cfg: StagedConfig) -> str:
     const long boa = (long)off_a + (long)bidx * batch_stride_a;
     const long bob = (long)off_b + (long)bidx * batch_stride_b;
     const long boc = (long)off_c + (long)bidx * batch_stride_c;
-    A += boa; B += bob; C += boc;
+    {advance_a} B += bob; C += boc;
 """
 
 
 def staged_source(cfg: StagedConfig, ta: bool, tb: bool, operands: str = "f16",
-                  out: str = "float", epilogue: str | None = None,
-                  async_copy: bool = True) -> str:
+                  out: str = "float", epilogue: str | GemmEpilogue | None = None,
+                  async_copy: bool = True, gather_a: str | None = None) -> str:
     """OpenCL C source of kernel ``netcl_gemm`` (gemm.py's signature; ``ushort`` operands for
     16-bit floats, C of `out`: "float", "half" or "bfloat16") on tensor cores. `operands`:
     "f16", "bf16" or "tf32" (float32 operands, float C); `epilogue`: a C expression of
-    ``acc, row, col, batch`` (float), the value stored; `async_copy`: the cp.async pipeline
-    (operands must be `aligned`)."""
+    ``acc, row, col, batch`` (float), the value stored, or a GemmEpilogue (its statements
+    store every output; C is then float); `async_copy`: the cp.async pipeline (operands
+    must be `aligned`).
+
+    `gather_a` (cp.async only): C source defining ``int netcl_gather_a_at(int row, int
+    col)``, the element index in the buffer passed as A of A's 16 bytes from storage (row,
+    col) on (col a multiple of a chunk), or -1 where they are zeros: the convolutions'
+    implicit GEMM copies its patches matrix's tiles straight from the input image this way
+    (conv_kernels._p_chunk_source). A's contiguous extent (K, or M where `ta`) must be a
+    whole number of chunks.
+
+    >>> src = staged_source(HALF_TIERS[0], False, False, "bf16", "bfloat16")
+    """
     cfg.validate(operands)
+    if isinstance(epilogue, GemmEpilogue):
+        out = "float"
     if out not in OUTPUTS or (operands == "tf32" and out != "float"):
         raise ValueError(f"staged_source: operands {operands!r} cannot store C as {out!r}")
+    if gather_a and not async_copy:
+        raise ValueError("staged_source: gather_a needs async_copy")
     ptx, es, KM = OPERANDS[operands]
     tf32 = operands == "tf32"
     BK, S = cfg.bk, (cfg.stages if async_copy else 2)
     (ra, ca), (rb, cb) = cfg.tiles(ta, tb)
-    A = _Operand("A", cfg, operands, ra, ca, not ta, "m0", "M")
+    A = _Operand("A", cfg, operands, ra, ca, not ta, "m0", "M", bool(gather_a))
     B = _Operand("B", cfg, operands, rb, cb, tb, "n0", "N")
     T, KH = A.T, 16 // es            # KH: K extent of one 8x8 ldmatrix block (16 bytes)
     ctype = {"float": "float", "half": "half", "bfloat16": "ushort"}[out]
-    src = [_PTX.replace("OPT", ptx).replace("kK", f"k{KM}")]
+    src = [_header("float", T, ctype), _PTX.replace("OPT", ptx).replace("kK", f"k{KM}")]
     if out == "bfloat16":
         src.append(_BF16_STORE)
     if out != "float":
         src.append(_PACK_OUT.replace("OUT", "bf16" if out == "bfloat16" else "f16"))
-    src.append(f"float netcl_gemm_epilogue(float acc, int row, int col, int batch) {{\n"
-               f"    return ({epilogue or 'acc'});\n}}")
+    src += [_epi_fn("float", epilogue), gather_a or ""]
     src.append(f"__attribute__((reqd_work_group_size({cfg.threads}, 1, 1)))")
-    src.append(f"__kernel void netcl_gemm(__global {ctype}* restrict C, "
-               f"__global const {T}* restrict A, __global const {T}* restrict B,\n"
-               "    int M, int N, int K, int lda, int ldb, int ldc,\n"
-               "    int batch_stride_a, int batch_stride_b, int batch_stride_c,\n"
-               "    int off_a, int off_b, int off_c) {")
+    src.append(_signature(epilogue) + " {")
     src.append(f"    __local uint4 AsW[{S * A.stage * es // 16}];")
     src.append(f"    __local uint4 BsW[{S * B.stage * es // 16}];")
     src.append(f"    __local {T}* as = (__local {T}*)AsW;")
     src.append(f"    __local {T}* bs = (__local {T}*)BsW;")
     # shared-window addresses of the tiles, for ldmatrix and cp.async
     src.append("    const uint as_sh = (uint)(size_t)as, bs_sh = (uint)(size_t)bs;")
-    src.append(_prologue(cfg))
+    src.append(_prologue(cfg, bool(gather_a)))
     src.append("    const int tid = get_local_id(0);")
     src.append("    const int lane = tid & 31, warp = tid >> 5;")
     # PTX's groupID and threadID_in_group
@@ -335,7 +375,8 @@ def staged_source(cfg: StagedConfig, ta: bool, tb: bool, operands: str = "f16",
     src.append("    const int lq = lane >> 3, lr = lane & 7;     /* ldmatrix: matrix, row */")
     src.append(f"    const int wm = (warp / {cfg.warps_n}) * {cfg.mi * 16};")
     src.append(f"    const int wn = (warp % {cfg.warps_n}) * {cfg.nj * 8};")
-    src.append(f"    const int A_VEC = ((lda % {A.E}) == 0) && ((boa % {A.E}) == 0);")
+    src.append(f"    const int A_VEC = {0 if gather_a else 1} && ((lda % {A.E}) == 0) && "
+               f"((boa % {A.E}) == 0);")
     src.append(f"    const int B_VEC = ((ldb % {B.E}) == 0) && ((bob % {B.E}) == 0);")
     PA, PB = A.P, B.P
     # this lane's row address inside a fragment group, for ldmatrix (see compute): matrix lq
@@ -467,18 +508,28 @@ def staged_source(cfg: StagedConfig, ta: bool, tb: bool, operands: str = "f16",
     # store C: accumulator c{i}_{j}_{h}: row gid (+8 for h >= 2), columns 2*tig (+1 for odd h)
     src.append(f"    const int c_ok = ((ldc % 2) == 0) && ((boc % 2) == 0) && "
                f"(m0 + {cfg.bm} <= M) && (n0 + {cfg.bn} <= N);")
+    plain = not isinstance(epilogue, GemmEpilogue)
     for i in range(cfg.mi):
         for j in range(cfg.nj):
             for h in (0, 1):
-                v0 = f"netcl_gemm_epilogue(c{i}_{j}_{2 * h}, row, col, bidx)"
-                v1 = f"netcl_gemm_epilogue(c{i}_{j}_{2 * h + 1}, row, col + 1, bidx)"
+                a0, a1 = f"c{i}_{j}_{2 * h}", f"c{i}_{j}_{2 * h + 1}"
                 src.append(f"    {{ const int row = m0 + wm + {i * 16 + 8 * h} + gid; "
                            f"const int col = n0 + wn + {j * 8} + 2 * tig;")
-                s0, s1 = _store(out, "row * ldc + col", v0), _store(out, "row * ldc + col + 1", v1)
-                if out == "float":
-                    fast = f"*((__global float2*)(C + row * ldc + col)) = (float2)({v0}, {v1});"
+                if plain:
+                    v0 = f"netcl_gemm_epilogue({a0}, row, col, bidx)"
+                    v1 = f"netcl_gemm_epilogue({a1}, row, col + 1, bidx)"
+                    s0 = _store(out, "row * ldc + col", v0)
+                    s1 = _store(out, "row * ldc + col + 1", v1)
+                    if out == "float":
+                        fast = (f"*((__global float2*)(C + row * ldc + col)) = "
+                                f"(float2)({v0}, {v1});")
+                    else:
+                        fast = (f"*((__global uint*)(C + row * ldc + col)) = "
+                                f"netcl_cvt2({v0}, {v1});")
                 else:
-                    fast = f"*((__global uint*)(C + row * ldc + col)) = netcl_cvt2({v0}, {v1});"
+                    s0 = _store_call(epilogue, "row * ldc + col", a0, "row", "col")
+                    s1 = _store_call(epilogue, "row * ldc + col + 1", a1, "row", "col + 1")
+                    fast = f"{s0} {s1}"
                 src.append(f"      if (c_ok) {{ {fast} }} else if (row < M) {{ "
                            f"if (col < N) {s0} if (col + 1 < N) {s1} }}")
                 src.append("    }")

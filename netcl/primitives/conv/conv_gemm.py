@@ -23,7 +23,7 @@ from ...core.shapes import contiguous_strides, prod
 from ...core.tracing import ShapedArray
 from .. import split_k
 from .conv_kernels import (_IM, _SLOT_FIELDS, _gemm_dtype, _im2col_special_source,
-                           _p_gather_source, _p_vector_load)
+                           _p_chunk_source, _p_gather_source, _p_vector_load)
 from .kernel_metadata import _INDEX_LIMIT, _const_buffer, _magic
 
 
@@ -434,13 +434,43 @@ def _use_tf32(device, dtype, precision):
 _MMA_OUT = {dtypes.float32: "float", dtypes.float16: "half", dtypes.bfloat16: "bfloat16"}
 
 
+def _staged_chunks(device, in_dtype, geo, plan, call, operands):
+    """C source of ``netcl_gather_a_at`` (conv_kernels._p_chunk_source) where GEMM `call`
+    (one of `_gemm_calls`) can run gemm_mma_staged.py's kernel, P's tiles copied by
+    cp.async straight from the input; None where it cannot: P not the A operand, P's
+    columns not whole aligned 16-byte chunks, or the kernel not 16-byte aligned.
+
+    Why: the register-staged kernel's element-wise gathers keep the tensor cores mostly
+    idle on a CNN's convolutions; whole chunks copied asynchronously overlap the products."""
+    from .. import gemm_mma_staged as staged
+    ta, tb, batch, M, N, K, lda, ldb = call[:8]
+    bsb, ob, a_is_p = call[10], call[13], call[15]
+    E = 16 // staged.OPERANDS[operands][1]
+    if not a_is_p or plan.p_dims is None or (M if ta else K) % E or \
+            _im2col_mode(device) != "implicit" or \
+            not staged.aligned(operands, ldb, ob, bsb if batch > 1 else 0):
+        return None
+    return _p_chunk_source(in_dtype, geo, plan.p_dims, "netcl_gather_a", E, lda,
+                           raw=operands != "tf32")
+
+
 def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gather=None,
-                 a_is_p=True, tf32=False, half=None, out_dtype=dtypes.float32):
+                 a_is_p=True, tf32=False, half=None, out_dtype=dtypes.float32, chunks=None):
     """(kernel, config) of one GEMM call; `gather` (from `_implicit_gather`) reads P, the A
     operand where `a_is_p`, else B, straight from the input; `tf32`: on tensor cores;
-    `half` ("f16"/"bf16"): 16-bit operands on tensor cores, C stored as `out_dtype`."""
+    `half` ("f16"/"bf16"): 16-bit operands on tensor cores, C stored as `out_dtype`;
+    `chunks` (from `_staged_chunks`): gemm_mma_staged.py's kernel copies P's tiles."""
     from .. import gemm, gemm_tiers
     tname = "double" if dtype == dtypes.float64 else "float"
+    if chunks is not None:
+        from .. import gemm_mma_staged as staged
+        operands = half or "tf32"
+        cfg = staged.choose_config(operands, M, N, device.target.local_mem_limit, ta, tb)
+        src = staged.staged_source(cfg, ta, tb, operands, _MMA_OUT[out_dtype], epilogue,
+                                   gather_a=chunks)
+        k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
+        k._netcl_source = src
+        return k, cfg
     if tf32 or half:
         from .. import gemm_mma
         cfg = gemm_mma.choose_mma_config(M, N, half or "tf32", long_k=split,
@@ -558,12 +588,15 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
     gemm_calls, parts = _gemm_calls(plan, geo, gdt, device, 0 if pack else rhs.offset)
     # tensor cores with 16-bit operands store the result's dtype themselves, unless K is split
     c_dtype = out_dtype if plan.half and not parts else gdt
-    for (ta, tb, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc, a_is_p,
-         c_tmp) in gemm_calls:
+    for call in gemm_calls:
+        (ta, tb, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc, a_is_p,
+         c_tmp) = call
+        chunks = _staged_chunks(device, in_dtype, geo, plan, call, plan.half or "tf32") \
+            if gather is not None and (tf32 or plan.half) else None
         kg, cfg = _gemm_kernel(device, gdt, ta, tb, M, N, K, split=c_tmp,
                                epilogue=epilogue[0] if epilogue else None, gather=gather,
                                a_is_p=a_is_p, tf32=tf32, half=plan.half,
-                               out_dtype=gdt if c_tmp else c_dtype)
+                               out_dtype=gdt if c_tmp else c_dtype, chunks=chunks)
         for i, v in enumerate((M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc)):
             kg.set_arg(3 + i, np.int32(v))
         g, l_ = gemm.launch_dims(cfg, batch, M, N)

@@ -302,14 +302,20 @@ def _p_vector_load(in_dtype, geo, dims, vec, raw=False):
     if vec == 1 or not dims or any(dims[-1][3:6]) or dims[-1][1] % vec:
         return None
     T = f"{P}{vec}"
-    run = dims[-1][2]   # lhs stride along the vector
-    aligned = ((raw or in_dtype == _gemm_dtype(in_dtype)) and run == 1 and
-               all(c % vec == 0 for c in [geo.loff] + [d[2] for d in dims[:-1]] +
-                   [geo.ls[s] for s in range(geo.nsp)]))
-    if aligned:    # every address of a vector is a multiple of vec: one vector load
+    if _p_runs_aligned(in_dtype, geo, dims, vec, raw):   # one vector load
         return T, f"*(__global const {T}*)(lhs + a)"
+    run = dims[-1][2]   # lhs stride along the vector
     return T, f"({T})(" + ", ".join(
         ld("a" + (f" + {t * run}" if t else "")) for t in range(vec)) + ")"
+
+
+def _p_runs_aligned(in_dtype, geo, dims, vec, raw=False):
+    """Whether every `vec` consecutive elements of P along its fastest dim are `vec`
+    consecutive elements of lhs starting at a multiple of `vec` (P in lhs's own dtype), where
+    _p_vector_load applies."""
+    return ((raw or in_dtype == _gemm_dtype(in_dtype)) and dims[-1][2] == 1 and
+            all(c % vec == 0 for c in [geo.loff] + [d[2] for d in dims[:-1]] +
+                [geo.ls[s] for s in range(geo.nsp)]))
 
 
 def _im2col_special_source(in_dtype, geo, dims, vec_max=4, raw=False):
@@ -366,6 +372,37 @@ def _tile_uniform(sizes, bk):
     return False
 
 
+def _p_column_dims(dims, ld):
+    """The index j of P's dims from which on they make its `ld` columns (P as a matrix: row
+    dims[:j], column dims[j:]), or None where no split gives `ld` columns."""
+    j, inner = len(dims), 1
+    while j > 0 and inner < ld:
+        j -= 1
+        inner *= dims[j][1]
+    return j if inner == ld else None
+
+
+def _p_chunk_source(in_dtype, geo, dims, name, vec, ld, raw=False):
+    """C function ``int name_at(const int row, const int col)``: the lhs index of P's `vec`
+    elements from (row, col) on (col a multiple of vec), or -1 where they are the zero
+    padding; P addressed as a matrix of `ld` columns. For kernels that copy P's tiles from
+    the input in whole chunks (gemm_mma_staged.py's cp.async), so only where every run of
+    `vec` is one aligned vector of the input (a channel run: one bounds test per chunk);
+    None elsewhere."""
+    if any(v != 1 for v in geo.ld) or (in_dtype != _gemm_dtype(in_dtype) and not raw):
+        return None
+    j = _p_column_dims(dims, ld)
+    if j is None or j == len(dims) or _p_vector_load(in_dtype, geo, dims, vec, raw) is None \
+            or not _p_runs_aligned(in_dtype, geo, dims, vec, raw):
+        return None
+    body, test, addr = _p_address(geo, dims, f"col / {vec}", vec, (j, "row"))
+    return f"""int {name}_at(const int row, const int col) {{
+{chr(10).join(body)}
+  return ({test}) ? {addr} : -1;
+}}
+"""
+
+
 def _p_gather_source(in_dtype, geo, dims, name, vec, ld, bk=0, raw=False):
     """C functions reading P's elements straight from lhs, for a GEMM that multiplies P
     without materialising it (gemm.py's ``gather_a``/``gather_b``; the implicit GEMM). P is
@@ -384,11 +421,8 @@ def _p_gather_source(in_dtype, geo, dims, name, vec, ld, bk=0, raw=False):
     dtypes the GEMM runs in, and 16-bit floats read as bits (`raw`, see _p_element)."""
     if any(v != 1 for v in geo.ld) or (in_dtype != _gemm_dtype(in_dtype) and not raw):
         return None
-    j, inner = len(dims), 1
-    while j > 0 and inner < ld:
-        j -= 1
-        inner *= dims[j][1]
-    if inner != ld:
+    j = _p_column_dims(dims, ld)
+    if j is None:
         return None
     T = _p_element(in_dtype, raw)[1]
     sig = f"(__global const {T}* restrict lhs, const int row, const int col)"
