@@ -338,7 +338,8 @@ def test_pooling_gradient_takes_the_relu_mask(hw, win, fused):
 
 @settings(max_examples=10, deadline=None)
 @given(n=st.integers(1, 3), h=st.integers(1, 4), w=st.integers(1, 4), c=st.integers(1, 9),
-       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 99))
+       dtype=st.sampled_from([np.float32, np.float64, jnp.bfloat16, jnp.float16]),
+       seed=st.integers(0, 99))
 def test_random_pooling_epilogues_match_eager(n, h, w, c, dtype, seed):
     from netcl import lax
     rng = np.random.default_rng(seed)

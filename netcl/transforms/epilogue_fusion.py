@@ -145,8 +145,10 @@ def _epilogue_ok(product, group):
             dtypes.kind(out.dtype) == "f" and wide and all(a.shape == out.shape for a in group.out_avals))
 
 
-# the products whose epilogue launchers take float16 and bfloat16 results
-_HALF_PRODUCTS = (conv.conv_general_dilated_p, linalg.dot_general_p)
+# the products whose epilogue launchers take float16 and bfloat16 results (a max-pooling
+# gradient's scattered values are the 16-bit source's, exact in its float registers)
+_HALF_PRODUCTS = (conv.conv_general_dilated_p, linalg.dot_general_p,
+                  conv.select_and_scatter_add_p)
 
 
 def _as_group(e):
