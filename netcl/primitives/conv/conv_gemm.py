@@ -349,6 +349,22 @@ def _split_k(device, dtype, M, N, K):
     return split_k.even_parts(K, parts) if parts > 1 else 1
 
 
+# 16-bit operand kinds of the tensor-core kernels, as dtypes
+_HALF_DTYPES = {"f16": dtypes.float16, "bf16": dtypes.bfloat16}
+
+
+def _staged_split_k(device, operands, M, N, K, ta, tb):
+    """The K chunks of a split 16-bit product on gemm_mma_staged.py's kernel (P's tiles
+    copied by cp.async): about two work-groups per compute unit. Its chunks pay their
+    pipeline's start and the partial sums' traffic, which the longer chunks amortise (a
+    CNN's kernel gradients ran fastest with 64 parts rather than _split_k's 256)."""
+    from .. import gemm_mma_staged as staged
+    cfg = staged.choose_config(operands, M, N, device.target.local_mem_limit, ta, tb)
+    tiles = -(-M // cfg.bm) * -(-N // cfg.bn)
+    parts = min(-(-2 * device.capabilities.compute_units // tiles), K // 256)
+    return split_k.even_parts(K, parts) if parts > 1 else 1
+
+
 def _split_config(device, tname, M, N):
     """The GEMM tiles of a split-K product on a GPU: the biggest tier that pads M x N by at
     most a third, since the split, not the tile count, gives the device its parallelism,
@@ -383,6 +399,11 @@ def _gemm_calls(plan, geo, dtype, device, w_off):
         ta, lda = (True, M) if plan.p_transposed else (False, Kg)
         tb = wmode == "t"
         parts = _split_k(device, dtype, M, Og, Kg) if GG == 1 else 1
+        if parts > 1 and plan.half and _staged_chunks(
+                device, _HALF_DTYPES[plan.half], geo, plan,
+                (ta, tb, 1, M, Og, Kg, lda, ldw, Og, 0, 0, 0, 0, w_off, 0, True, True),
+                plan.half) is not None:
+            parts = _staged_split_k(device, plan.half, M, Og, Kg, ta, tb)
         if parts > 1:
             kc = -(-Kg // parts)
             kc = -(-kc // 16) * 16
