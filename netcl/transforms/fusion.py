@@ -66,15 +66,26 @@ _REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
 
 def strip_identities(ir):
     """Drop stop_gradient (once staged, after any grad was applied, it is the identity) and
-    turn reductions over axes of size 1 into reshapes."""
+    casts back from a lossless widening (a bfloat16 value cast to float32 and back: what
+    autocast's boundaries leave between 16-bit layers), and turn reductions over axes of
+    size 1 into reshapes."""
     from ..primitives.views import reshape_p
     rename = {}
+    cast_from = {}      # output id of a convert_element_type -> the Var it converted
     eqns = []
     for e in ir.eqns:
         ins = [rename.get(v.id, v) for v in e.inputs]
         if e.prim.name == "stop_gradient":
             rename[e.outputs[0].id] = ins[0]
             continue
+        if e.prim.name == "convert_element_type":
+            src, out = cast_from.get(ins[0].id), e.outputs[0].aval
+            if src is not None and src.aval.dtype == out.dtype and \
+                    src.aval.weak_type == out.weak_type and \
+                    _lossless_widening(src.aval.dtype, ins[0].aval.dtype):
+                rename[e.outputs[0].id] = src
+                continue
+            cast_from[e.outputs[0].id] = ins[0]
         if e.prim.name in _REDUCTIONS and all(ins[0].aval.shape[a] == 1
                                                for a in e.params["axes"]):
             eqns.append(Eqn(reshape_p, ins, {"new_sizes": tuple(e.outputs[0].aval.shape)},
@@ -83,6 +94,56 @@ def strip_identities(ir):
         eqns.append(Eqn(e.prim, ins, e.params, e.outputs))
     return IR(ir.invars, ir.constvars, ir.consts, eqns,
               [rename.get(v.id, v) for v in ir.outvars])
+
+
+def _lossless_widening(src, mid):
+    """Whether every value of dtype `src` is exactly one of dtype `mid` (so a cast to `mid`
+    and back gives the value itself): a wider float for a float, a wider integer of the
+    same signedness for an integer."""
+    ks, km = dtypes.kind(src), dtypes.kind(mid)
+    if ks != km or ks not in "fiu":
+        return False
+    return mid.itemsize > src.itemsize
+
+
+def sink_casts_through_broadcasts(ir):
+    """``broadcast_in_dim(convert_element_type(x))`` becomes ``convert_element_type(
+    broadcast_in_dim(x))`` where the cast's result is read only by broadcasts whose readers
+    are all elementwise: the cast then joins the group reading the broadcast (which reads x
+    through broadcast indices, no copy) and is computed per element, the same value, where
+    it took a kernel of its own (a float32 bias added in a 16-bit layer's dtype)."""
+    readers = {}
+    for e in ir.eqns:
+        for v in e.inputs:
+            readers.setdefault(v.id, []).append(e)
+    keep = {v.id for v in ir.outvars}
+
+    def sinkable(e):
+        if e.prim.name != "convert_element_type" or e.outputs[0].id in keep:
+            return False
+        bs = readers.get(e.outputs[0].id, [])
+        return bool(bs) and all(
+            b.prim.name == "broadcast_in_dim" and b.outputs[0].id not in keep and
+            readers.get(b.outputs[0].id) and all(_elementwise(r) for r in readers[b.outputs[0].id])
+            for b in bs)
+    casts = {e.outputs[0].id: e for e in ir.eqns if sinkable(e)}
+    if not casts:
+        return ir
+    from ..core.ir import Var
+    from ..core.tracing import ShapedArray
+    eqns = []
+    for e in ir.eqns:
+        if e.outputs and e.outputs[0].id in casts:
+            continue
+        cast = casts.get(e.inputs[0].id) if e.prim.name == "broadcast_in_dim" else None
+        if cast is None:
+            eqns.append(e)
+            continue
+        x = cast.inputs[0]
+        wide = Var(ShapedArray(e.outputs[0].aval.shape, x.aval.dtype, x.aval.weak_type))
+        eqns.append(Eqn(e.prim, [x], e.params, [wide]))
+        eqns.append(Eqn(cast.prim, [wide], cast.params, e.outputs))
+    return IR(ir.invars, ir.constvars, ir.consts, eqns, ir.outvars)
 
 
 # Ops whose NumPy result on 0-d literals is what the device computes (IEEE basic operations;

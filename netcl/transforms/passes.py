@@ -26,7 +26,8 @@ from ..core.devices import Device, default_device
 from ..core.ir import IR, pretty
 from .epilogue_fusion import fuse_epilogues
 from .fusion import (cse, dce, fold_literals, forward_scalar_broadcasts, fuse, hoist_reductions,
-                     hoist_scalars, sink_scalars, strip_identities)
+                     hoist_scalars, sink_casts_through_broadcasts, sink_scalars,
+                     strip_identities)
 from .executable import launcher_for
 from .plan import assign_in_place, is_view, unbound_values
 from .row_fusion import row_fuse
@@ -98,10 +99,13 @@ def _build_kernels(ir, ctx):
 
 PASSES = (
     Pass("strip_identities", lambda ir, ctx: strip_identities(ir),
-         "stop_gradient dropped, reductions over size-1 axes become reshapes"),
+         "stop_gradient and casts back from a lossless widening dropped, reductions over "
+         "size-1 axes become reshapes"),
     Pass("dce", lambda ir, ctx: dce(ir), "unused equations dropped"),
     Pass("cse", lambda ir, ctx: cse(ir), "identical equations computed once"),
     Pass("dce_after_cse", lambda ir, ctx: dce(ir), "what cse left unused dropped"),
+    Pass("sink_casts", lambda ir, ctx: sink_casts_through_broadcasts(ir),
+         "casts read only through broadcasts move after them, into the readers' groups"),
     Pass("fold_literals", _literals, "0-d constants inlined and folded"),
     Pass("row_fuse", lambda ir, ctx: row_fuse(ir, ctx.literals),
          "row groups (softmax, norms, losses) become one kernel each"),
