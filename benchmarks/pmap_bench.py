@@ -8,6 +8,13 @@ memory) and, with --peers, JAX's pmap of the same step and psum on the same devi
     NETCL_CPU_DEVICES=2 python benchmarks/pmap_bench.py --batch 32   # two PoCL devices
     mpiexec -n 2 python -m mpi4py benchmarks/pmap_bench.py --distributed --batch 8
         # W8 and W9 across processes, W9 beside mpi4py's own Allreduce of NumPy arrays
+
+Across processes, W8's one-device figure is one process's jit step while the others wait
+(idle, not in MPI's spinning barrier), and W9 takes its four timings in turn, a call of each
+per round (the psum keeping its input, the psum of a donated input, mpi4py's Allreduce in
+place and into another array): on a shared host their ratios are what to read. A psum that
+keeps its input compares with an Allreduce into another array, one of a donated input with
+one in place.
 """
 import argparse
 import os
@@ -123,16 +130,67 @@ def jax_psum_seconds(n_devices, nbytes, repeat):
     return timed(run, lambda: jax.block_until_ready(last[0]), repeat, warmup=2)
 
 
-def mpi_allreduce_seconds(nbytes, repeat):
-    """mpi4py's own in-place Allreduce (sum) of a float32 NumPy array of nbytes across the
-    job's processes: the engine's figure beside netcl's cross-process psum."""
+def in_turn(runs, repeat, warmup=2):
+    """{name: median seconds} of `runs` ({name: function}, each running and waiting for one
+    call), a call of each per round, the order rotating, every process starting each call
+    together (MPI barrier): calls taken in turn see the same load on a shared host."""
     from mpi4py import MPI
     comm = MPI.COMM_WORLD
-    host = np.ones(nbytes // 4, np.float32)
+    for fn in runs.values():
+        for _ in range(warmup):
+            fn()
+    names, times = list(runs), {name: [] for name in runs}
+    for i in range(repeat):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            comm.Barrier()
+            t = time.perf_counter()
+            runs[name]()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(v) for name, v in times.items()}
 
-    def run():
-        comm.Allreduce(MPI.IN_PLACE, host, op=MPI.SUM)
-    return timed(run, comm.Barrier, repeat, warmup=2)
+
+def distributed_psum_seconds(devices, nbytes, repeat):
+    """W9 across processes, in turn: netcl's psum of a float32 argument of nbytes per device
+    (kept, and donated), and mpi4py's own Allreduce (sum) of a NumPy array of nbytes in place
+    and into another array (the engine's figures beside)."""
+    import netcl
+    import netcl.numpy as jnp
+    from mpi4py import MPI
+    from netcl import lax
+    comm = MPI.COMM_WORLD
+    psum = netcl.pmap(lambda v: lax.psum(v, "i"), axis_name="i", devices=devices)
+    donating = netcl.pmap(lambda v: lax.psum(v, "i"), axis_name="i", devices=devices,
+                          donate_argnums=0)
+    size = nbytes // 4
+    kept = netcl.device_put_sharded([jnp.ones(size) for _ in devices], devices)
+    state = [netcl.device_put_sharded([jnp.ones(size) for _ in devices], devices)]
+    host, into = np.ones(size, np.float32), np.empty(size, np.float32)
+
+    def sync():
+        for d in devices:
+            d.synchronize()
+
+    def donated():
+        state[0] = donating(state[0])
+        sync()
+    return in_turn({
+        "psum": lambda: (psum(kept), sync()),
+        "psum donated": donated,
+        "Allreduce": lambda: comm.Allreduce(host, into, op=MPI.SUM),
+        "Allreduce in place": lambda: comm.Allreduce(MPI.IN_PLACE, host, op=MPI.SUM)},
+        repeat)
+
+
+def alone_seconds(run_and_sync, repeat):
+    """Process 0's median seconds of `run_and_sync` while the other processes wait, idle
+    (a polled barrier: MPI's own would keep a core busy): one process's figure."""
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    t = timed(*run_and_sync, repeat) if comm.Get_rank() == 0 else None
+    done = comm.Ibarrier()
+    while not done.Test():
+        time.sleep(0.005)
+    return comm.bcast(t)
 
 
 def staged_copy_seconds(devices, nbytes, repeat):
@@ -180,10 +238,12 @@ def main():
     if n < 2:
         print("W8/W9 need at least 2 devices (NETCL_CPU_DEVICES=2 on a CPU)")
         return
-    one = timed(*cnn_step(1, batch), args.repeat)
+    one = (alone_seconds(cnn_step(1, batch), args.repeat) if args.distributed else
+           timed(*cnn_step(1, batch), args.repeat))
     many = timed(*cnn_step(n_local, batch, mapped=True), args.repeat)
     say(f"W8   {n} devices, batch {batch} each: {1 / many:8.1f} steps/s; one device "
-        f"{1 / one:8.1f} steps/s; scaling {n * one / many:.2f} (of {n})")
+        f"{1 / one:8.1f} steps/s" + (" (one process alone)" if args.distributed else "")
+        + f"; scaling {n * one / many:.2f} (of {n})")
     if args.peers:
         assert not args.distributed, "--peers runs JAX in one process"
         j1 = timed(*jax_cnn_step(1, batch), args.repeat)
@@ -193,6 +253,19 @@ def main():
     psum = netcl.pmap(lambda v: lax.psum(v, "i"), axis_name="i", devices=devices)
     repeat = max(3, args.repeat // 2)
     for mb in (1, 16, 256):
+        if args.distributed:
+            calls = max(args.repeat, args.repeat * 32 // mb)    # (small ones: more calls)
+            t = distributed_psum_seconds(devices, mb * 2**20, calls)
+            bus = {k: mb * 2**20 / v * 2 * (n - 1) / n / 1e9 for k, v in t.items()}
+            say(f"W9   psum of {mb:3d} MB over {n} devices: {t['psum'] * 1e3:8.2f} ms, bus "
+                f"{bus['psum']:6.2f} GB/s, {bus['psum'] / bus['Allreduce']:.2f}x mpi4py's "
+                f"Allreduce into another array ({bus['Allreduce']:6.2f}), "
+                f"{bus['psum'] / bus['Allreduce in place']:.2f}x in place "
+                f"({bus['Allreduce in place']:6.2f}); donated input "
+                f"{t['psum donated'] * 1e3:8.2f} ms, bus {bus['psum donated']:6.2f} GB/s, "
+                f"{bus['psum donated'] / bus['Allreduce in place']:.2f}x in place "
+                f"[{calls} calls each, in turn]")
+            continue
         size = mb * 2**20 // 4
         xs = netcl.device_put_sharded([jnp.ones(size) for _ in devices], devices)
         t = timed(lambda xs=xs: psum(xs), lambda: [d.synchronize() for d in devices],
@@ -208,11 +281,6 @@ def main():
         if args.peers:
             tj = jax_psum_seconds(n, mb * 2**20, repeat)
             line += f"; JAX psum bus {mb * 2**20 / tj * 2 * (n - 1) / n / 1e9:7.2f} GB/s"
-        if args.distributed:
-            tm = mpi_allreduce_seconds(mb * 2**20, repeat)
-            engine = mb * 2**20 / tm * 2 * (n - 1) / n / 1e9
-            line += (f"; mpi4py Allreduce of a NumPy array bus {engine:6.2f} GB/s "
-                     f"({bus / engine:.2f}x)")
         say(line)
 
 

@@ -5,7 +5,8 @@ Start the job with MPI's launcher, one process per host (or per device group), a
 process passing its own shards (the leading axis of its inputs is its local device count, as
 in JAX's multi-process pmap) and getting its own shards of the outputs, and the collectives
 span the processes: a psum adds up the local devices' values, then MPI's Allreduce combines
-the processes' sums in pinned host memory, then every device uploads the result.
+the processes' sums in pinned host memory, then every device uploads the result (one device
+whose buffers are host memory, a CPU's: MPI reduces its buffers where they are).
 
     pip install -e '.[pocl,distributed]'
     mpiexec -n 2 python -m mpi4py examples/train_data_parallel.py --distributed
@@ -282,10 +283,10 @@ class Comm:
     """`World.comm`: the job's MPI communicator (`raw`, a duplicate of COMM_WORLD; what this
     class does not define is forwarded to it) with the collectives netcl runs across the
     processes guarded. `arrive(what)` is the arrival round each starts with: an Iallreduce
-    (MIN) of [h, -h], h a hash of the collective's number in the job and its description
-    `what`, polled until every process arrived (min h == max h: all at the same collective)
-    or the timeout passed (the job aborts, naming the processes that did not arrive). Its
-    data then moves with blocking MPI calls: every process is there."""
+    (MIN) of [h, -h, vote], h a hash of the collective's number in the job and its
+    description `what`, polled until every process arrived (min h == max h: all at the same
+    collective) or the timeout passed (the job aborts, naming the processes that did not
+    arrive). Its data then moves with blocking MPI calls: every process is there."""
 
     def __init__(self, raw, timeout):
         self.raw = raw
@@ -324,16 +325,18 @@ class Comm:
         self.arrive(what or _caller("Allreduce"))
         self.raw.Allreduce(sendbuf, recvbuf, op=_mpi().SUM if op is None else op)
 
-    def arrive(self, what, timeout=False):
+    def arrive(self, what, timeout=False, agree=True):
         """Wait until every process reaches its next collective, this one (`what`): at most
         `timeout` seconds (False: self.timeout; None: no limit), then print which processes
         did not arrive and abort the job; CollectiveMismatchError when they are at
-        different collectives."""
+        different collectives. Returns whether every process passed `agree` true: a choice
+        the collective's MPI calls must make alike in every process (MPI's in-place
+        reduction), voted in the same round."""
         MPI = _mpi()
         self.seq += 1
         h = int.from_bytes(hashlib.blake2b(f"{self.seq}\0{what}".encode(),
                                            digest_size=8).digest(), "little") >> 2
-        both = np.array([h, -h], np.int64)
+        both = np.array([h, -h, 1 if agree else 0], np.int64)
         request = self.raw.Iallreduce(MPI.IN_PLACE, both, op=MPI.MIN)
         self.at = (self.seq, what)
         try:
@@ -344,6 +347,7 @@ class Comm:
         if both[0] != -both[1]:     # (every process learns it in the same round)
             every = self.raw.allgather((self.seq, what))
             raise CollectiveMismatchError(_mismatch(every))
+        return bool(both[2])
 
     def _wait(self, request, timeout):
         start = time.monotonic()

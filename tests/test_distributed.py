@@ -161,6 +161,80 @@ def test_a_raising_process_ends_the_job_naming_it():
     assert "netcl.distributed: process 1 raised KeyError" in r.stderr, r.stderr[-3000:]
 
 
+@needs_mpi
+def test_one_device_per_process_all_reduces_in_host_memory_like_numpy():
+    """One PoCL device per process: buffers are host memory, so MPI reduces them where they
+    are (pmap_exchange._mapped_all_reduce): a new output for an input that lives on (past
+    MAPPED_BYTES; below it through pinned memory), in place for an intermediate, a donated
+    input or a packed bucket. Odd sizes on both sides of the threshold, float32 and int32,
+    psum/pmax/pmin against NumPy; kept inputs keep their values; the processes vote on the
+    in-place reduction (one holding a view of its donated input, or staging through pinned
+    memory as a GPU does, makes every process reduce into a new buffer)."""
+    ok(job(2, 1, """
+    from netcl.transforms import pmap_exchange as px
+    netcl.distributed.initialize()
+    r = netcl.process_index()
+    d = netcl.local_devices()[0]
+    assert d.target.host_memory_buffers
+    ran = []        # (path, in place) of each all-reduce's steps
+    mapped, combine = px._mapped_all_reduce, px._mpi_combine
+    px._mapped_all_reduce = lambda *a: ran.append(("mapped", a[7])) or mapped(*a)
+    px._mpi_combine = lambda c, p, x, y=None: ran.append(("mpi", y is None)) or combine(c, p, x, y)
+    mine = lambda a: np.asarray(a)[0]
+    rng = np.random.default_rng(0)
+    big = px.MAPPED_BYTES // 4 + 5
+    ops = [(lax.psum, np.sum), (lax.pmax, np.max), (lax.pmin, np.min)]
+    for n in (1, 7, 1001, big):
+        for dt in (np.float32, np.int32):
+            g = (rng.standard_normal((2, n)) * 1000).astype(dt)
+            xs = netcl.device_put_sharded([jnp.asarray(g[r])], [d])
+            for f, ref in ops:
+                ran.clear()
+                out = netcl.pmap(lambda v: f(v, "d"), axis_name="d")(xs)    # input kept
+                close(mine(out), ref(g, 0), 0)
+                assert ran == ([("mapped", False), ("mpi", False)] if n == big else
+                               [("mpi", True)]), ran     # (below: in pinned memory)
+                ran.clear()
+                out = netcl.pmap(lambda v: f(v * 3, "d") - 1, axis_name="d")(xs)
+                close(mine(out), ref(g * 3, 0) - 1, 0)
+                assert ran == [("mapped", True), ("mpi", True)], ran
+            close(mine(xs), g[r], 0)
+            donated = netcl.device_put_sharded([jnp.asarray(g[r])], [d])
+            ran.clear()
+            out = netcl.pmap(lambda v: lax.psum(v, "d"), axis_name="d", donate_argnums=0)(donated)
+            close(mine(out), g.sum(0), 0)
+            assert donated.shards[0].is_deleted() and ran == [("mapped", True), ("mpi", True)]
+            ran.clear()
+            a, b, c = netcl.pmap(lambda v: (lax.psum(v, "d"), lax.psum(v[:1] * 2, "d"), v + 1),
+                                 axis_name="d")(xs)        # a bucket: packed, in place
+            close(mine(a), g.sum(0), 0)
+            close(mine(b), g[:, :1].sum(0) * 2, 0)
+            close(mine(c), g[r] + 1, 0)
+            assert ran == [("mapped", True), ("mpi", True)], ran
+    g = rng.standard_normal((2, big)).astype(np.float32)
+    # process 0 keeps a view of its donated input: no process reduces in place
+    donated = netcl.device_put_sharded([jnp.asarray(g[r])], [d])
+    view = donated.shards[0][3:9] if r == 0 else None
+    ran.clear()
+    out = netcl.pmap(lambda v: lax.psum(v, "d"), axis_name="d", donate_argnums=0)(donated)
+    close(mine(out), g.sum(0))
+    if r == 0:
+        close(view, g[0][3:9], 0)
+    assert ran == [("mapped", r == 1), ("mpi", False)], ran
+    # process 0 stages through pinned memory (as a GPU would), process 1 maps: they vote
+    # alike, into a new buffer for an input process 1 keeps, in place for an intermediate
+    xs = netcl.device_put_sharded([jnp.asarray(g[r])], [d])
+    with netcl.test_util.override_target(d, host_memory_buffers=r == 1):
+        for fun, scale, in_place in ((lambda v: lax.psum(v, "d"), 1, False),
+                                     (lambda v: lax.psum(v * 2, "d"), 2, True)):
+            ran.clear()
+            close(mine(netcl.pmap(fun, axis_name="d")(xs)), g.sum(0) * scale)
+            assert ran[-1] == ("mpi", in_place), ran
+    close(mine(xs), g[r], 0)
+    print("done", r)
+    """))
+
+
 def test_initialize_without_mpi4py_names_the_extra():
     code = ("import sys; sys.modules['mpi4py'] = None\n"
             "import netcl\n"
@@ -238,7 +312,8 @@ def test_a_process_that_leaves_without_finalizing_ends_the_job():
 @needs_mpi
 def test_mismatched_collectives_raise_in_every_process_then_the_job_goes_on():
     """Other shapes, dtypes or collectives in one process: CollectiveMismatchError in
-    every process, naming each one's collective, before any data moves; the processes are
+    every process, naming each one's collective, before any data moves (through pinned
+    memory, or where MPI reads device buffers in place); the processes are
     still in step after it (caught here) and the next collectives agree. Checkpoints: only
     process 0 writes, every process loads what it wrote once save returns."""
     out = ok(job(2, 1, """
@@ -263,6 +338,21 @@ def test_mismatched_collectives_raise_in_every_process_then_the_job_goes_on():
     gather = netcl.pmap(lambda v: lax.all_gather(v, "d"), axis_name="d")
     must_mismatch(lambda: (psum if r else gather)(np.ones((1, 2), np.float32)),
                   "process 0: all_gather of float32 (2,)", "process 1: psum of float32 (2,)")
+    # past MAPPED_BYTES (MPI reduces device buffers where they are), in place too: caught
+    # before any data moves, a donated input left as it was
+    from netcl.transforms.pmap_exchange import MAPPED_BYTES
+    big = MAPPED_BYTES // 4 + 1
+    must_mismatch(lambda: psum(np.ones((1, big + r), np.float32)),
+                  f"process 0: psum of float32 ({big},); process 1: psum of float32 ({big + 1},)")
+    twice = netcl.pmap(lambda v: lax.psum(v * 2, "d"), axis_name="d")
+    must_mismatch(lambda: twice(np.ones((1, big), [np.float32, np.int32][r])),
+                  f"process 0: psum of float32 ({big},); process 1: psum of int32 ({big},)")
+    donated = netcl.device_put_sharded([jnp.full(big + r, 5.0, jnp.float32)],
+                                       netcl.local_devices())
+    must_mismatch(lambda: netcl.pmap(lambda v: lax.psum(v, "d"), axis_name="d",
+                                     donate_argnums=0)(donated), "psum of float32")
+    assert not donated.shards[0].is_deleted()
+    close(donated, np.full((1, big + r), 5.0))
     # (shapes new to both processes: one that compiles runs a collective the other does not)
     close(psum(np.full((1, 5), r + 1.0, np.float32)), np.full((1, 5), 3.0))
     close(gather(np.full((1, 1), float(r), np.float32)), [[[0], [1]]])

@@ -200,6 +200,44 @@ def test_walked_kernels_cover_every_element_and_match_unwalked():
         np.testing.assert_array_equal(a, b)
 
 
+def test_wide_vectors_compute_bitwise_what_the_vector_width_computes():
+    """Targets with wide vectors (16 floats on PoCL's AVX-512 CPU devices) run kernels that
+    compute exp or tanh with nothing but netcl's inline math (exp, tanh, logistic, sqrt,
+    arithmetic) 16 lanes at a time, with the AVX-512 attribute; every element, through whole
+    wide vectors, a last 8-wide one and scalars, comes out bitwise as the target's 8-wide
+    kernels give it, eager and jitted. A body calling another builtin (sin), and one without
+    exp or tanh, keep 8 lanes."""
+    dev = netcl.default_device()
+    if dev.is_numpy or not dev.target.wide_vector_width:
+        pytest.skip("the device has no wide vectors")
+    rng = np.random.default_rng(5)
+    n = 2048 * 2 + 16 * 3 + 8 + 5
+    x = (rng.standard_normal(n) * 6).astype(np.float32)
+    x[:12] = [np.inf, -np.inf, np.nan, -0.0, 0.0, 1e-30, 89.0, -104.5, 8.3177662, 9.0109134,
+              0.9, 1.0]
+
+    def w1(v):
+        return jnp.tanh(v * 1.5 + 0.25) * netcl.nn.sigmoid(v) + 0.5 * v
+    fns = [w1, jnp.exp, jnp.tanh, lambda v: jnp.sqrt(jnp.abs(v)) * jnp.exp(-v) - v]
+
+    def run_all():
+        xd = jnp.asarray(x)
+        return [np.asarray(g(xd)) for f in fns for g in (f, netcl.jit(f))]
+    netcl.clear_caches()
+    wide = run_all()
+    src = netcl.jit(w1).lower(jnp.asarray(x)).kernels[0].source
+    assert dev.target.wide_kernel_attribute in src and "float16" in src
+    trig = netcl.jit(lambda v: jnp.sin(v) * 2.0).lower(jnp.asarray(x)).kernels[0].source
+    assert "float16" not in trig and dev.target.wide_kernel_attribute not in trig
+    plain = netcl.jit(lambda v: v * 2.0 + 1.0).lower(jnp.asarray(x)).kernels[0].source
+    assert "float16" not in plain and "float8" in plain
+    with netcl.test_util.override_target(dev, wide_vector_width=0):
+        narrow = run_all()
+    for a, b in zip(wide, narrow):
+        same = (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
+        assert same.all(), np.flatnonzero(~same)[:10]
+
+
 def test_copies_take_the_buffer_copy_or_one_program_per_element_size(monkeypatch):
     """A copy of a dense array (an offset view: jit's dense arguments) is the driver's
     buffer copy, no kernel; fills and gathers of int32, uint32 and float32 share one

@@ -152,7 +152,8 @@ ALL_CONFIGS = [
 NN_ONLY = [(GT.GPU_SMALL["double"], "double"), (GT.FALLBACK, "float"),
            (GT.CPU_NARROW["double"][0], "double"), (GT.CPU_NARROW["float"][1], "float"),
            *[(c, "float") for c in GT.CPU_TIERS["float"][1:-1]], (GT.GPU_TIERS["float"][1], "float"),
-           (GT.GPU_TIERS["float"][2], "float"), (GT.GPU_TIERS["float"][3], "float")]
+           (GT.GPU_TIERS["float"][2], "float"), (GT.GPU_TIERS["float"][3], "float"),
+           (GT.CPU_TALL["float"], "float")]
 
 
 def _cid(p):
@@ -308,6 +309,24 @@ def test_choose_config_respects_limits(dev_args):
             gs, ls = G.launch_dims(cfg, 2, *shape[:2])
             assert all(g % l == 0 for g, l in zip(gs, ls))
             assert np.prod(ls) <= dev.max_work_group_size
+
+
+def test_cpu_tall_tier_only_for_long_contractions_of_many_blocks():
+    """CPU_TALL's 264-row blocks go to long contractions that give every compute unit
+    CPU_TALL_BLOCKS_PER_CU blocks; a batch of 128 rows, short contractions (weight
+    gradients), products of few blocks and doubles keep the tier table's blocks."""
+    cpu = _fake("cpu", 4096, 1 << 20)
+    tall = GT.CPU_TALL["float"]
+
+    def blocks(dt, M, N, K):
+        cfg = GT.choose_config(cpu, dt, M, N, K, trans_a=False)
+        return (cfg.wg_m, cfg.wg_n, cfg.tm, cfg.tn)
+    assert blocks("float", 1024, 1024, 1024) == (tall.wg_m, tall.wg_n, tall.tm, tall.tn)
+    assert blocks("float", 32768, 64, 288) == (tall.wg_m, tall.wg_n, tall.tm, tall.tn)
+    for shape in [(128, 1024, 784), (1024, 1024, 128), (784, 1024, 256), (528, 128, 1024),
+                  (300, 1024, 1024), (128, 10, 1024)]:
+        assert blocks("float", *shape)[0] != tall.wg_m, shape
+    assert blocks("double", 1024, 1024, 1024)[0] != tall.wg_m
 
 
 def test_choose_config_real_device_and_source():

@@ -17,7 +17,7 @@ import re
 import numpy as np
 import pyopencl as cl
 
-from . import dtypes, kernels
+from . import dtypes, kernels, wide_math
 from .array import Array
 from .launch import Kernel, Launch
 from .shapes import contiguous_strides, prod
@@ -116,16 +116,51 @@ _NETCL_CALL = re.compile(r"\bnetcl_(\w+)\(")
 
 def op_vector_safe(prim, t_dtype, u_dtype, template):
     """Whether one op's template is valid for float vectors (masks for bools): its
-    primitive says so (`vector_safe`), and it calls no netcl_ helper but the inline math."""
+    primitive says so (`vector_safe`), and it calls no netcl_ helper but the inline math
+    (kernels.INLINE_MATH, wide_math.WIDE_MATH)."""
     safe = prim.vector_safe
-    if not safe or any(f not in kernels.INLINE_MATH for f in _NETCL_CALL.findall(template)):
+    if not safe or any(f not in kernels.INLINE_MATH and f not in wide_math.WIDE_MATH
+                       for f in _NETCL_CALL.findall(template)):
         return False    # netcl_ helpers other than the inline math take scalars
     if any(d not in _VEC_DTYPES and d != dtypes.bool_ for d in (t_dtype, u_dtype)):
         return False
     return safe is True or safe(t_dtype, u_dtype)
 
 
-def render_elementwise(name, inputs, body, outputs, preamble="", width=1, walk=1):
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_WIDE_CALLS = frozenset(f"netcl_{n}" for n in (*kernels.INLINE_MATH, *wide_math.WIDE_MATH))
+
+
+def wide_safe(inputs, body, outputs, width):
+    """Whether the kernel can run `width` floats per vector on a target whose builtins take
+    at most 8 (Target.wide_vector_width): float32 inputs and outputs, and ops that call no
+    function but netcl's inline math (kernels.INLINE_MATH, wide_math), which carry the
+    target's attribute for such vectors."""
+    if any(d != dtypes.float32 for d, _ in (*inputs, *outputs)):
+        return False
+    return vectorizable(inputs, body, outputs) and \
+        all(f in _WIDE_CALLS for op in body for f in _CALL.findall(op.render(width)))
+
+
+def elementwise_geometry(device, inputs, body, outputs):
+    """(width, walk, attribute) of an elementwise kernel on `device` (see render_elementwise):
+    the Target's wide vectors and their function attribute where `wide_safe` and the body
+    computes exp or tanh (a work-item still walks as many elements; arithmetic that only
+    streams memory gains nothing from wider vectors and would compile a third copy of its
+    body), else its vector width where `vectorizable`, else scalars."""
+    t = device.target
+    if t.wide_vector_width and t.elementwise_walk > 1 and \
+            any(not isinstance(op, Line) and wide_math.WIDE_MATH_USE.search(op.template)
+                for op in body) and \
+            wide_safe(inputs, body, outputs, t.wide_vector_width):
+        walk = max(1, t.elementwise_walk * t.vector_width // t.wide_vector_width)
+        return t.wide_vector_width, walk, t.wide_kernel_attribute
+    width = t.vector_width if vectorizable(inputs, body, outputs) else 1
+    return width, t.elementwise_walk, ""
+
+
+def render_elementwise(name, inputs, body, outputs, preamble="", width=1, walk=1,
+                       attribute="", narrow=8):
     """OpenCL C source of one elementwise kernel.
 
     inputs:  [(dtype, kind)] with kind in 'c', 's', 'g' (see module docstring)
@@ -138,6 +173,10 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1, walk=1
              consecutive elements (the Target's elementwise_walk; launched with
              kernels.walk_grid). Every element gets the same code (vector or scalar) whatever
              the walk, so results do not depend on it.
+    attribute: written before `__kernel` (a wide width's, see elementwise_geometry).
+    narrow:  with walk > 1 and width > narrow, the elements past the last whole vector of
+             `width` take vectors of `narrow` (the Target's vector_width) before scalars, as
+             a kernel of that width computes them: results do not depend on the width.
     Arguments: outputs..., n, (input, offset) per input, then meta and rank if any input is 'g'.
     """
     body = as_ops(body)
@@ -150,7 +189,7 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1, walk=1
     strided = [j for j, (_, kind) in enumerate(inputs) if kind == "g"]
     if strided:
         args += ["__constant int* meta", "const int rank"]
-    lines = [f"__kernel void {name}({', '.join(args)}) {{"]
+    lines = [f"{attribute + ' ' if attribute else ''}__kernel void {name}({', '.join(args)}) {{"]
     if walk > 1:
         chunk = width * walk
         lines += [f"  const {INDEX_CTYPE} b = get_global_id(0) * {chunk};",
@@ -161,7 +200,12 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1, walk=1
             lines.append(f"  {INDEX_CTYPE} i0 = b;")
             lines.append(f"  for (; i0 <= e - {width}; i0 += {width}) {{")
             lines += _vector_elements(inputs, body, outputs, width, "    ")
-            lines += ["  }", f"  for ({INDEX_CTYPE} i = i0; i < e; ++i) {{"]
+            lines.append("  }")
+            if width > narrow > 1:
+                lines.append(f"  if (i0 <= e - {narrow}) {{")
+                lines += _vector_elements(inputs, body, outputs, narrow, "    ")
+                lines += [f"    i0 += {narrow};", "  }"]
+            lines.append(f"  for ({INDEX_CTYPE} i = i0; i < e; ++i) {{")
         lines += _scalar_element(inputs, body, outputs, strided, "    ")
         lines.append("  }")
     elif width == 1:
@@ -340,10 +384,11 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
     outputs = [(bits or a.dtype, v) for a, v in zip(out_avals, out_vars)]
     if bits is not None:
         width = device.target.vector_width if "g" not in kinds else 1
+        walk, attribute = device.target.elementwise_walk, ""
     else:
-        width = device.target.vector_width if vectorizable(inputs, body, outputs) else 1
-    walk = device.target.elementwise_walk
-    src = render_elementwise(name, inputs, body, outputs, preamble, width, walk)
+        width, walk, attribute = elementwise_geometry(device, inputs, body, outputs)
+    src = render_elementwise(name, inputs, body, outputs, preamble, width, walk, attribute,
+                             device.target.vector_width)
     k = kernels.kernel(device, src, name)
     m = len(out_avals)
     # Scalar arguments never change for this launcher: set them once.

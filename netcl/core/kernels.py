@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from . import dtypes, program_batch
+from . import dtypes, program_batch, wide_math
+from .target import X86_AVX512_ATTRIBUTE
 from .launch import Kernel
 
 _devices = importlib.import_module(".devices", __package__)   # (the module)
@@ -69,6 +70,18 @@ def _vector_io_preamble():
 
 
 PREAMBLE_VECTOR_IO = _vector_io_preamble()
+
+# netcl_vload16(float, p) / netcl_vstore16(float, v, p): 16 floats at any alignment, as
+# netcl_vload8 moves 8 (16-wide kernels on AVX-512 hosts: see target.X86_AVX512_ATTRIBUTE).
+PREAMBLE_VECTOR_IO16 = "\n".join([
+    "#ifdef __clang__",
+    "typedef float netcl_float16u __attribute__((ext_vector_type(16), aligned(sizeof(float))));",
+    "#define netcl_vload16(T, p) (*(const __global netcl_##T##16u*)(p))",
+    "#define netcl_vstore16(T, v, p) (*(__global netcl_##T##16u*)(p) = (v))",
+    "#else",
+    "#define netcl_vload16(T, p) vload16(0, p)",
+    "#define netcl_vstore16(T, v, p) vstore16(v, 0, p)",
+    "#endif", ""])
 
 # netcl_convert8(T, x): x as a T8 vector. On Clang, __builtin_convertvector (inline): PoCL
 # (3.0, LLVM 14) on AVX-512 hosts compiles kernels without avx512f but links a builtin
@@ -152,7 +165,8 @@ def inline_math_preamble(names):
         # into vector instructions (halving through .lo/.hi leaves adam scalar, far slower)
         lane = re.compile(r"\bx\b")
         lines = [f"NETCL_INLINE {T} netcl_{name}({T} x) {{ return {body}; }}"]
-        lines += [f"NETCL_INLINE {T}{w} netcl_{name}({T}{w} x) {{ return ({T}{w})("
+        lines += [f"NETCL_INLINE{'16' if w == 16 else ''} {T}{w} netcl_{name}({T}{w} x) "
+                  f"{{ return ({T}{w})("
                   + ", ".join(lane.sub(f"x.s{i:x}", body) for i in range(w)) + "); }"
                   for w in (2, 4, 8, 16)]
         return lines
@@ -160,7 +174,13 @@ def inline_math_preamble(names):
     return "\n".join(
         ["#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__) || "
          "defined(__aarch64__) || defined(__arm__))",
-         "#define NETCL_INLINE static inline __attribute__((overloadable, always_inline))"] +
+         "#define NETCL_INLINE static inline __attribute__((overloadable, always_inline))",
+         # 16-lane forms take AVX-512 where 16-wide kernels do (target.X86_AVX512_ATTRIBUTE)
+         "#if defined(__x86_64__) && !defined(NETCL_INLINE16)",
+         f"#define NETCL_INLINE16 NETCL_INLINE {X86_AVX512_ATTRIBUTE}",
+         "#elif !defined(NETCL_INLINE16)",
+         "#define NETCL_INLINE16 NETCL_INLINE",
+         "#endif"] +
         [d for n in names for d in defs("float", n, INLINE_MATH[n][0])] +
         ["#ifdef cl_khr_fp64"] +
         [d for n in names for d in defs("double", n, INLINE_MATH[n][1])] +
@@ -178,6 +198,8 @@ def vload(dtype, width, ptr, cpu):
         return f"vload_half{width}(0, {ptr})"
     if cpu and width == 8:
         return f"netcl_vload8({storage_ctype(dtype)}, {ptr})"
+    if cpu and width == 16 and dtype == dtypes.float32:
+        return f"netcl_vload16(float, {ptr})"
     return f"vload{width}(0, {ptr})"
 
 
@@ -191,6 +213,8 @@ def vstore(dtype, width, ptr, value, cpu):
         return f"vstore_half{width}({value}, 0, {ptr});"
     if cpu and width == 8:
         return f"netcl_vstore8({storage_ctype(dtype)}, {value}, {ptr});"
+    if cpu and width == 16 and dtype == dtypes.float32:
+        return f"netcl_vstore16(float, {value}, {ptr});"
     return f"vstore{width}({value}, 0, {ptr});"
 
 
@@ -239,8 +263,8 @@ def _key(device, source, options):
     return (device.context.int_ptr, device.cl_device.int_ptr, source, tuple(options))
 
 
-_PREAMBLES = (PREAMBLE_VECTOR_IO, PREAMBLE_BF16, PREAMBLE_F16_ROUND, PREAMBLE_CONVERT8,
-              PREAMBLE_FP64)
+_PREAMBLES = (PREAMBLE_VECTOR_IO, PREAMBLE_VECTOR_IO16, PREAMBLE_BF16, PREAMBLE_F16_ROUND,
+              PREAMBLE_CONVERT8, PREAMBLE_FP64)
 
 
 def _with_preambles(source):
@@ -249,9 +273,15 @@ def _with_preambles(source):
     math = set(_INLINE_MATH_USE.findall(source))
     if math:
         source = inline_math_preamble(math) + source
+    wide = set(wide_math.WIDE_MATH_USE.findall(generated))
+    if wide:
+        source = wide_math.wide_math_preamble(wide) + source
     if ("netcl_vload8" in source or "netcl_vstore8" in source) and \
             "#define netcl_vload8" not in source:   # (a source may carry its own)
         source = PREAMBLE_VECTOR_IO + source
+    if ("netcl_vload16" in generated or "netcl_vstore16" in generated) and \
+            "#define netcl_vload16" not in generated:
+        source = PREAMBLE_VECTOR_IO16 + source
     if "netcl_bf16_" in generated:
         source = PREAMBLE_BF16 + source
     if "netcl_f16_round" in generated:

@@ -3,8 +3,8 @@
 Every device policy lives here, as a field of one frozen record, instead of `if cpu`
 branches in the generators: which family of kernels fits (host CPU cores running
 work-items as loops, or SIMT GPUs), vector widths, the reduction style, the GEMM tier table,
-how convolutions lower, whether long contractions split, tensor cores. A generator reads
-`device.target`; nothing else asks `device.kind`.
+how convolutions lower, whether long contractions split, tensor cores, whether buffers are
+host memory. A generator reads `device.target`; nothing else asks `device.kind`.
 
     >>> netcl.default_device().target.kernel_family
     'cpu'
@@ -28,6 +28,16 @@ CPU_ELEMENTWISE_WALK = 256
 # row in its store loop, slower there than a streaming kernel over them.
 CPU_DENSE_EPILOGUE_EXTRAS = 2
 
+# The function attribute letting a kernel (and each helper it passes 16-float vectors) use
+# AVX-512 on PoCL's x86-64 CPU devices. PoCL 3.0 (LLVM 14) compiles kernels for a CPU model
+# LLVM 14 knows (AMD's AVX-512 EPYCs come out as znver3: AVX2 only) but links the builtin
+# library built for the host's AVX-512: 16-float vectors then break the calling convention
+# between the two (a program calling a builtin with one loses its kernels), and the
+# kernel's own 16-wide code runs as two 8-wide halves. With the attribute, a kernel that
+# calls no builtin with a 16-float vector (see codegen.wide_safe) runs 16 lanes per
+# instruction: transcendental elementwise work (W1) in half the instructions.
+X86_AVX512_ATTRIBUTE = '__attribute__((target("avx512f")))'
+
 
 @dataclass(frozen=True)
 class Target:
@@ -50,6 +60,11 @@ class Target:
     #                          float16 and bfloat16 operands, float32 accumulation
     column_sum_width: int    # columns per work-item of a column-sum epilogue
     max_dense_epilogue_extras: int   # dense extra inputs a GEMM epilogue may read (-1: any)
+    # lanes of elementwise and fused kernels whose every op is written for any width in
+    # OpenCL C itself (codegen.wide_safe; 0: none), in functions carrying
+    # `wide_kernel_attribute`: 16 with X86_AVX512_ATTRIBUTE on PoCL's AVX-512 CPU devices
+    wide_vector_width: int = 0
+    wide_kernel_attribute: str = ""
     # vectors (scalar code: elements) one work-item of an elementwise or fused kernel walks,
     # and the elements a row kernel's work-item covers in rows; with a walk > 1 work-groups
     # hold one work-item (kernels.walk_grid). 1: a work-item per vector, in work-groups of
@@ -62,6 +77,10 @@ class Target:
     local_mem_limit: int = 0  # bytes of __local memory one work-group may declare (0: no
     #                           OpenCL device); the device's CL_DEVICE_LOCAL_MEM_SIZE, or more
     #                           where the driver grants more (nvidia_local_mem_limit)
+    # the device's buffers are host memory (PoCL's CPU devices): mapping one gives the host
+    # a view of the device's own bytes, no copy, so the host (MPI across processes) reads
+    # and writes buffers in place instead of staging them through pinned memory
+    host_memory_buffers: bool = False
 
     @property
     def host_cpu(self):
@@ -101,18 +120,32 @@ def nvidia_local_mem_limit(cl_device):
     return _NVIDIA_BLOCK_SMEM.get(cc)
 
 
+def _pocl_x86_64(cl_device):
+    """Whether `cl_device` is a PoCL 3.0 CPU device compiling for x86-64 (its version string
+    names the target triple: "OpenCL 3.0 PoCL HSTR: pthread-x86_64-unknown-linux-gnu-...").
+    (wide_math computes 16 lanes as PoCL 3.0's builtins compute 8: other versions keep 8.)"""
+    try:
+        return "PoCL" in cl_device.version and "x86_64" in cl_device.version and \
+            cl_device.driver_version.split("-")[0] == "3.0"
+    except Exception:
+        return False
+
+
 def target_for(cl_device, kind):
     """The Target of an OpenCL device of `kind` ("cpu", "gpu" or "accel")."""
     preferred = int(getattr(cl_device, "preferred_vector_width_float", 1) or 1)
     local_mem = int(getattr(cl_device, "local_mem_size", 0) or 0)
     if kind == "cpu":
+        wide = 16 if preferred == 16 and _pocl_x86_64(cl_device) else 0
         return Target(platform="opencl", kernel_family="cpu", vector_width=8,
                       preferred_vector_width=preferred, epilogue_vector_width=8,
                       reduction_style="cpu", gemm_tiers="cpu", conv_lowering="generic",
                       split_k=False, tensor_cores=False,
                       column_sum_width=CPU_COLUMN_SUM_WIDTH,
                       max_dense_epilogue_extras=CPU_DENSE_EPILOGUE_EXTRAS,
-                      elementwise_walk=CPU_ELEMENTWISE_WALK, local_mem_limit=local_mem)
+                      elementwise_walk=CPU_ELEMENTWISE_WALK, local_mem_limit=local_mem,
+                      host_memory_buffers=True, wide_vector_width=wide,
+                      wide_kernel_attribute=X86_AVX512_ATTRIBUTE if wide else "")
     # the GPU float GEMM tiers keep 4 columns per register vector (their rvec)
     return Target(platform="opencl", kernel_family="gpu", vector_width=1,
                   preferred_vector_width=preferred, epilogue_vector_width=4,

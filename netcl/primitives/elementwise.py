@@ -149,7 +149,8 @@ neg_p = _unary("neg", "(-{0})", lambda x: np.negative(x), "fiu")
 abs_p = _unary("abs", {"f": "netcl_fabs({0})", "i": "(int)abs({0})", "u": "{0}"}, np.abs, "fiu")
 sign_p = _unary("sign", {"f": "({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : {0}))",
                          "i": "(({0} > 0) - ({0} < 0))", "u": "(uint)({0} > 0)"}, _sign_ref, "fiu")
-exp_p = _unary("exp", "exp({0})", _np_float(np.exp), precision="keep_fp32")
+# (netcl_exp, netcl_tanh: the builtins, or core.wide_math's on 16-float vectors)
+exp_p = _unary("exp", "netcl_exp({0})", _np_float(np.exp), precision="keep_fp32")
 exp2_p = _unary("exp2", "exp2({0})", _np_float(np.exp2), precision="keep_fp32")
 log_p = _unary("log", "log({0})", _np_float(np.log), precision="keep_fp32")
 log1p_p = _unary("log1p", "log1p({0})", _np_float(np.log1p), precision="keep_fp32")
@@ -165,8 +166,8 @@ reciprocal_p = _unary("reciprocal", "(({T})1 / {0})", _np_float(np.reciprocal))
 _TANH_ONE_F32 = "9.0109134f"
 tanh_p = _unary("tanh", lambda d, o: "tanh({0})" if d[0] == dtypes.float64 else
                 f"({{0}} >= {_TANH_ONE_F32} ? ({{T}})1 : ({{0}} <= -{_TANH_ONE_F32} ? ({{T}})-1 "
-                ": tanh({0})))", _np_via_float64(np.tanh))
-logistic_p = _unary("logistic", "(({T})1 / (({T})1 + exp(-{0})))",
+                ": netcl_tanh({0})))", _np_via_float64(np.tanh))
+logistic_p = _unary("logistic", "(({T})1 / (({T})1 + netcl_exp(-{0})))",
                     _np_float(lambda x: 1 / (1 + np.exp(-x))))
 # +-inf lanes are made NaN (their result anyway) before the call: PoCL's 8-wide sin/cos/tan
 # return garbage in the other lanes of a vector holding an infinity (sin(1e-6) gave 0.0082)

@@ -93,6 +93,16 @@ CPU_NARROW = {
     "double": [GemmConfig(kind="cpu", wg_m=8, wg_n=2, tm=6, tn=8, bk=256, vec=4),
                GemmConfig(kind="cpu", wg_m=4, wg_n=2, tm=6, tn=8, bk=256, vec=4)],
 }
+# CPUs, long contractions (K > 256) with many blocks: blocks of 264 rows pack each K panel
+# of B once for twice the rows of the 132-row tier, so packing (the part of a square
+# product's time that is not multiply-adds) halves; the sums are those of the other tiers.
+# Short contractions (weight gradients), the 128 rows of a batch and products of few
+# blocks (whose groups balance the cores less evenly) keep the tiers above.
+CPU_TALL = {
+    "float": GemmConfig(kind="cpu", wg_m=44, wg_n=4, tm=6, tn=16, bk=256, vec=8),
+}
+CPU_TALL_MIN_K = 257
+CPU_TALL_BLOCKS_PER_CU = 8
 # Last resort for devices too small for every tier (64 threads would do).
 FALLBACK = GemmConfig(kind="tiled", wg_m=4, wg_n=4, tm=1, tn=1, bk=4, vec=1, rvec=1, pad=1, double_buffer=False)
 
@@ -129,7 +139,8 @@ def candidates(device, dtype: str, M: int, N: int, K: int, trans_a: bool = True,
     family = family or family_of(device)
     max_wg, local_mem = int(device.max_work_group_size), int(device.local_mem_size)
     if family == "cpu":
-        pool = CPU_TIERS[dtype] + CPU_NARROW.get(dtype, [])
+        pool = CPU_TIERS[dtype] + CPU_NARROW.get(dtype, []) + \
+            ([CPU_TALL[dtype]] if dtype in CPU_TALL else [])
     else:
         pool = GPU_TIERS[dtype] + ([GPU_TINY[dtype]] if dtype in GPU_TINY else [])
     out = [choose_config(device, dtype, M, N, K, trans_a, family)]
@@ -155,6 +166,17 @@ def _cpu_panel_depth(cfg: GemmConfig, dtype: str, K: int, local_mem: int, trans_
             _local_bytes(replace(cfg, bk=depth), dtype, trans_a) + 256 > local_mem:
         depth //= 2
     return cfg if depth == cfg.bk else replace(cfg, bk=depth)
+
+
+def _tall_fits(dtype: str, M: int, N: int, K: int, cus: int, max_wg: int, local_mem: int) -> bool:
+    """Whether a CPU product takes CPU_TALL's blocks: a long contraction that fills the
+    cores with CPU_TALL_BLOCKS_PER_CU blocks each, padding it by at most a quarter."""
+    tall = CPU_TALL.get(dtype)
+    if tall is None or K < CPU_TALL_MIN_K or not _fits(tall, dtype, max_wg, local_mem):
+        return False
+    tm_, tn_ = -(-max(M, 1) // tall.bm), -(-max(N, 1) // tall.bn)
+    return tm_ * tn_ >= CPU_TALL_BLOCKS_PER_CU * cus and \
+        tm_ * tall.bm * tn_ * tall.bn <= 1.25 * max(M, 1) * max(N, 1)
 
 
 def _choose_tier(device, dtype: str, M: int, N: int, K: int, family: str) -> GemmConfig:
@@ -185,6 +207,8 @@ def _choose_tier(device, dtype: str, M: int, N: int, K: int, family: str) -> Gem
                 return cfg
         if narrow:
             return narrow[-1]
+    if cpu and _tall_fits(dtype, M, N, K, cus, max_wg, local_mem):
+        return CPU_TALL[dtype]
     if cpu and K <= 256 and len(fitting) > 2:
         # short contractions (weight gradients over a batch of 128): the second tier's
         # smaller blocks pack less per flop, and win on a 1024x1024x128 TN product

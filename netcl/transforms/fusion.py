@@ -332,12 +332,14 @@ class FusedPrimitive(Primitive):
 
     def source_for(self, device, args):
         """The OpenCL C this group compiles to for inputs laid out like `args`."""
-        from ..core.codegen import input_kind, render_elementwise, vectorizable
+        from ..core.codegen import elementwise_geometry, input_kind, render_elementwise
         shape = self.out_avals[0].shape
         inputs = [(x.dtype, input_kind(x, shape, broadcasts=True)) for x in args]
         outputs = [(a.dtype, v) for a, v in zip(self.out_avals, self.out_names)]
-        width = device.target.vector_width if vectorizable(inputs, self.body, outputs) else 1
-        return render_elementwise(self.kernel_name, inputs, self.body, outputs, width=width)
+        width, walk, attribute = elementwise_geometry(device, inputs, self.body, outputs)
+        return render_elementwise(self.kernel_name, inputs, self.body, outputs, width=width,
+                                  walk=walk, attribute=attribute,
+                                  narrow=device.target.vector_width)
 
     def _make_launcher(self, device, args, params, out_avals):
         launch = make_body_launcher(self.kernel_name, device, args, self.body, self.out_names,

@@ -11,14 +11,16 @@ next call is enqueued while this one runs.
 
 Inputs are mapped along `in_axes` (None: the same value on every device); outputs come back
 as `ShardedArray`s (`out_axes=0`), whose shards stay on their devices: passed back into a
-pmap over the same devices they are used where they are. Under grad or jvp a pmapped call is
-a `pmap_call` whose rules run pmaps of its derivatives (pmap_call.py).
+pmap over the same devices they are used where they are. Under grad, jvp or vmap a pmapped
+call is a `pmap_call` whose rules run pmaps of its derivatives or of its vmap (pmap_call.py).
 
 >>> step = netcl.pmap(lambda x: x / lax.psum(x, "i"), axis_name="i")
 >>> step(jnp.arange(2.0) + 1)          # on 2 devices: ShardedArray([0.333, 0.667])
 """
 import functools
 import importlib
+import sys
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,7 +144,8 @@ class _Program:
     """A pmapped function compiled for one signature: segments, and after each the
     collective equations that run between it and the next."""
 
-    def __init__(self, invars, segments, collectives, outvars, out_tree, const_outs):
+    def __init__(self, invars, segments, collectives, outvars, out_tree, const_outs,
+                 last_read=None, live_after=None):
         self.invars = invars
         self.segments = segments
         self.collectives = collectives
@@ -150,6 +153,16 @@ class _Program:
         self.out_tree = out_tree
         self.const_outs = const_outs    # var id -> per device, outputs that are constants
         self.out_axes = None            # out_axes per output leaf (the first call sets it)
+        self.invar_ids = frozenset(v.id for v in invars)
+        # per collective group: the inputs read there for the last time, by one collective,
+        # made by a segment or arguments (donated ones may be overwritten); the variables
+        # read there, after it or returned, and the arguments (a segment may return one
+        # array for several variables)
+        self.last_read = last_read or [frozenset()] * len(collectives)
+        self.live_after = live_after or [()] * len(collectives)
+        # per device, the ids of the segments' constants (a segment may return one)
+        self.const_ids = [{id(c) for seg in segments for c in seg.executables[i].ir.consts}
+                          for i in range(len(segments[0].executables) if segments else 0)]
 
 
 @dataclass(frozen=True)
@@ -202,9 +215,14 @@ def _compile(ir, out_tree, devices):
         for e in eqns + colls:
             needed |= {v.id for v in e.inputs}
     known = {v.id for v in ir.invars}      # values held per device, by variable id
-    segments, collectives = [], []
+    owned = set(known)                      # arguments, and what segments make
+    segments, collectives, last_read, live_after = [], [], [], []
     for k, (eqns, colls) in enumerate(parts):
         produced = {o.id for e in eqns for o in e.outputs}
+        owned |= produced
+        last_read.append(_read_last(colls, later[k], owned))
+        live_after.append(tuple(later[k] | {v.id for v in ir.invars} |
+                                {v.id for c in colls for v in c.inputs}))
         read = _unique(v for e in eqns for v in e.inputs)
         reads = [v for v in read if v.id in known and v.id not in produced]
         consts = [(v, const_of[v.id]) for v in read if v.id in const_of]
@@ -221,17 +239,50 @@ def _compile(ir, out_tree, devices):
         known |= produced | {o.id for c in colls for o in c.outputs}
     const_outs = {v.id: [_put(const_of[v.id], d, "pmap") for d in devices]
                   for v in ir.outvars if v.id in const_of}
-    return _Program(ir.invars, segments, collectives, ir.outvars, out_tree, const_outs)
+    return _Program(ir.invars, segments, collectives, ir.outvars, out_tree, const_outs,
+                    last_read, live_after)
 
 
-def _run(program, per_device_inputs, devices, world=None):
-    """Per device, the outputs of one call."""
+def _read_last(colls, later, owned):
+    """The ids of the variables of `owned` that one collective of `colls` reads, once, and
+    nothing after them (`later`) reads: an all-reduce may write its result over them."""
+    reads = Counter(v.id for c in colls for v in c.inputs)
+    return frozenset(vid for vid, n in reads.items()
+                     if n == 1 and vid in owned and vid not in later)
+
+
+def _overwritable(program, k, env, donated):
+    """For the collectives of group k: whether the value of a variable they read may be
+    overwritten by its collective's result on every device (`run_collectives`): read there
+    for the last time (an argument only if donated), and its buffer held by no other array
+    (a view, a constant a segment returned, another variable's value that is the same
+    array). None when no input qualifies."""
+    last = program.last_read[k]
+    if not last:
+        return None
+
+    def check(vid):
+        if vid not in last or (vid in program.invar_ids and vid not in donated):
+            return False
+        live = [u for u in program.live_after[k] if u != vid]
+        for i, values in enumerate(env):
+            x = values[vid]
+            if not isinstance(x, Array) or sys.getrefcount(x._storage) != 2 or \
+                    id(x) in program.const_ids[i] or any(values.get(u) is x for u in live):
+                return False
+        return True
+    return check
+
+
+def _run(program, per_device_inputs, devices, world=None, donated=frozenset()):
+    """Per device, the outputs of one call (`donated`: the ids of the arguments' variables
+    the caller donated)."""
     n = len(devices)
     env = [{v.id: x for v, x in zip(program.invars, per_device_inputs[i])} for i in range(n)]
     for vid, per_device in program.const_outs.items():
         for i in range(n):
             env[i][vid] = per_device[i]
-    for seg, colls in zip(program.segments, program.collectives):
+    for k, (seg, colls) in enumerate(zip(program.segments, program.collectives)):
         ins = [v.id for v in seg.ir.invars]
         with _devices.LOCK:         # (launchers share kernel objects between threads)
             # the devices' launches alternate, a slice each, and each slice is flushed: every
@@ -250,8 +301,10 @@ def _run(program, per_device_inputs, devices, world=None):
                     if devices[i].queue is not None:     # (the NumPy fallback has none)
                         devices[i].queue.flush()
         if colls:
+            # (across processes an all-reduce may reduce in place: run_collectives)
+            overwritable = None if world is None else _overwritable(program, k, env, donated)
             with _devices.LOCK:     # (the pinned staging memory is shared)
-                run_collectives(colls, env, devices, world)
+                run_collectives(colls, env, devices, world, overwritable)
     return [[env[i][v.id] for v in program.outvars] for i in range(n)]
 
 
@@ -279,13 +332,12 @@ class Pmapped:
 
     def __call__(self, *args, **kwargs):
         interp = current_interpreter()
-        under_ad = interp is not eval_interpreter and \
-            getattr(interp, "transform_name", None) in ("grad", "jvp")
-        if interp is not eval_interpreter and not under_ad:
+        under_call = interp is not eval_interpreter and \
+            getattr(interp, "transform_name", None) in ("grad", "jvp", "vmap")
+        if interp is not eval_interpreter and not under_call:
             raise NotImplementedError(
                 f"{self._name}: called under {getattr(interp, 'transform_name', 'a transform')}"
-                " (vmap or jit of a pmapped function); apply it inside the pmapped function "
-                "instead")
+                " (jit of a pmapped function); apply jit inside the pmapped function instead")
         name = self._name
         for i in self.static:
             if i >= len(args):
@@ -303,7 +355,7 @@ class Pmapped:
         if plan is None:
             plan = self._plans[(tree, len(args))] = self._plan(dyn, dyn_pos, tree, len(args))
         axes = plan.axes
-        if under_ad:        # (grad or jvp of the pmapped function: pmap_call.py)
+        if under_call:      # (grad, jvp or vmap of the pmapped function: pmap_call.py)
             from .pmap_call import bind_pmap_call
             return bind_pmap_call(self, args, kwargs, dyn_pos, axes)
         leaves = [x if isinstance(x, (Array, ShardedArray)) else to_array(x, name)
@@ -318,7 +370,8 @@ class Pmapped:
         if program is None:
             program = self.cache[key] = self._compile(tree, static, avals, devices,
                                                       self._global_size(n, w))
-        rows = _run(program, per_device, devices, w)
+        rows = _run(program, per_device, devices, w, frozenset(
+            program.invars[k].id for k in plan.donated) if w is not None else frozenset())
         if plan.donated:
             self._delete_donated([raw[k] for k in plan.donated],
                                  {id(x) for row in rows for x in row})

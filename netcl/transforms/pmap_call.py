@@ -1,7 +1,7 @@
-"""pmap under grad and jvp: a pmapped function called inside another transform.
+"""pmap under grad, jvp and vmap: a pmapped function called inside another transform.
 
-Where `pmap(f)(*args)` runs under reverse or forward mode, it binds `pmap_call` over its
-argument leaves (`PmapCall`: the function flattened to leaves in, leaves out, with the
+Where `pmap(f)(*args)` runs under reverse or forward mode or vmap, it binds `pmap_call` over
+its argument leaves (`PmapCall`: the function flattened to leaves in, leaves out, with the
 mapping of each), and the transforms' rules run pmaps of f's derivatives, as jit_call runs
 jits of them (JAX's pmap is a call primitive too):
 
@@ -13,9 +13,10 @@ jits of them (JAX's pmap is a call primitive too):
   None: the same value on every device) the sum over the devices, as JAX transposes a
   broadcast into a sum.
 
-Collectives inside f are differentiated inside the derivative's pmap, by their own rules.
-Every rule binds at the parent interpreter, so grad of grad of pmap stays a pmap. vmap and
-jit of a pmapped function are not supported (`Pmapped.__call__` says so).
+Under vmap the call is a pmap of f's vmap (the batch axis first on every device, see
+`_PmapCallRules.batch`). Collectives inside f are differentiated inside the derivative's
+pmap, by their own rules. Every rule binds at the parent interpreter, so grad of grad of
+pmap stays a pmap. jit of a pmapped function is not supported (`Pmapped.__call__` says so).
 """
 from ..core import dtypes
 from ..core.ad_util import instantiate, is_zero
@@ -76,6 +77,12 @@ class PmapCall:
         return f
 
 
+def _drop_axis(x, axis):
+    """x's abstract value without its axis `axis` (a vmapped argument's one example)."""
+    shape = tuple(x.shape)
+    return ShapedArray(shape[:axis] + shape[axis + 1:], x.dtype, getattr(x, "weak_type", False))
+
+
 def _shard_aval(x, axis):
     shape = tuple(x.shape)
     if axis is not None:
@@ -96,9 +103,30 @@ class _PmapCallRules(_CallRules):
             "grad or jvp; pmap a jitted function instead")
 
     def batch(self, interp, args, params):
-        raise NotImplementedError(
-            f"{params['call'].pmapped._name}: vmap of a pmapped function under grad or jvp; "
-            "apply vmap inside the pmapped function instead")
+        """vmap of pmap is a pmap of vmap: each batched argument's batch axis goes first and
+        stays on every device (the mapped axis moves one place right), f is vmapped over it
+        on each device, and each output carries the batch axis first."""
+        call = params["call"]
+        vals, dims = zip(*[interp.lift(a) for a in args])
+        unbatched = all(d is None for d in dims)
+        with set_interpreter(interp.parent):
+            if unbatched and interp.axis_name is None:
+                return pmap_call_p.bind(*vals, **params)
+            from .. import numpy as jnp
+            call.shapes([v if d is None else _drop_axis(v, d) for v, d in zip(vals, dims)])
+            vals = [v if d in (None, 0) else jnp.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+            in_axes = tuple(a if d is None or a is None else a % (v.ndim - 1) + 1
+                            for v, d, a in zip(vals, dims, call.axes))
+            vmap_axes = tuple(None if d is None else 0 for d in dims)
+            out_axes = tuple(o if o is None or o < 0 else o + 1 for o in call.out_axes)
+            size = interp.axis_size if unbatched else None
+            from .jit_call import _vmap_fun
+            f = call.derived(("vmap", vmap_axes, interp.axis_name, size),
+                             lambda: _vmap_fun(call.fun, vmap_axes, interp.axis_name, size),
+                             in_axes, out_axes)
+            outs = f(*vals)
+        from .batching import BatchTracer
+        return tuple(BatchTracer(interp, o, 0) for o in outs)
 
     def jvp(self, interp, args, params):
         call = params["call"]

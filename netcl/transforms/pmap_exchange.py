@@ -28,8 +28,11 @@ Schedules, with host memory as the hub every device reaches over its own link:
   collective that way.
 - Across processes (netcl.distributed): an all-reduce combines the devices' parts locally,
   waits for them on the host, reduces them across the processes with MPI's Allreduce in
-  place in pinned memory, and every device uploads them; other collectives gather every
-  process's values with MPI and run the host rule.
+  place in pinned memory, and every device uploads them; with one device per process whose
+  buffers are host memory (Target.host_memory_buffers: PoCL) MPI reads the input and
+  writes the output through maps instead, with no copy, or reduces in place an input that
+  nothing reads afterwards. Other collectives gather every process's values with MPI and
+  run the host rule.
 """
 import collections
 import hashlib
@@ -49,11 +52,14 @@ from ..primitives.elementwise import add_p, max_p, min_p
 from ..primitives.views import reshape, transpose
 
 
-def run_collectives(eqns, env, devices, world=None):
+def run_collectives(eqns, env, devices, world=None, overwritable=None):
     """Enqueue the collective equations `eqns` (independent of one another) on every device:
     `env[i]` maps variable ids to device i's values and receives the outputs. With a
     `world` (netcl.distributed: several processes, each running this with its own devices,
-    in axis order process by process) the collectives span the processes."""
+    in axis order process by process) the collectives span the processes.
+    `overwritable(var id)`: whether an all-reduce may write its result over that input on
+    every device (nothing reads it afterwards and no other array holds its buffer); None:
+    none may."""
     if devices[0].queue is None:                    # the NumPy fallback
         for e in eqns:
             _host_collective(e, env, devices, world)
@@ -69,7 +75,7 @@ def run_collectives(eqns, env, devices, world=None):
         else:
             _host_collective(e, env, devices, world)
     for (prim, dtype), group in buckets.items():
-        _bucketed_all_reduce(prim, dtype, group, env, devices, world)
+        _bucketed_all_reduce(prim, dtype, group, env, devices, world, overwritable)
     for d in devices:
         d.queue.flush()     # (other devices' queues wait on these copies)
 
@@ -149,14 +155,16 @@ _COMBINE = {psum_p: add_p, pmax_p: max_p, pmin_p: min_p}
 _MPI_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint32)
 
 
-def _bucketed_all_reduce(prim, dtype, eqns, env, devices, world):
+def _bucketed_all_reduce(prim, dtype, eqns, env, devices, world, overwritable=None):
     """All-reduce the inputs of `eqns` (one collective, one dtype) as one flat buffer."""
     sizes = [prod(e.inputs[0].aval.shape) for e in eqns]
     if world is None and 1 < len(devices) and 0 < sum(sizes) * dtype.itemsize <= ONE_ROUND_BYTES:
         return _one_round_bucket(prim, dtype, eqns, sizes, env, devices)
     flats = [_pack([env[i][e.inputs[0].id] for e in eqns], dtype) for i in range(len(devices))]
     what = None if world is None else _describe(prim.name, [e.inputs[0].aval for e in eqns])
-    reduced = _all_reduce(prim, dtype, flats, devices, world, what)
+    # (several inputs are packed into a new buffer, which the result may overwrite)
+    in_place = len(eqns) > 1 or (overwritable is not None and overwritable(eqns[0].inputs[0].id))
+    reduced = _all_reduce(prim, dtype, flats, devices, world, what, in_place)
     for i, y in enumerate(reduced):
         _unpack(y, [e.outputs[0] for e in eqns], env[i])
 
@@ -179,13 +187,14 @@ def _pack(xs, dtype):
 
 
 def _unpack(y, outvars, env):
-    """The outputs `outvars` from the flat reduced array `y`, each its own dense array."""
+    """The outputs `outvars` from the flat reduced array `y` (dense, from its offset), each
+    its own dense array."""
     if len(outvars) == 1:
         v = outvars[0]
         env[v.id] = Array(y.device, y._buf, y._storage, tuple(v.aval.shape), y.dtype,
-                          _strides(v.aval.shape), 0, v.aval.weak_type)
+                          _strides(v.aval.shape), y.offset, v.aval.weak_type)
         return
-    at, isz = 0, y.dtype.itemsize
+    at, isz = y.offset, y.dtype.itemsize
     for v in outvars:
         out = Array.empty(y.device, tuple(v.aval.shape), y.dtype, v.aval.weak_type)
         if out.size:
@@ -293,25 +302,22 @@ def _scatter_source(prim, dtype, count, n, base, total, ranges):
     return f"__kernel void {name}({params}) {{\n{body}\n}}\n", name
 
 
-def _all_reduce(prim, dtype, flats, devices, world=None, what=None):
-    """Per device a new (n,) array: the elementwise combination (prim) of every device's
+def _all_reduce(prim, dtype, flats, devices, world=None, what=None, in_place=False):
+    """Per device an (n,) array: the elementwise combination (prim) of every device's
     flat value; `flats[i]` is (array, element offset, n) on devices[i]. With a `world`,
     the devices' combined parts are combined across the processes by MPI's Allreduce in
     pinned memory before every device uploads them (after the processes' arrival round,
-    which checks that they all reduce `what`)."""
+    which checks that they all reduce `what`), or, with one device whose buffers are host
+    memory, where they are (`in_place`: the result may overwrite the flat value)."""
     count, n, isz = len(devices), flats[0][2], dtype.itemsize
+    if count == 1 and world is not None and n:
+        (d,), ((x, off, _),) = devices, flats
+        what = what or f"{prim.name} of {dtype.name} ({n},)"
+        if d.target.host_memory_buffers and (in_place or n * isz >= MAPPED_BYTES):
+            return [_mapped_all_reduce(world, prim, dtype, d, x, off, n, in_place, what)]
+        return [_pinned_all_reduce(world, prim, dtype, d, x, off, n, what)]
     outs = [Array.empty(d, (n,), dtype) for d in devices]
     if not n:
-        return outs
-    if count == 1 and world is not None:
-        # one device in this process: its value goes to pinned memory as it is, MPI
-        # reduces it there, and it comes back (two copies; the general path makes three)
-        (d,), ((x, off, _),) = devices, flats
-        result = _pinned(d, "result", n * isz)
-        published = result.download(d.queue, 0, x._buf, off * isz, n * isz, result.claim())
-        d.queue.flush()
-        _mpi_all_reduce(world, prim, dtype, n, what, [published], [result], [(0, n)])
-        result.upload(d.queue, 0, outs[0]._buf, 0, n * isz, None)
         return outs
     parts = _parts(n, count)
     # reduce-scatter: every device sends the parts it does not own ...
@@ -374,6 +380,94 @@ def _mpi_all_reduce(world, prim, dtype, n, what, published, results, parts):
         if b > a:
             world.comm.raw.Allreduce(MPI.IN_PLACE,
                                      results[i].host[a * isz:b * isz].view(dtype), op=op)
+
+
+# One device per process (across processes): from this many bytes, where the device's
+# buffers are host memory, MPI reads the input and writes a new output through maps: four
+# commands on the device's queue (two maps, two unmaps), where staging through pinned memory
+# enqueues two copies, which cost more from here. An input the result may overwrite is
+# reduced where it is at every size (one map, one unmap).
+MAPPED_BYTES = 512 << 10
+
+
+def _pinned_all_reduce(world, prim, dtype, device, x, off, n, what):
+    """A new (n,) array: the processes' combination (prim) of x's n elements from element
+    `off`, through pinned memory: x's value goes there as it is, MPI reduces it there (in
+    place, unless a process keeps its input: into the pinned send buffer, unused on this
+    path), and it comes back (two copies; the general path makes three)."""
+    q, isz, nbytes = device.queue, dtype.itemsize, n * dtype.itemsize
+    result = _pinned(device, "result", nbytes)
+    published = result.download(q, 0, x._buf, off * isz, nbytes, result.claim())
+    q.flush()
+    cl.wait_for_events([published])
+    # (after the wait: a process whose device hangs does not arrive either)
+    source = result
+    if world.comm.arrive(what, agree=True):
+        _mpi_combine(world.comm.raw, prim, result.host[:nbytes].view(dtype))
+    else:
+        source = _pinned(device, "send", nbytes)
+        wait = source.claim()
+        if wait:
+            cl.wait_for_events(wait)        # (the host writes it: its last uploads first)
+        _mpi_combine(world.comm.raw, prim, result.host[:nbytes].view(dtype),
+                     source.host[:nbytes].view(dtype))
+    out = Array.empty(device, (n,), dtype)
+    source.upload(q, 0, out._buf, 0, nbytes, None)
+    return out
+
+
+def _mapped_all_reduce(world, prim, dtype, device, x, off, n, in_place, what):
+    """A (n,) array: the processes' combination (prim) of x's n elements from element `off`,
+    on a device whose buffers are host memory: x and a new output are mapped (views of the
+    device's own bytes), MPI reads one and writes the other, and they are unmapped, where
+    the pinned path copies x to pinned memory and back. `in_place`: the result may
+    overwrite x, which MPI then reduces where it is, if every process may (the arrival
+    round's vote: MPI's in-place reduction is a choice of all processes or none). The host
+    waits for x, then for every process to arrive at `what`."""
+    q, isz = device.queue, dtype.itemsize
+
+    def mapped(buf, start, flags, blocking=False):
+        return cl.enqueue_map_buffer(q, buf, flags, start * isz, (n,), dtype,
+                                     is_blocking=blocking)
+    out = None if in_place else Array.empty(device, (n,), dtype)
+    maps = [mapped(x._buf, off, cl.map_flags.READ | (cl.map_flags.WRITE if in_place else 0))]
+    if out is not None:
+        maps.append(mapped(out._buf, 0, cl.map_flags.WRITE_INVALIDATE_REGION))
+    try:
+        q.flush()
+        cl.wait_for_events([ev for _, ev in maps])
+        # (after the wait: a process whose device hangs does not arrive either)
+        everywhere = world.comm.arrive(what, agree=in_place)
+        if out is None and not everywhere:      # (another process keeps its input)
+            out = Array.empty(device, (n,), dtype)
+            maps.append(mapped(out._buf, 0, cl.map_flags.WRITE_INVALIDATE_REGION, True))
+        _mpi_combine(world.comm.raw, prim, maps[0][0], None if everywhere else maps[1][0])
+    finally:
+        for host, _ in maps:
+            host.base.release(q)
+    return out if out is not None else Array(device, x._buf, x._storage, (n,), dtype, (1,),
+                                             off)
+
+
+def _mpi_combine(comm, prim, src, dst=None):
+    """dst = the combination (prim) over the processes of src (host arrays of one size; dst
+    None: into src; every process passes one or every process none). Into another array,
+    MPI's reduce-scatter then its all-gather in place: an Allreduce into another buffer
+    first copies the whole input there (MPICH), where the reduce-scatter reads each part
+    where it is."""
+    from mpi4py import MPI
+    op = {psum_p: MPI.SUM, pmax_p: MPI.MAX, pmin_p: MPI.MIN}[prim]
+    count, n = comm.Get_size(), src.size
+    block = n // count
+    if dst is None or not block:
+        comm.Allreduce(MPI.IN_PLACE if dst is None else src, src if dst is None else dst,
+                       op=op)
+        return
+    rank, whole = comm.Get_rank(), block * count
+    comm.Reduce_scatter_block(src[:whole], dst[rank * block:(rank + 1) * block], op=op)
+    comm.Allgather(MPI.IN_PLACE, dst[:whole])
+    if whole < n:
+        comm.Allreduce(src[whole:], dst[whole:], op=op)
 
 
 _KERNELS = {}
