@@ -438,6 +438,28 @@ def test_column_sum_epilogue_with_a_work_item_per_column(gpu_column_sums):
         for got, want in zip(got_all, want_all):
             assert_close(got, np.asarray(want), rtol=1e-5, atol=1e-5)
 
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16])
+def test_16_bit_column_sum_takes_its_float32_update(gpu_column_sums, dtype):
+    """A 16-bit layer's bias gradient (under autocast) and the float32 update it feeds: one
+    kernel on GPUs, the sum rounded to its dtype before the update as eager's reduction
+    stores it (the float32 sums may differ in order: at most one 16-bit step apart)."""
+    rng = np.random.default_rng(7)
+    g = jnp.asarray(rng.standard_normal((70, 45)).astype(np.float32)).astype(dtype)
+    b = jnp.asarray(rng.standard_normal(45).astype(np.float32))
+
+    def f(g, b):
+        return b - 0.5 * jnp.sum(g, axis=0).astype(jnp.float32)
+    low = netcl.jit(f).lower(g, b)
+    assert [k.name for k in low.kernels] == ["column_sum_epilogue"], low.as_text()
+    got, want = np.asarray(netcl.jit(f)(g, b)), np.asarray(f(g, b))
+    assert got.dtype == np.float32
+    step = 0.5 * np.abs(np.asarray(jnp.sum(g, axis=0), np.float32)) * jnp.finfo(dtype).eps
+    assert np.all(np.abs(got - want) <= step + 1e-6), (got - want, step)
+    exact = np.asarray(g, np.float64).sum(0)
+    np.testing.assert_allclose(got, np.asarray(b) - 0.5 * exact,
+                               atol=float(np.abs(exact).max()) * float(jnp.finfo(dtype).eps))
+
+
 def test_column_sums_that_cannot_take_an_update(monkeypatch):
     """Over the last axis (a row reduction), too many rows, a strided operand: the sum and the
     update run apart, with the same results (twice: later calls write the update in place)."""

@@ -146,9 +146,10 @@ def _epilogue_ok(product, group):
 
 
 # the products whose epilogue launchers take float16 and bfloat16 results (a max-pooling
-# gradient's scattered values are the 16-bit source's, exact in its float registers)
+# gradient's scattered values are the 16-bit source's, exact in its float registers; a
+# column sum is rounded to its dtype before its update, on GPUs)
 _HALF_PRODUCTS = (conv.conv_general_dilated_p, linalg.dot_general_p,
-                  conv.select_and_scatter_add_p)
+                  conv.select_and_scatter_add_p, reduce_sum_p)
 
 
 def _as_group(e):

@@ -39,9 +39,12 @@ def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body
     x = xs[0]
     kd = x.dtype
     rows, cols = prod(x.shape[:len(axes)]), prod(aval.shape)
+    width = device.target.column_sum_width
+    # (16-bit sums: the GPUs' form, a column per work-item, reading them element by element)
+    wide_enough = kd in (dtypes.float32, dtypes.float64) or (kd in dtypes.HALF and width == 1)
     if device.is_numpy or axes != tuple(range(len(axes))) or len(xs) != len(positions) or \
             any(not y._contig or y.shape != x.shape or y.dtype != kd for y in xs) or \
-            kd not in (dtypes.float32, dtypes.float64) or not 0 < rows <= MAX_ROWS or \
+            not wide_enough or not 0 < rows <= MAX_ROWS or \
             not cols or (kd == dtypes.float64 and not device.capabilities.fp64) or \
             any(a.shape != aval.shape for a in out_avals) or \
             any(e.ndim and (e.shape != aval.shape or not e._contig) for e in extras):
@@ -56,10 +59,11 @@ def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body
     decls += [f"__global const {kernels.storage_ctype(kd)}* s{i}" for i in range(n)]
     decls += [f"const int off{i}" for i in range(n)] + ["const int R", "const int C"]
     sums = [f"acc{i}" for i in range(n)]
+    # a 16-bit sum is rounded to its dtype first, as the reduction's own store would
+    rounded = [kernels.round_to(kd, 1, a) if kd.itemsize == 2 else a for a in sums]
     finish = dot_epilogue.flat_element(kd, positions, extras, body, out_vars, out_avals, "c",
-                                       sums)
+                                       rounded)
     one_by_one = _column_sum(ct, sums, [f"s{i}[off{i} + r * C + c]" for i in range(n)])
-    width = device.target.column_sum_width
     slices = max(1, min(GPU_ROW_SLICES, device.work_group // 32))
     if width == 1:
         # GPUs: a group of 32 columns x `slices` row slices; each work-item adds every
@@ -71,7 +75,8 @@ def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body
         lines += [f"  __local {ct} part{i}[{slices}][32];" for i in range(n)]
         lines += [f"  {ct} " + ", ".join(f"acc{i} = ({ct})(0)" for i in range(n)) + ";",
                   f"  if (c < C) for (int r = t; r < R; r += {slices}) {{"]
-        lines += [f"    acc{i} += s{i}[off{i} + r * C + c];" for i in range(n)]
+        lines += [f"    acc{i} += {kernels.load(kd, f's{i}', f'off{i} + r * C + c')};"
+                  for i in range(n)]
         lines += ["  }"] + [f"  part{i}[t][l] = acc{i};" for i in range(n)]
         lines += ["  barrier(CLK_LOCAL_MEM_FENCE);", "  if (t != 0 || c >= C) return;"]
         lines += [f"  for (int u = 1; u < {slices}; ++u) acc{i} += part{i}[u][l];"
