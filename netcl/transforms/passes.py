@@ -30,7 +30,7 @@ from .fusion import (cse, dce, fold_literals, forward_scalar_broadcasts, fuse, h
                      strip_identities)
 from .executable import launcher_for
 from .plan import assign_in_place, is_view, unbound_values
-from .row_fusion import row_fuse
+from .row_fusion_pass import row_fuse
 
 
 @dataclass
