@@ -1,4 +1,5 @@
-"""Device kernels vs the host path (NumPy's LAPACK) of cholesky and triangular_solve.
+"""Device kernels vs the host path (NumPy's LAPACK) of cholesky, triangular_solve, lu, solve
+and slogdet.
 
     python benchmarks/linalg_bench.py                                   # the default grid
     python benchmarks/linalg_bench.py --op trsm --batch 1 --n 128 256 512 --k 1 64
@@ -9,7 +10,9 @@ operands (linalg_device.launcher, whatever linalg_device's policy would choose, 
 launcher of linalg_host) and timed in turn, each call synchronised (the host path waits for
 the queue anyway): --repeat rounds of A then B, the medians reported with their ratio
 (host / device: above 1 the device kernel wins). trsm solves a lower L (n, n) against b
-(n, k), batched.
+(n, k), batched; solve a general A (n, n) against b (n, k). The host path of lu is its
+NumPy reference (NumPy has no LAPACK getrf): solve and slogdet are the comparisons that
+matter.
 """
 import argparse
 import statistics
@@ -22,6 +25,7 @@ import netcl.numpy as jnp
 from netcl.core.devices import LOCK
 from netcl.primitives import linalg_device as ld
 from netcl.primitives import linalg_host as lh
+from netcl.primitives import linalg_lu as llu
 
 
 def _time(run, args, device):
@@ -37,6 +41,11 @@ def _operands(op, batch, n, k, dtype, rng):
         x = rng.standard_normal(lead + (n, n))
         a = x @ np.swapaxes(x, -1, -2) / n + np.eye(n)
         return lh.cholesky_p, (a.astype(dtype),), {}
+    if op in ("lu", "solve", "slogdet"):
+        a = (rng.standard_normal(lead + (n, n)) + np.eye(n)).astype(dtype)
+        if op == "solve":
+            return lh.solve_p, (a, rng.standard_normal(lead + (n, k)).astype(dtype)), {}
+        return (llu.lu_p if op == "lu" else lh.slogdet_p), (a,), {}
     t = np.tril(rng.standard_normal(lead + (n, n)) * 0.5 / n ** 0.5 + 2 * np.eye(n))
     b = rng.standard_normal(lead + (n, k))
     return (lh.triangular_solve_p, (t.astype(dtype), b.astype(dtype)),
@@ -54,7 +63,9 @@ def compare(op, batch, n, k, dtype, repeat, warmup, rng):
     if dev is None:
         return None
     # the device result against the host's
-    got, want = np.asarray(dev(*args)), np.asarray(host(*args))
+    got, want = dev(*args), host(*args)
+    got, want = (np.asarray(got[0] if isinstance(got, tuple) else got),
+                 np.asarray(want[0] if isinstance(want, tuple) else want))
     err = float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
     for _ in range(warmup):
         _time(dev, args, device)
@@ -68,10 +79,10 @@ def compare(op, batch, n, k, dtype, repeat, warmup, rng):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--op", choices=("chol", "trsm", "both"), default="both")
+    ap.add_argument("--op", choices=("chol", "trsm", "lu", "solve", "slogdet", "both"), default="both")
     ap.add_argument("--batch", type=int, nargs="+", default=[1, 16, 256, 4096])
     ap.add_argument("--n", type=int, nargs="+", default=[4, 8, 16, 32, 64, 128, 256, 512])
-    ap.add_argument("--k", type=int, nargs="+", default=[1, 16], help="trsm: columns of b")
+    ap.add_argument("--k", type=int, nargs="+", default=[1, 16], help="trsm, solve: columns of b")
     ap.add_argument("--dtype", default="float32", choices=("float32", "float64"))
     ap.add_argument("--repeat", type=int, default=11)
     ap.add_argument("--warmup", type=int, default=2)
@@ -94,7 +105,7 @@ def main():
     for op in ops:
         for n in args.n:
             for batch in args.batch:
-                for k in (args.k if op == "trsm" else (0,)):
+                for k in (args.k if op in ("trsm", "solve") else (0,)):
                     if batch * n * (n + k) * dtype.itemsize > args.max_bytes:
                         continue
                     r = compare(op, batch, n, k, dtype, args.repeat, args.warmup, rng)

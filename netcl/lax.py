@@ -14,6 +14,7 @@ from .primitives.collectives import (all_gather, all_to_all, axis_index, axis_si
                                      pmax, pmean, pmin, ppermute, psum, psum_scatter)
 from .primitives.random_bits import (bitcast_convert_type, nextafter, shift_left,  # noqa
                                      shift_right_arithmetic, shift_right_logical, threefry2x32)
+from . import lax_linalg as linalg  # noqa: F401  (jax.lax.linalg)
 
 
 

@@ -270,3 +270,145 @@ def test_bad_inputs_raise_before_anything_runs(device_work):
     raises_with(TypeError, lambda: lh.triangular_solve(f33, f32_, left_side=1),
                 "triangular_solve", "left_side")
     assert device_work == []
+
+
+# ---- lu, solve, slogdet (linalg_device_lu) ----------------------------------------------------
+
+LU_SHAPES = [(1, 1), (3, 3), (4, 17, 17), (64, 64), (2, 100, 100)]
+
+
+def _general(rng, shape, dtype):
+    """Well-conditioned matrices that still pivot: a random matrix plus a diagonal shift."""
+    n = shape[-1]
+    return (rng.standard_normal(shape) + 2 * n ** 0.5 * np.eye(n)[::-1]).astype(dtype)
+
+
+def _check_lu(a, f, piv, perm, dtype):
+    """lu's three results against SciPy's getrf (the pivots too) and A[perm] = L U."""
+    import scipy.linalg as sl
+    import warnings
+    n = a.shape[-1]
+    a2 = a.reshape((-1, n, n)).astype(np.float64)
+    f, piv, perm = (np.asarray(x).reshape((a2.shape[0],) + x.shape[-2 if x is f else -1:])
+                    for x in (f, piv, perm))
+    assert f.dtype == dtype and piv.dtype == np.int32 and perm.dtype == np.int32
+    for i in range(a2.shape[0]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sl.LinAlgWarning)     # (singular: expected)
+            want, wpiv = sl.lu_factor(a2[i])
+        np.testing.assert_array_equal(piv[i], wpiv)
+        np.testing.assert_allclose(f[i], want, **_tol(dtype))
+        low = np.tril(f[i], -1) + np.eye(n)
+        np.testing.assert_allclose(low @ np.triu(f[i]), a2[i][perm[i]], **_tol(dtype))
+
+
+@pytest.mark.parametrize("family", ["cpu", "gpu"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lu_matches_scipy_both_kernel_families(device_always, family, dtype):
+    from netcl.primitives import linalg_lu as llu
+    rng = _rng(11)
+    with override_target(DEVICE, kernel_family=family):
+        for shape in LU_SHAPES:
+            a = _general(rng, shape, dtype)
+            a[..., 0, 0] = 0                  # a zero on the diagonal: pivoting matters
+            a[..., 0, -1] += 1                # (and not singular at n = 1... but 1x1 is)
+            x = jnp.asarray(a)
+            f, piv, perm = llu.lu(x)
+            assert f.shape == shape and piv.shape == shape[:-1]
+            _check_lu(a, f, piv, perm, dtype)
+            assert _device_launch(llu.lu_p, x).kernels or shape[-1] > ld.SMALL_N
+
+
+def test_lu_reference_and_singular_matrices_as_lapack(device_always):
+    from netcl.primitives import linalg_lu as llu
+    rng = _rng(12)
+    for n in (5, 70):
+        a = rng.standard_normal((3, n, n))
+        a[1, :, 2] = 0                        # a zero column: a zero pivot, not divided by
+        a[2, 3] = 2 * a[2, 1]                 # dependent rows
+        _check_lu(a, *llu._lu_ref(a), np.float64)
+        f, piv, perm = llu.lu(jnp.asarray(a))
+        _check_lu(a, f, piv, perm, np.float64)
+        assert not np.isnan(np.asarray(f)).any()
+
+
+@pytest.mark.parametrize("family", ["cpu", "gpu"])
+def test_solve_and_slogdet_on_the_device_match_the_host_path(device_always, family):
+    rng = _rng(13)
+    with override_target(DEVICE, kernel_family=family):
+        for dtype in (np.float32, np.float64):
+            for shape, k in [((1, 1), 1), ((3, 3), 2), ((5, 17, 17), 3), ((64, 64), 1),
+                             ((2, 100, 100), 4)]:
+                a = _general(rng, shape, dtype)
+                if shape[-1] > 1:
+                    a[..., -1, -1] = 0                # a zero on the diagonal
+                b = rng.standard_normal(shape[:-1] + (k,)).astype(dtype)
+                x = lh.solve(jnp.asarray(a), jnp.asarray(b))
+                assert x.dtype == dtype
+                want = np.linalg.solve(a.astype(np.float64), b)
+                np.testing.assert_allclose(np.asarray(x), want, **_tol(dtype), err_msg=str(shape))
+                assert _device_launch(lh.solve_p, jnp.asarray(a), jnp.asarray(b)) is not None
+                sign, logdet = lh.slogdet(jnp.asarray(a))
+                ws, wl = np.linalg.slogdet(a.astype(np.float64))
+                np.testing.assert_array_equal(np.asarray(sign), ws)
+                np.testing.assert_allclose(np.asarray(logdet), wl, **_tol(dtype))
+
+
+@pytest.mark.parametrize("n", [4, 70])
+def test_singular_solve_and_slogdet_as_the_host_path(device_always, n):
+    rng = _rng(14)
+    a = rng.standard_normal((3, n, n))
+    a[0, :, 1] = 0
+    a[2, 2] = 0                           # a zero row: an exact zero pivot, as in LAPACK
+    b = rng.standard_normal((3, n, 2))
+    got = np.asarray(lh.solve(jnp.asarray(a), jnp.asarray(b)))
+    want = lh._solve_ref(a, b)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got[0]).all() and not np.isnan(got[1]).any()
+    np.testing.assert_allclose(got[1], want[1], **F64)
+    sign, logdet = (np.asarray(x) for x in lh.slogdet(jnp.asarray(a)))
+    ws, wl = lh._slogdet_ref(a)
+    np.testing.assert_array_equal(sign, ws)
+    np.testing.assert_array_equal(logdet[0], wl[0])          # -inf
+    np.testing.assert_allclose(logdet[1:], wl[1:], rtol=1e-9, atol=1e-9)
+
+
+def test_lu_solve_slogdet_gradients_and_jax_agreement(device_always):
+    import jax
+    import jax.numpy as jjnp
+    from netcl.primitives import linalg_lu as llu
+    rng = _rng(15)
+    a = jnp.asarray(_general(rng, (2, 5, 5), np.float64))
+    b = jnp.asarray(rng.standard_normal((2, 5, 3)))
+    check_grads(lambda a: llu.lu(a)[0], [a], order=2, modes=("fwd", "rev"))
+    check_grads(jnp.linalg.solve, [a, b], order=2, modes=("fwd", "rev"))
+    check_grads(lambda a: jnp.linalg.slogdet(a)[1], [a], order=1, modes=("fwd", "rev"))
+    check_grads(jnp.linalg.det, [a], order=1, modes=("fwd", "rev"))
+    a70 = jnp.asarray(_general(rng, (70, 70), np.float64))     # the blocked LU
+    check_grads(lambda a: jnp.sum(jnp.linalg.solve(a, jnp.ones((70, 1))) ** 2), [a70],
+                order=1, modes=("rev",))
+    a32 = _general(rng, (3, 6, 6), np.float32)
+    b32 = rng.standard_normal((3, 6, 2)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(jnp.linalg.solve(jnp.asarray(a32), jnp.asarray(b32))),
+                               np.asarray(jjnp.linalg.solve(a32, b32)), **F32)
+    np.testing.assert_allclose(np.asarray(jnp.linalg.det(jnp.asarray(a32))),
+                               np.asarray(jjnp.linalg.det(a32)), rtol=1e-4)
+    for got, want in zip(jnp.linalg.slogdet(jnp.asarray(a32)), jjnp.linalg.slogdet(a32)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
+    f, piv, perm = llu.lu(jnp.asarray(a32))
+    jf, jpiv, jperm = jax.lax.linalg.lu(a32)
+    np.testing.assert_array_equal(np.asarray(piv), np.asarray(jpiv))
+    np.testing.assert_array_equal(np.asarray(perm), np.asarray(jperm))
+    np.testing.assert_allclose(np.asarray(f), np.asarray(jf), **F32)
+
+
+def test_lu_jit_vmap_and_bad_inputs(device_always):
+    from netcl.primitives import linalg_lu as llu
+    rng = _rng(16)
+    a = _general(rng, (4, 6, 6), np.float32)
+    got = netcl.jit(lambda a: llu.lu(a)[0])(jnp.asarray(a))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(llu.lu(jnp.asarray(a))[0]), **F32)
+    got = netcl.vmap(lambda a: llu.lu(a)[2])(jnp.asarray(a))
+    np.testing.assert_array_equal(np.asarray(got), llu._lu_ref(a)[2])
+    raises_with(ValueError, lambda: llu.lu(jnp.zeros((2, 3), jnp.float32)), "lu", "square")
+    raises_with(TypeError, lambda: llu.lu(jnp.zeros((3, 3), jnp.int32)), "lu", "int32")

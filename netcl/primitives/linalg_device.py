@@ -1,4 +1,5 @@
-"""Device kernels of linalg_host's cholesky and triangular_solve primitives.
+"""Device kernels of linalg_host's cholesky and triangular_solve primitives (lu, solve and
+slogdet: linalg_device_lu, through `launcher` here).
 
 The primitives, their rules and the host path stay in `linalg_host`; its launchers ask
 `launcher(name, device, args, params, out)` here first and run the host's LAPACK where this
@@ -56,8 +57,15 @@ BLOCK = 64
 #   loses where a work-group's serial columns (Cholesky, 64 <= n <= 512: 0.4-1.0x) or one
 #   work-item's substitution (solve, n = 64: 0.75x) is all the device does.
 # Each entry: (n above, n at most, batch below) go to the host, per kernel family.
+# - lu, solve, slogdet (PoCL as above; linalg_device_lu): the device wins batches of n <= 64
+#   (1.0-7x) and n >= 256 (1.7-16x); solve of a few matrices of 100 < n <= 128 and slogdet
+#   of n = 128 at every batch measured (1-256) lose (0.5-0.9x), and so does solve of many
+#   matrices of n = 64 (batch 256: 0.6x), which this table cannot express. GPUs: unmeasured
+#   (no entry: the device everywhere).
 HOST_WINS = {
     ("cpu", "cholesky"): (96, 320, 4),
+    ("cpu", "solve"): (100, 128, 16),
+    ("cpu", "slogdet"): (100, 128, 512),
     ("gpu", "cholesky"): (48, 512, 2),
     ("gpu", "triangular_solve"): (48, 64, 2),
 }
@@ -569,4 +577,16 @@ def launcher(name, device, args, params, out):
         if _prefer_host(device, name, a.shape[-1], prod(a.shape[:-2])):
             return None
         return _triangular_solve_launcher(device, a, b, out, **params)
+    if name in ("lu", "solve", "slogdet"):
+        from . import linalg_device_lu as ldl
+        a = args[0]
+        if not _covered(device, a.dtype):
+            return None
+        if _prefer_host(device, name, a.shape[-1], prod(a.shape[:-2])):
+            return None
+        if name == "lu":
+            return ldl.lu_launcher(device, a, tuple(a.shape), a.dtype)
+        if name == "solve":
+            return ldl.solve_launcher(device, a, args[1], out)
+        return ldl.slogdet_launcher(device, a, out)
     return None

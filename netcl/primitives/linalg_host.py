@@ -1,7 +1,8 @@
 """Dense linear algebra computed on the host: cholesky, triangular_solve, solve, slogdet,
 eigh, svd and qr.
 
-cholesky and triangular_solve run device kernels where `linalg_device` covers them (float32,
+cholesky, triangular_solve, solve and slogdet (and linalg_lu's lu) run device kernels where
+`linalg_device` covers them (float32,
 and float64 where the device has fp64; not the few mid-sized single matrices where the
 host is faster, linalg_device.HOST_WINS): its `launcher` is asked first. The host path, in
 every other case: the launcher downloads its operands (`Array._to_host`), runs NumPy's LAPACK

@@ -7,8 +7,8 @@ them. SciPy's arguments that only manage memory or checks (overwrite_a, overwrit
 check_finite, debug, turbo) are accepted and ignored, as JAX does. Right-hand sides follow
 jax.scipy: b of shape (n,) is one vector, (..., n, k) a batch of matrices, batch dimensions
 broadcast; (..., n) with a of shape (..., n, n) is still read as a batch of vectors with a
-FutureWarning, as JAX 0.10 does. lu_factor / lu_solve are not provided: NumPy exposes no LU
-factorization with its pivots.
+FutureWarning, as JAX 0.10 does. lu, lu_factor and lu_solve run on netcl's own LU
+(primitives/linalg_lu.py: LAPACK getrf's pivots, on the device where it covers the size).
 
 >>> import netcl.scipy.linalg as sla
 >>> c = sla.cho_factor(jnp.array([[4.0, 2.0], [2.0, 3.0]]))
@@ -26,7 +26,7 @@ from ..primitives import linalg_host as lh
 from ..primitives import views
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
-           "eigh"]
+           "eigh", "lu", "lu_factor", "lu_solve"]
 
 
 def _rhs_plan(where, sa, sb):
@@ -215,6 +215,101 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
     a = _square(where, a)
     w, v = lh.eigh_p.bind((a + _mT(a)) * 0.5, lower=lower)
     return w if eigvals_only else (w, v)
+
+
+
+def _lu_of(where, a):
+    from ..primitives.linalg_lu import lu as _lu
+    return _lu(_square(where, a))
+
+
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """(lu, piv) of each square matrix of `a` (..., n, n): L (unit lower, below the diagonal)
+    and U (on and above it) packed in lu, and the row piv[i] swapped with row i at step i
+    (int32, counted from 0), as jax.scipy.linalg.lu_factor.
+
+    >>> lu, piv = sla.lu_factor(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> piv
+    Array([1, 1], dtype=int32)
+    """
+    lu_, piv, _ = _lu_of("scipy.linalg.lu_factor", a)
+    return lu_, piv
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
+    """(p, l, u) with a = p @ l @ u for each square matrix of `a`: p a permutation matrix, l
+    unit lower and u upper triangular; with permute_l, (p @ l, u). As jax.scipy.linalg.lu
+    (square matrices only).
+
+    >>> p, l, u = sla.lu(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> p
+    Array([[0., 1.],
+           [1., 0.]], dtype=float32)
+    """
+    from .. import numpy as jnp
+    where = "scipy.linalg.lu"
+    permute_l = _bool(where, "permute_l", permute_l)
+    lu_, _, perm = _lu_of(where, a)
+    n = lu_.shape[-1]
+    eye = jnp.eye(n, dtype=lu_.dtype)
+    l_ = jnp.tril(lu_, -1) + eye
+    u = jnp.triu(lu_)
+    # A[perm] = L U, so A = P L U with P[perm[i], i] = 1
+    p = (perm[..., None, :] == jnp.arange(n, dtype=perm.dtype)[:, None]).astype(lu_.dtype)
+    return (p @ l_, u) if permute_l else (p, l_, u)
+
+
+def _pivots_to_permutation(piv):
+    """The row order (..., n) that the swaps `piv` (..., n) make of arange(n): the swap of
+    step j exchanges entries j and piv[j] (lax.linalg.lu_pivots_to_permutation)."""
+    from .. import lax, numpy as jnp
+    n = piv.shape[-1]
+    idx = jnp.arange(n, dtype=piv.dtype)
+    perm = jnp.broadcast_to(idx, piv.shape)
+
+    def swap(j, perm):
+        pj = piv[..., j][..., None]
+        at_j = perm[..., j][..., None]
+        at_p = jnp.take_along_axis(perm, pj, axis=-1)
+        return jnp.where(idx == j, at_p, jnp.where(idx == pj, at_j, perm))
+    return lax.fori_loop(0, n, swap, perm)
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """x with op(a) @ x = b from lu_factor(a) = (lu, piv): op(a) = a (trans 0 or 'N') or
+    a^T (1, 'T', and 2, 'C' for real a). b: (n,) or (..., n, k), as jax.scipy.linalg.
+    lu_solve.
+
+    >>> f = sla.lu_factor(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> sla.lu_solve(f, jnp.array([5.0, 6.0]))
+    Array([-4. ,  4.5], dtype=float32)
+    """
+    from .. import numpy as jnp
+    where = "scipy.linalg.lu_solve"
+    if not (isinstance(lu_and_piv, (tuple, list)) and len(lu_and_piv) == 2):
+        raise TypeError(f"{where}: lu_and_piv must be the pair (lu, piv) that lu_factor "
+                        f"returns, got {type(lu_and_piv).__name__}")
+    if isinstance(trans, (bool, np.bool_)) or not isinstance(trans, (int, str, np.integer)) \
+            or trans not in _TRANS:
+        raise ValueError(f"{where}: invalid trans {trans!r}; expected 0, 1, 2, 'N', 'T' or "
+                         "'C'")
+    lu_, piv = lu_and_piv
+    lu_, b, back = _operands(where, lu_, b)
+    if tuple(piv.shape) != tuple(lu_.shape[-len(piv.shape) - 1:-1]) or \
+            jnp.dtype(piv.dtype).kind not in "iu":
+        raise ValueError(f"{where}: piv must be the integer pivots of lu's rows, shape "
+                         f"{tuple(lu_.shape[:-1])}; got shape {tuple(piv.shape)} and dtype "
+                         f"{piv.dtype}")
+    perm = jnp.broadcast_to(_pivots_to_permutation(piv), lu_.shape[:-1])
+    if not _TRANS[trans]:        # P^T L U x = b: L U x = b[perm]
+        pb = jnp.take_along_axis(b, perm[..., None], axis=-2)
+        y = lh._tri_solve(lu_, pb, True, False, True)
+        return back(lh._tri_solve(lu_, y, False, False, False))
+    # U^T L^T P x = b: U^T y = b, L^T z = y, x[perm] = z
+    y = lh._tri_solve(lu_, b, False, True, False)
+    z = lh._tri_solve(lu_, y, True, True, True)
+    inverse = jnp.argsort(perm, axis=-1)
+    return back(jnp.take_along_axis(z, inverse[..., None], axis=-2))
 
 
 # Errors escaping these functions name them as they are called (scipy.linalg.solve: ...).
