@@ -259,22 +259,6 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     return (p @ l_, u) if permute_l else (p, l_, u)
 
 
-def _pivots_to_permutation(piv):
-    """The row order (..., n) that the swaps `piv` (..., n) make of arange(n): the swap of
-    step j exchanges entries j and piv[j] (lax.linalg.lu_pivots_to_permutation)."""
-    from .. import lax, numpy as jnp
-    n = piv.shape[-1]
-    idx = jnp.arange(n, dtype=piv.dtype)
-    perm = jnp.broadcast_to(idx, piv.shape)
-
-    def swap(j, perm):
-        pj = piv[..., j][..., None]
-        at_j = perm[..., j][..., None]
-        at_p = jnp.take_along_axis(perm, pj, axis=-1)
-        return jnp.where(idx == j, at_p, jnp.where(idx == pj, at_j, perm))
-    return lax.fori_loop(0, n, swap, perm)
-
-
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     """x with op(a) @ x = b from lu_factor(a) = (lu, piv): op(a) = a (trans 0 or 'N') or
     a^T (1, 'T', and 2, 'C' for real a). b: (n,) or (..., n, k), as jax.scipy.linalg.
@@ -300,7 +284,8 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
         raise ValueError(f"{where}: piv must be the integer pivots of lu's rows, shape "
                          f"{tuple(lu_.shape[:-1])}; got shape {tuple(piv.shape)} and dtype "
                          f"{piv.dtype}")
-    perm = jnp.broadcast_to(_pivots_to_permutation(piv), lu_.shape[:-1])
+    from ..lax_linalg import lu_pivots_to_permutation
+    perm = jnp.broadcast_to(lu_pivots_to_permutation(piv, piv.shape[-1]), lu_.shape[:-1])
     if not _TRANS[trans]:        # P^T L U x = b: L U x = b[perm]
         pb = jnp.take_along_axis(b, perm[..., None], axis=-2)
         y = lh._tri_solve(lu_, pb, True, False, True)
