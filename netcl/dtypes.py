@@ -69,18 +69,15 @@ def iinfo(dtype):
 
 
 def result_type(*args, return_weak_type_flag=False):
-    """The dtype JAX's promotion gives `args` (arrays, scalars, dtypes).
+    """The dtype JAX's promotion gives `args` (arrays, scalars, dtypes; Python's int and
+    float types are weak, as Python scalars), and with `return_weak_type_flag` whether it
+    is weak.
 
-    >>> netcl.dtypes.result_type(jnp.ones(2, jnp.int32), 1.0)    # float32
+    >>> netcl.dtypes.result_type(jnp.ones(2, jnp.int32), 1.0)    # float32 (float64 with x64)
     """
-    from .numpy import result_type as _result_type
-    converted = [np.zeros((), _as_dtype(a, "result_type")) if _is_dtype_like(a) else a
-                 for a in args]
-    d = np.dtype(_result_type(*converted))
-    if return_weak_type_flag:
-        weak = all(isinstance(a, (bool, int, float)) for a in args)
-        return d, weak
-    return d
+    from .numpy._util import promotion_operand
+    d, weak = _dtypes.result_type(*[promotion_operand(a, "result_type") for a in args])
+    return (d, weak) if return_weak_type_flag else d
 
 
 def scalar_type_of(x):
@@ -105,17 +102,6 @@ def itemsize_bits(dtype):
     >>> netcl.dtypes.itemsize_bits(jnp.bfloat16)    # 16
     """
     return _as_dtype(dtype, "itemsize_bits").itemsize * 8
-
-
-def _is_dtype_like(a):
-    from .core.array import ArrayBase
-    if isinstance(a, (bool, int, float, np.ndarray, np.generic, ArrayBase)):
-        return False
-    try:
-        np.dtype(a)
-        return True
-    except TypeError:
-        return False
 
 
 def _as_dtype(dtype, where):

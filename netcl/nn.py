@@ -196,8 +196,9 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
 normalize = standardize
 
 
-def one_hot(x, num_classes, dtype=dtypes.float32, axis=-1):
-    """One-hot encode integer labels: out[..., c] = (x[...] == c).
+def one_hot(x, num_classes, dtype=float, axis=-1):
+    """One-hot encode integer labels: out[..., c] = (x[...] == c), of the default float
+    (float64 with x64, as jax.nn.one_hot) unless dtype is given.
 
     >>> netcl.nn.one_hot(jnp.array([0, 2]), 3)    # [[1, 0, 0], [0, 0, 1]]
     """

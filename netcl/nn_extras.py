@@ -29,7 +29,7 @@ _softmax, _log_softmax = _nn.softmax, _nn.log_softmax
 def _float(x, where):
     x = x if isinstance(x, (Array, Tracer)) else _arr(x, where)
     if dtypes.kind(x.dtype) != "f":
-        x = x.astype(dtypes.float32)
+        x = x.astype(dtypes.inexact_dtype(x.dtype, x.weak_type))
     return x
 
 

@@ -10,13 +10,14 @@ import netcl.numpy as jnp
 from netcl import mixed_precision as mp
 from netcl import optim, stax
 from netcl.tree_util import tree_leaves
+from util import float32_params
 
 RNG = np.random.default_rng(0)
 
 
 def _mlp():
     init, apply = stax.serial(stax.Dense(32), stax.Relu, stax.Dense(10), stax.LogSoftmax)
-    _, params = init(netcl.random.PRNGKey(0), (-1, 16))
+    params = float32_params(init(netcl.random.PRNGKey(0), (-1, 16))[1])
     x = jnp.asarray(RNG.standard_normal((8, 16)).astype(np.float32))
     y = jnp.asarray(np.eye(10, dtype=np.float32)[RNG.integers(0, 10, 8)])
     return params, x, y, (lambda p, x, y: -jnp.mean(jnp.sum(apply(p, x) * y, -1)))
@@ -27,7 +28,7 @@ def _cnn():
     # moves a kernel gradient entry by a whole input times its upstream gradient)
     init, apply = stax.serial(stax.Conv(8, (3, 3), padding="SAME"), stax.Tanh, stax.Flatten,
                               stax.Dense(10), stax.LogSoftmax)
-    _, params = init(netcl.random.PRNGKey(1), (4, 8, 8, 3))
+    params = float32_params(init(netcl.random.PRNGKey(1), (4, 8, 8, 3))[1])
     x = jnp.asarray(RNG.standard_normal((4, 8, 8, 3)).astype(np.float32))
     y = jnp.asarray(np.eye(10, dtype=np.float32)[RNG.integers(0, 10, 4)])
     return params, x, y, (lambda p, x, y: -jnp.mean(jnp.sum(apply(p, x) * y, -1)))
@@ -40,7 +41,7 @@ def _relu_cnn():
     init, apply = stax.serial(stax.Conv(8, (3, 3), padding="SAME"), stax.Relu,
                               stax.MaxPool((2, 2), (2, 2)), stax.Flatten, stax.Dense(10),
                               stax.LogSoftmax)
-    _, params = init(netcl.random.PRNGKey(2), (4, 8, 8, 3))
+    params = float32_params(init(netcl.random.PRNGKey(2), (4, 8, 8, 3))[1])
     x = jnp.asarray(rng.standard_normal((4, 8, 8, 3)).astype(np.float32))
     y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 4)])
     return params, x, y, (lambda p, x, y: -jnp.mean(jnp.sum(apply(p, x) * y, -1)))

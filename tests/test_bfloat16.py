@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from util import raises_with
+from util import float32_params, raises_with
 
 import netcl
 import netcl.numpy as jnp
@@ -263,7 +263,7 @@ def test_promotion_in_arithmetic():
     x = jnp.asarray(np.array([1.5, -2.0], BF16))
     assert (x * 2.0).dtype == BF16 and (x + 1).dtype == BF16 and (2.5 - x).dtype == BF16
     assert (x + jnp.asarray(np.ones(2, np.float16))).dtype == F32
-    assert (x * jnp.ones(2)).dtype == F32
+    assert (x * jnp.ones(2, jnp.float32)).dtype == F32
     assert (x + jnp.arange(2)).dtype == BF16
     assert (x + np.ones(2, BF16)).dtype == BF16          # NumPy (ml_dtypes) operands
     assert (np.ones(2, BF16) * x).dtype == BF16
@@ -363,7 +363,8 @@ def test_numpy_round_trip_and_dtype_arguments():
 
 def test_checkpoint_round_trip():
     h = np.array([[1.5, -0.0, np.nan], [np.inf, 3.0e38, -2.0 ** -133]], BF16)
-    tree = {"w": jnp.asarray(h), "np": h.copy(), "scalar": h[0, 0], "f32": jnp.ones(2)}
+    tree = {"w": jnp.asarray(h), "np": h.copy(), "scalar": h[0, 0],
+            "f32": jnp.ones(2, jnp.float32)}
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "ckpt.npz")
         io.save(p, tree)
@@ -476,7 +477,7 @@ def test_jit_with_a_scalar_literal():
 def _mlp():
     rng = np.random.default_rng(0)
     init, apply = stax.serial(stax.Dense(32), stax.Tanh, stax.Dense(10), stax.LogSoftmax)
-    _, params = init(random.PRNGKey(0), (-1, 16))
+    params = float32_params(init(random.PRNGKey(0), (-1, 16))[1])
     x = jnp.asarray(rng.standard_normal((8, 16)).astype(np.float32))
     y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 8)])
     return params, x, y, (lambda p, x, y: -jnp.mean(jnp.sum(apply(p, x) * y, -1)))

@@ -565,7 +565,7 @@ def test_conv_errors():
     with pytest.raises(TypeError, match="must contain 'O' and 'I' exactly once"):
         f(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIX", "NHWC"))
     with pytest.raises(TypeError, match="same dtype"):
-        f(x, jnp.ones((4, 3, 3, 3), dtype=np.float64), (1, 1), "SAME")
+        f(x.astype(np.float32), jnp.ones((4, 3, 3, 3), dtype=np.float64), (1, 1), "SAME")
     with pytest.raises(TypeError, match="floating point"):
         f(jnp.ones((2, 3, 5, 5), dtype=np.int32), jnp.ones((4, 3, 3, 3), dtype=np.int32),
           (1, 1), "SAME")

@@ -28,7 +28,7 @@ def test_devices_and_default():
 
 
 def test_array_basics():
-    x = jnp.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    x = jnp.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], jnp.float32)
     assert x.shape == (2, 3) and x.dtype == np.float32 and x.ndim == 2 and x.size == 6
     assert len(x) == 2 and [r.shape for r in x] == [(3,), (3,)]
     assert float(x[1, 2]) == 6.0 and int(jnp.array(7)) == 7
@@ -64,7 +64,7 @@ def test_dtypes_and_zero_size():
         assert_close(jnp.asarray(host), host, dt)
     e = jnp.zeros((0, 3))
     assert e.shape == (0, 3) and np.asarray(e + 1.0).shape == (0, 3)
-    assert jnp.array([1.0]).dtype == np.float32        # Python floats: float32
+    assert jnp.array([1.0]).dtype == np.float64        # Python floats: the default float
     assert jnp.asarray(np.ones(2)).dtype == np.float64  # NumPy float64 kept (device has fp64)
     assert jnp.asarray(np.ones(2, np.int64)).dtype == np.int32
 

@@ -38,7 +38,7 @@ def test_select_clamp_convert():
     rng = np.random.default_rng(1)
     x = rand(rng, (4, 5), np.float32, -3, 3, special=True)
     p = x > 0
-    assert_close(lax.select(jnp.asarray(p), jnp.asarray(x), jnp.zeros((4, 5))),
+    assert_close(lax.select(jnp.asarray(p), jnp.asarray(x), jnp.zeros((4, 5), jnp.float32)),
                  np.where(p, x, 0))
     lo, hi = np.full((4, 5), -1, np.float32), np.full((4, 5), 1, np.float32)
     assert_close(lax.clamp(jnp.asarray(lo), jnp.asarray(x), jnp.asarray(hi)),
@@ -75,17 +75,17 @@ def test_integer_pow():
 
 
 def test_weak_type_promotion():
-    x = jnp.ones(3)  # float32
+    x = jnp.ones(3, jnp.float32)
     assert (x * 2).dtype == np.float32 and (x * 2.0).dtype == np.float32
     i = jnp.arange(3)
     assert i.dtype == np.int32
     assert (i * 2).dtype == np.int32
-    assert (i * 2.5).dtype == np.float32
+    assert (i * 2.5).dtype == np.float64    # the default float (x64 on: conftest.py)
     assert (i + jnp.ones(3, jnp.float16)).dtype == np.float16
     h = jnp.ones(3, jnp.float16)
     assert (h + 1.0).dtype == np.float16
     assert jnp.sin(i).dtype == np.float32
-    assert (jnp.ones(2, jnp.float64) + jnp.ones(2)).dtype == np.float64
+    assert (jnp.ones(2, jnp.float64) + jnp.ones(2, jnp.float32)).dtype == np.float64
 
 
 @pytest.mark.parametrize("fn, bad, err", [
@@ -260,7 +260,8 @@ def test_copies_take_the_buffer_copy_or_one_program_per_element_size(monkeypatch
     assert built == [], "copies of dense arrays should build no kernel"
     for n in [1, 9, 5000]:
         np.testing.assert_array_equal(np.asarray(jnp.zeros((n,), jnp.int32)), np.zeros(n))
-        np.testing.assert_array_equal(np.asarray(jnp.full((n,), 2.5)), np.full(n, 2.5))
+        np.testing.assert_array_equal(np.asarray(jnp.full((n,), 2.5, jnp.float32)),
+                                      np.full(n, 2.5))
         np.testing.assert_array_equal(np.asarray(jnp.full((n,), 7, jnp.uint32)), np.full(n, 7))
     assert len(built) == 1, "fills of 32-bit dtypes should share one program"
     m = np.arange(12, dtype=np.int32).reshape(3, 4)

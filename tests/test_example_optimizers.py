@@ -20,7 +20,7 @@ import netcl.numpy as jnp  # noqa: E402
 from netcl import random  # noqa: E402
 from netcl.example_libraries import optimizers as opt  # noqa: E402
 from netcl.example_libraries import stax  # noqa: E402
-from util import raises_with  # noqa: E402
+from util import float32_params, raises_with  # noqa: E402
 from netcl.tree_util import tree_leaves, tree_map, tree_structure  # noqa: E402
 
 STEPS = 4
@@ -215,7 +215,7 @@ def test_stax_mlp_with_adam_matches_jax():
     y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 16)]
     init, apply = stax.serial(stax.Dense(8), stax.Relu, stax.Dense(8), stax.Tanh,
                               stax.Dense(3), stax.LogSoftmax)
-    _, params = init(random.PRNGKey(0), (-1, 5))
+    params = float32_params(init(random.PRNGKey(0), (-1, 5))[1])
     host = tree_map(np.asarray, params)
     _, japply = jstax.serial(jstax.Dense(8), jstax.Relu, jstax.Dense(8), jstax.Tanh,
                              jstax.Dense(3), jstax.LogSoftmax)

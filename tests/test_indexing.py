@@ -155,7 +155,7 @@ def test_bad_indices():
     with pytest.raises(TypeError, match="__getitem__.*float"):
         x[1.0]
     with pytest.raises(TypeError, match="__getitem__.*float32"):
-        x[jnp.zeros(2)]
+        x[jnp.zeros(2, jnp.float32)]
     with pytest.raises(TypeError, match="__getitem__.*float64"):
         x[np.array([0.5])]
     with pytest.raises(IndexError, match=r"boolean index of shape \(2,\).*\(3,\)"):

@@ -196,7 +196,9 @@ PROGRAMS = [classifier, kernel_lsq, rnn_over_scan, vae_objective, clipped_per_ex
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
 def test_ported_program_agrees_with_jax(program):
-    ours, theirs = program(_modules("netcl")), program(_modules("jax"))
+    ours = program(_modules("netcl"))
+    with jax.enable_x64(netcl.config.enable_x64):   # (the same default dtypes: x64 on here)
+        theirs = program(_modules("jax"))
     assert len(ours) == len(theirs)
     # (ten float32 steps through a Cholesky factor: its rounding differs by LAPACK build)
     rtol, atol = (2e-3, 1e-4) if program is gaussian_process else (2e-4, 2e-5)

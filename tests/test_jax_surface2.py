@@ -36,7 +36,7 @@ def f64(*shape, scale=1.0, low=None):
 # ---- debug.print, debug.callback, pure_callback --------------------------------------------
 
 def test_debug_print_eager_jit_vmap_grad(capsys):
-    x = jnp.arange(3.0)
+    x = jnp.arange(3.0, dtype=jnp.float32)
     netcl.debug.print("eager {} s={s:.2f}", x, s=x.sum())
 
     @netcl.jit
@@ -90,9 +90,9 @@ def test_debug_callback_and_pure_callback_run_at_run_time():
                                                    jnp.ones((), jnp.float32), v,
                                                    vmap_method="sequential"))
     same(seq(jnp.ones((4, 3))), np.full(4, 3.0, np.float32))
-    vec = netcl.vmap(lambda v: netcl.pure_callback(lambda a: a * 2, jnp.ones(3), v,
-                                                   vmap_method="expand_dims"))
-    same(vec(jnp.ones((4, 3))), np.full((4, 3), 2.0, np.float32))
+    vec = netcl.vmap(lambda v: netcl.pure_callback(lambda a: a * 2, jnp.ones(3, jnp.float32),
+                                                   v, vmap_method="expand_dims"))
+    same(vec(jnp.ones((4, 3), jnp.float32)), np.full((4, 3), 2.0, np.float32))
     with pytest.raises(TypeError, match="pure_callback: the host function host_sin"):
         netcl.grad(lambda v: g(v).sum())(jnp.asarray(x))
     with pytest.raises(NotImplementedError, match="vmap_method"):
@@ -112,7 +112,8 @@ def test_device_get_eval_shape_make_jaxpr_typeof():
                            S((4, 5), np.float32))
         assert [(x.shape, x.dtype) for x in r] == [((3, 5), np.float32), ((4,), np.float32)]
     assert repr(s) == repr(jax.ShapeDtypeStruct((3, 4), jjnp.float32)) and s.ndim == 2
-    ir, shape = netcl.make_jaxpr(lambda a: jnp.sin(a).sum(), return_shape=True)(jnp.ones(3))
+    ir, shape = netcl.make_jaxpr(lambda a: jnp.sin(a).sum(),
+                                 return_shape=True)(jnp.ones(3, jnp.float32))
     assert "sin" in str(ir) and shape == netcl.ShapeDtypeStruct((), np.float32)
     assert netcl.typeof(jnp.ones(3)).shape == (3,) and netcl.default_backend() in ("cpu", "gpu")
     with pytest.raises(ValueError, match="ShapeDtypeStruct"):
@@ -123,8 +124,9 @@ def test_device_get_eval_shape_make_jaxpr_typeof():
 
 def test_linearize_linear_transpose_jacobian_custom_gradient():
     y, f_jvp = netcl.linearize(jnp.sin, 1.0)
-    yj, fj = jax.linearize(jjnp.sin, 1.0)
-    same(y, yj) and same(f_jvp(2.0), fj(2.0))
+    with jax.enable_x64(netcl.config.enable_x64):   # (Python floats: the same default float)
+        yj, fj = jax.linearize(jjnp.sin, 1.0)
+        same(y, yj) and same(f_jvp(2.0), fj(2.0))
     t = netcl.linear_transpose(lambda a, b: (a * 2.0 + b, a), 1.0, 2.0)((1.0, 3.0))
     tj = jax.linear_transpose(lambda a, b: (a * 2.0 + b, a), 1.0, 2.0)((1.0, 3.0))
     same(t[0], tj[0], dtype=False) and same(t[1], tj[1], dtype=False)
@@ -174,8 +176,9 @@ def test_dtypes_and_errors():
     for t in (np.float32, np.int64, np.uint32, np.bool_):
         assert d.canonicalize_dtype(t) == jd.canonicalize_dtype(t)
     assert d.issubdtype(jnp.bfloat16, jnp.floating) and not d.issubdtype(jnp.int32, np.floating)
-    assert d.result_type(jnp.ones(2, jnp.int32), 1.0) == jd.result_type(jjnp.ones(2, np.int32),
-                                                                       1.0)
+    with jax.enable_x64(netcl.config.enable_x64):   # (a weak float with ints: the default)
+        assert d.result_type(jnp.ones(2, jnp.int32), 1.0) == \
+            jd.result_type(jjnp.ones(2, np.int32), 1.0)
     assert d.finfo(jnp.bfloat16).eps == jd.finfo(jjnp.bfloat16).eps
     assert d.iinfo(jnp.int32).max == 2 ** 31 - 1 and netcl.float0 == jd.float0
     with pytest.raises(TypeError, match="finfo"):
@@ -277,7 +280,7 @@ def test_bit_operations_and_reduce_precision():
         same(lax.reduce_precision(xx, eb, mb), jl.reduce_precision(xx, eb, mb), 0)
     x64 = jnp.asarray(xx[3:].astype(np.float64))    # float64 rounded to float32's format
     same(lax.reduce_precision(x64, 8, 23), xx[3:].astype(np.float64), 0)
-    t = netcl.jvp(lambda v: lax.reduce_precision(v, 5, 10), (jnp.ones(2),),
+    t = netcl.jvp(lambda v: lax.reduce_precision(v, 5, 10), (jnp.ones(2, jnp.float32),),
                   (jnp.asarray([1.0001, 3.0], jnp.float32),))[1]
     same(t, jl.reduce_precision(np.array([1.0001, 3.0], np.float32), 5, 10))
     with pytest.raises(TypeError, match="population_count: operand must be an int32"):
@@ -452,7 +455,8 @@ def test_packbits_ufunc_methods_and_complex_errors():
     same(f.outer(X[0], X[1]), fj.outer(X[0], X[1]))
     same(f.reduce(X[0]), fj.reduce(X[0])) and same(f.accumulate(X[0]), fj.accumulate(X[0]))
     same(jnp.angle(X), jjnp.angle(X))
-    same(jnp.fft.fftfreq(5, 0.5), jjnp.fft.fftfreq(5, 0.5))
+    with jax.enable_x64(netcl.config.enable_x64):   # (of the default float)
+        same(jnp.fft.fftfreq(5, 0.5), jjnp.fft.fftfreq(5, 0.5))
     same(jnp.fft.fftshift(X), jjnp.fft.fftshift(X))
     assert not jnp.issubdtype(jnp.float32, jnp.complexfloating)
     with pytest.raises(NotImplementedError, match="roots"):

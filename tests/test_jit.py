@@ -119,10 +119,10 @@ def test_cache_and_retrace_logging(capsys, monkeypatch):
         traces.append(1)
         return x * 2.0
     monkeypatch.setenv("NETCL_LOG_COMPILES", "1")
-    f(jnp.ones(3))
-    f(jnp.ones(3) + 1.0)
+    f(jnp.ones(3, jnp.float32))
+    f(jnp.ones(3, jnp.float32) + 1.0)
     assert len(traces) == 1
-    f(jnp.ones(4))
+    f(jnp.ones(4, jnp.float32))
     assert len(traces) == 2
     err = capsys.readouterr().err
     assert "first call" in err and "argument leaf 0: float32[4] (was float32[3])" in err
@@ -578,7 +578,7 @@ def test_compiled_executable_accepts_other_layouts():
     the generic path and still gives the right answer."""
     f = lambda a, b: jnp.tanh(a) * b + 1.0  # noqa: E731
     a = jnp.asarray(np.arange(12.0, dtype=np.float32).reshape(3, 4) / 10)
-    b = jnp.ones((3, 4))
+    b = jnp.ones((3, 4), jnp.float32)
     jf = netcl.jit(f)
     exe = jf.lower(a, b).compile()
     at = jnp.transpose(jnp.asarray(np.asarray(a).T.copy()))   # same values, strided

@@ -10,7 +10,7 @@ import netcl.numpy as jnp
 from netcl.primitives import dot_epilogue
 from netcl.transforms.epilogue_fusion import EpiloguePrimitive
 from netcl.tree_util import tree_leaves
-from util import assert_close, mlp_adam_step
+from util import assert_close, float32_params, mlp_adam_step
 
 ON_OPENCL = not netcl.default_device().is_numpy
 
@@ -213,7 +213,7 @@ def test_cnn_train_step_uses_conv_epilogues_and_matches_eager():
                               stax.Conv(16, (3, 3), padding="SAME"), stax.Relu,
                               stax.MaxPool((2, 2), (2, 2)), stax.Flatten, stax.Dense(4),
                               stax.LogSoftmax)
-    _, params = init(random.PRNGKey(1), (4, 10, 10, 3))
+    params = float32_params(init(random.PRNGKey(1), (4, 10, 10, 3))[1])
     opt = optim.sgd(0.05, momentum=0.9)
     rng = np.random.default_rng(8)
     x = jnp.asarray(rng.standard_normal((4, 10, 10, 3)).astype(np.float32))

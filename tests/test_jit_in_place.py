@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import netcl
 import netcl.numpy as jnp
-from util import assert_close
+from util import assert_close, float32_params
 
 ON_OPENCL = not netcl.default_device().is_numpy
 needs_buffers = pytest.mark.skipif(not ON_OPENCL, reason="buffers exist on OpenCL devices only")
@@ -164,7 +164,7 @@ def test_donated_train_steps_match_undonated_ones(model):
         return optim.apply_updates(params, upd), st
     results = []
     for donate in ((), (0, 1)):
-        _, params = init(random.PRNGKey(0), in_shape)
+        params = float32_params(init(random.PRNGKey(0), in_shape)[1])
         state = (params, opt.init(params))
         f = netcl.jit(step, donate_argnums=donate)
         for _ in range(3):

@@ -216,7 +216,7 @@ def test_matmul_promotion_and_bool():
     a = jnp.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
     b = jnp.asarray(np.ones((3, 2), np.float32))
     assert jnp.matmul(a, b).dtype == np.float32
-    assert jnp.matmul(b, 2.0 * jnp.ones((2, 2))).dtype == np.float32
+    assert jnp.matmul(b, 2.0 * jnp.ones((2, 2), jnp.float32)).dtype == np.float32
     p = np.array([[True, False], [False, False]])
     q = np.array([[True], [True]])
     got = jnp.matmul(jnp.asarray(p), jnp.asarray(q))

@@ -192,7 +192,8 @@ def test_solve_inv_det_match_jax():
     _close(sla.det(jnp.asarray(a4)), jsla.det(a4), rtol=1e-4)
     r = jnp.linalg.slogdet(jnp.asarray(-a4[0]))
     assert r.sign.shape == () and r.logabsdet.dtype == np.float32
-    _close(jnp.linalg.det(jnp.ones((0, 0))), jjnp.linalg.det(np.ones((0, 0), np.float32)))
+    _close(jnp.linalg.det(jnp.ones((0, 0), jnp.float32)),
+           jjnp.linalg.det(np.ones((0, 0), np.float32)))
 
 
 def test_eigh_matches_jax():

@@ -44,8 +44,8 @@ def test_scalar_type_hierarchy_as_jax():
 
 
 def test_printing_helpers():
-    x = jnp.arange(3.0) / 3
-    assert jnp.array_str(x) == jjnp.array_str(jjnp.arange(3.0) / 3)
+    x = jnp.arange(3.0, dtype=jnp.float32) / 3
+    assert jnp.array_str(x) == jjnp.array_str(jjnp.arange(3.0, dtype=jjnp.float32) / 3)
     assert jnp.array_repr(x).startswith("Array([0.") and "dtype=float32" in jnp.array_repr(x)
     old = jnp.get_printoptions()
     with jnp.printoptions(precision=2) as opts:
@@ -136,7 +136,7 @@ def test_fromiter_fromfile_from_dlpack(tmp_path):
 
 
 def test_save_load_round_trip_and_jax_reads_them(tmp_path):
-    x = jnp.asarray([[1.0, 2.0], [3.0, 4.0]])
+    x = jnp.asarray([[1.0, 2.0], [3.0, 4.0]], jnp.float32)
     b = jnp.asarray([2, 4, 6], dtype=jnp.bfloat16)
     jnp.save(str(tmp_path / "x.npy"), x)
     got = jnp.load(str(tmp_path / "x.npy"))

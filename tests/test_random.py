@@ -216,12 +216,12 @@ def test_jax_streams():
     assert host(random.split(k, 3)).tolist() == JAX_SPLIT_0_3
     assert int(random.bits(k)) == JAX_BITS_0
     assert host(random.bits(random.PRNGKey(10), (4,))).tolist() == JAX_BITS_10_4
-    same_bits(random.uniform(k, (4,)), JAX_UNIFORM_0_4)
+    same_bits(random.uniform(k, (4,), jnp.float32), JAX_UNIFORM_0_4)
     # normal goes through erf_inv, whose float32 rounding differs by an ulp or two
-    assert ulps(random.normal(k, (16,)), JAX_NORMAL_0_16).max() <= 3
+    assert ulps(random.normal(k, (16,), jnp.float32), JAX_NORMAL_0_16).max() <= 3
     assert host(random.split(k)).tolist() == JAX_SPLIT_0_3[:2]
     assert host(random.randint(k, (8,), 0, 20)).tolist() == JAX_RANDINT_0_8
-    assert host(random.bernoulli(k, 0.3, (8,))).tolist() == JAX_BERNOULLI_0_8
+    assert host(random.bernoulli(k, jnp.float32(0.3), (8,))).tolist() == JAX_BERNOULLI_0_8
     assert random.split(k, 0).shape == (0, 2)
 
 
@@ -244,10 +244,10 @@ def test_streams_match_reference_model():
     bits = y1 ^ y2
     same_bits(random.bits(key, (3, 4)), bits.reshape(3, 4))
     f = ((bits >> U32(9)) | U32(0x3F800000)).view(np.float32) - np.float32(1)
-    same_bits(random.uniform(key, (12,)), f)
+    same_bits(random.uniform(key, (12,), jnp.float32), f)
     lo, hi = np.float32(-2.5), np.float32(4.0)
     want = np.maximum(lo, f * (hi - lo) + lo)
-    same_bits(random.uniform(key, (12,), minval=-2.5, maxval=4.0), want)
+    same_bits(random.uniform(key, (12,), jnp.float32, minval=-2.5, maxval=4.0), want)
     same_bits(random.split(key, 12), np.stack([y1, y2], axis=-1))
 
 
@@ -314,7 +314,7 @@ def moments(x):
 
 
 def test_uniform_distribution():
-    x = host(random.uniform(random.PRNGKey(1), (N,)))
+    x = host(random.uniform(random.PRNGKey(1), (N,), jnp.float32))
     assert x.dtype == np.float32 and x.min() >= 0 and x.max() < 1
     m, v = moments(x)
     assert abs(m - 0.5) < Z * math.sqrt(1 / 12 / N)
@@ -336,7 +336,7 @@ def test_uniform_array_bounds():
 
 
 def test_normal_distribution():
-    x = host(random.normal(random.PRNGKey(5), (N,)))
+    x = host(random.normal(random.PRNGKey(5), (N,), jnp.float32))
     assert x.dtype == np.float32 and np.isfinite(x).all()
     m, v = moments(x)
     assert abs(m) < Z / math.sqrt(N)
@@ -346,7 +346,7 @@ def test_normal_distribution():
 
 @pytest.mark.parametrize("lower,upper", [(-1.0, 1.0), (-0.5, 2.0), (1.0, 3.0)])
 def test_truncated_normal(lower, upper):
-    x = host(random.truncated_normal(random.PRNGKey(6), lower, upper, (N,)))
+    x = host(random.truncated_normal(random.PRNGKey(6), lower, upper, (N,), jnp.float32))
     assert x.dtype == np.float32
     assert (x > lower).all() and (x < upper).all()
     phi = lambda t: math.exp(-t * t / 2) / math.sqrt(2 * math.pi)  # noqa: E731
@@ -465,10 +465,11 @@ def test_exponential_and_gumbel_formulas():
                                 random.exponential, random.laplace])
 def test_shapes_and_default_dtype(fn):
     k = random.PRNGKey(14)
+    default = np.float64 if netcl.config.enable_x64 else np.float32    # (as JAX's)
     for shape in [(), (0,), (1,), (2, 3), 5]:
         x = fn(k, shape)
         want = (shape,) if isinstance(shape, int) else shape
-        assert x.shape == want and x.dtype == np.float32
+        assert x.shape == want and x.dtype == default
 
 
 def test_float_dtypes():
@@ -567,7 +568,7 @@ def test_choice_with_p():
     freq = np.bincount(d, minlength=3) / 20000
     assert (np.abs(freq - q) < Z * np.sqrt(q * (1 - q) / 20000)).all()
     # JAX's inverse-CDF construction, from netcl's own uniform draws
-    u = host(random.uniform(k, (50,))).astype(np.float32)
+    u = host(random.uniform(k, (50,), jnp.float32))
     cum = np.cumsum(q, dtype=np.float32)
     want = np.searchsorted(cum, cum[-1] * (np.float32(1) - u), side="left")
     np.testing.assert_array_equal(host(random.choice(k, 3, (50,), p=jnp.array(q))), want)

@@ -138,7 +138,7 @@ def test_array_larger_than_the_device_allows_raises_memory_error_naming_it():
     limit = netcl.default_device().capabilities.max_mem_alloc_size
     rows = limit // (1024 * 4) + 1
     with pytest.raises(MemoryError) as e:
-        jnp.zeros((rows, 1024))
+        jnp.zeros((rows, 1024), jnp.float32)
     msg = str(e.value)
     for part in ("zeros", f"({rows}, 1024)", "float32", str(rows * 1024 * 4), str(limit),
                  "max_mem_alloc_size"):
@@ -149,7 +149,7 @@ def test_array_larger_than_the_device_allows_raises_memory_error_naming_it():
 def test_failing_buffer_allocation_raises_memory_error_after_emptying_the_cache(monkeypatch):
     import pyopencl as cl
     pool = netcl.default_device().pool
-    jnp.zeros((1234, 567)).block_until_ready()    # (launcher built; its buffer then cached)
+    jnp.zeros((1234, 567), jnp.float32).block_until_ready()  # (launcher built, buffer cached)
     assert pool.stats()["bytes_cached"] > 0
     calls = []
 
@@ -162,7 +162,7 @@ def test_failing_buffer_allocation_raises_memory_error_after_emptying_the_cache(
         pool.allocate(12_345_679)
     assert len(calls) == 2 and calls[1] == 0     # tried again once, the cache emptied first
     with pytest.raises(MemoryError, match=r"zeros .*float32.*out of memory"):
-        jnp.zeros((1234, 567))                    # (its size class was emptied too)
+        jnp.zeros((1234, 567), jnp.float32)       # (its size class was emptied too)
 
 
 ADDRESS_SPACE = """
@@ -201,7 +201,7 @@ THREADS = """
         return x * 1.0001 + k
 
     def run(fn, k, n=200):
-        x = jnp.ones(1000)
+        x = jnp.ones(1000, jnp.float32)
         kk = jnp.asarray(np.float32(k)) if fn is step else float(k)
         for _ in range(n):
             x = fn(x, kk)
@@ -267,7 +267,7 @@ def test_pool_books_balance_after_threads():
 
 def test_donated_array_raises_on_every_use():
     f = netcl.jit(lambda x: x + 1, donate_argnums=0)
-    x = jnp.arange(4.0)
+    x = jnp.arange(4.0, dtype=jnp.float32)
     y = f(x)
     assert x.is_deleted() and np.asarray(y).tolist() == [1.0, 2.0, 3.0, 4.0]
     uses = {"x + 1": lambda: x + 1, "x * x": lambda: x * x, "np.asarray": lambda: np.asarray(x),

@@ -76,16 +76,17 @@ def test_uint32_arithmetic_takes_int32_scalars_modulo_2_32():
 def test_python_ints_into_floats_do_not_overflow():
     np.testing.assert_array_equal(jnp.array([1.5, 2**40]), np.array([1.5, 2**40], np.float32))
     assert float(jnp.array(2**70, jnp.float32)) == np.float32(2**70)
-    f = jnp.array([1.0, 2.0])
+    f = jnp.array([1.0, 2.0], jnp.float32)
     np.testing.assert_array_equal(f + 2**40, np.float32(2**40) + np.array([1, 2], np.float32))
-    big = jnp.array([1e40, -1e40])          # as JAX: inf in float32, no error
+    big = jnp.array([1e40, -1e40], jnp.float32)     # as JAX: inf in float32, no error
     assert big.dtype == np.float32 and np.isinf(np.asarray(big)).all()
 
 
-def test_python_float_lists_are_float32_everywhere():
-    # jnp.array gives float32; other functions refuse lists and tuples, as JAX's do (they
-    # converted them, to float64)
-    assert jnp.array([1.5]).dtype == jnp.asarray((2.5,)).dtype == np.float32
+def test_python_float_lists_are_the_default_float_everywhere():
+    # jnp.array gives the default float (float64 with x64, conftest.py's setting, as in JAX);
+    # other functions refuse lists and tuples, as JAX's do (they converted them, to float64)
+    default = np.float64 if netcl.config.enable_x64 else np.float32
+    assert jnp.array([1.5]).dtype == jnp.asarray((2.5,)).dtype == default
     for f in (lambda: jnp.concatenate([(1.5,), (2.5,)]), lambda: jnp.add([1.5], [2.5])):
         with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
             f()
@@ -184,7 +185,8 @@ def test_activations_at_large_magnitudes(name, mode):
 
 
 def test_tanh_saturates_exactly():
-    x = jnp.array([-np.inf, -1e30, -9.0109134, 9.0109134, 1e30, np.inf, np.nan, -0.0])
+    x = jnp.array([-np.inf, -1e30, -9.0109134, 9.0109134, 1e30, np.inf, np.nan, -0.0],
+                  jnp.float32)
     got = np.asarray(jnp.tanh(x))
     np.testing.assert_array_equal(got[:6], [-1, -1, -1, 1, 1, 1])
     assert np.isnan(got[6]) and got[7] == 0 and np.signbit(got[7])

@@ -10,7 +10,7 @@ import netcl.numpy as jnp
 from netcl import random, stax, tree_util
 from netcl.stax import initializers as init
 
-from util import assert_close
+from util import assert_close, float32_params
 
 KEY = random.PRNGKey(0)
 RNG = np.random.default_rng(0)
@@ -26,9 +26,11 @@ def rnd(*shape, dtype=np.float32):
 
 
 def check_shapes(layer, input_shape, x, **kw):
-    """init's output shape equals apply's; returns (params, y)."""
+    """init's output shape equals apply's; returns (params, y). Parameters are float32, as
+    the data."""
     init_fun, apply_fun = layer
     out_shape, params = init_fun(KEY, input_shape)
+    params = float32_params(params)
     y = apply_fun(params, jnp.asarray(x), **kw)
     assert tuple(out_shape) == tuple(y.shape), (out_shape, y.shape)
     return params, y
@@ -93,7 +95,8 @@ def np_pool(x, window, strides, pads, op):
 def test_variance_scaling_statistics(name, scale, mode, trunc):
     fan_in, fan_out = 300, 500
     w = host(getattr(init, name)()(KEY, (fan_in, fan_out)))
-    assert w.shape == (fan_in, fan_out) and w.dtype == np.float32
+    default = np.float64 if netcl.config.enable_x64 else np.float32    # (as JAX's)
+    assert w.shape == (fan_in, fan_out) and w.dtype == default
     n = {"fan_in": fan_in, "fan_avg": (fan_in + fan_out) / 2}[mode]
     var = scale / n
     assert abs(w.var() / var - 1) < 0.03, (w.var(), var)
@@ -159,7 +162,9 @@ def test_dense_matches_numpy_and_stax_tree():
     assert_close(y, x @ host(W) + host(b), atol=ATOL)
     out_shape, _ = stax.Dense(5)[0](KEY, (-1, 7, 4))
     assert out_shape == (-1, 7, 5)
-    # W drawn with glorot_normal from the first split key, b with normal(1e-2) (stax)
+    # W drawn with glorot_normal from the first split key, b with normal(1e-2) (stax), both of
+    # the default float
+    _, (W, b) = stax.Dense(5)[0](KEY, (3, 4))
     k1, k2 = random.split(KEY)
     np.testing.assert_array_equal(host(W), host(init.glorot_normal()(k1, (4, 5))))
     np.testing.assert_array_equal(host(b), host(init.normal()(k2, (5,))))
@@ -512,6 +517,7 @@ def test_mlp_shapes_and_training_step():
 def test_lenet_shapes_and_training_step():
     init_fun, apply_fun = stax.lenet(4)
     out_shape, params = init_fun(KEY, (2, 12, 12, 1))
+    params = float32_params(params)
     assert out_shape == (2, 4)
     x = jnp.asarray(rnd(2, 12, 12, 1))
     y = apply_fun(params, x)
@@ -525,6 +531,7 @@ def test_lenet_shapes_and_training_step():
 def test_resnet_shapes_state_and_training_step():
     init_fun, apply_fun = stax.resnet(3, stages=(1, 1), width=4)
     out_shape, params, state = init_fun(KEY, (4, 8, 8, 2), return_state=True)
+    params, state = float32_params((params, state))
     assert out_shape == (4, 3)
     x = jnp.asarray(rnd(4, 8, 8, 2))
     labels = jnp.asarray(np.eye(3, dtype=np.float32)[[0, 1, 2, 1]])

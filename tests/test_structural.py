@@ -63,7 +63,7 @@ def test_concatenate_matches_numpy(base, dim, sizes, dt, lays, seed):
 
 
 def test_concatenate_bad_input():
-    a, b = jnp.zeros((2, 3)), jnp.zeros((2, 4))
+    a, b = jnp.zeros((2, 3), jnp.float32), jnp.zeros((2, 4), jnp.float32)
     with pytest.raises(ValueError, match=r"concatenate.*\(2, 3\).*\(2, 4\)"):
         S.concatenate([a, b], 0)
     with pytest.raises(TypeError, match="concatenate.*float32.*int32"):
@@ -104,7 +104,7 @@ def test_pad_matches_oracle(shape, cfg, dt, layout, seed):
 
 
 def test_pad_bad_input():
-    x = jnp.zeros((2, 3))
+    x = jnp.zeros((2, 3), jnp.float32)
     with pytest.raises(ValueError, match="pad.*negative dimension"):
         S.pad(x, 0.0, ((0, 0, 0), (-4, 0, 0)))
     with pytest.raises(ValueError, match="pad.*interior"):
@@ -143,7 +143,7 @@ def test_dynamic_slice_and_update(shape, data, dt, layout, seed):
 
 
 def test_dynamic_slice_bad_input():
-    x = jnp.zeros((3, 4))
+    x = jnp.zeros((3, 4), jnp.float32)
     with pytest.raises(ValueError, match="dynamic_slice.*2 start"):
         S.dynamic_slice(x, (1,), (1, 1))
     with pytest.raises(ValueError, match="dynamic_slice.*slice_sizes"):
@@ -153,7 +153,7 @@ def test_dynamic_slice_bad_input():
     with pytest.raises(TypeError, match="dynamic_slice.*int32"):
         S.dynamic_slice_p.bind(x, jnp.zeros((), jnp.uint32), _idx(0), slice_sizes=(1, 1))
     with pytest.raises(ValueError, match=r"dynamic_update_slice.*\(4, 1\).*\(3, 4\)"):
-        S.dynamic_update_slice(x, jnp.zeros((4, 1)), (0, 0))
+        S.dynamic_update_slice(x, jnp.zeros((4, 1), jnp.float32), (0, 0))
     with pytest.raises(TypeError, match="dynamic_update_slice.*int32.*float32"):
         S.dynamic_update_slice(x, jnp.zeros((1, 1), jnp.int32), (0, 0))
 
@@ -268,11 +268,11 @@ def test_scatter_float_special_values():
 
 
 def test_gather_scatter_bad_input():
-    x = jnp.zeros((3, 4))
+    x = jnp.zeros((3, 4), jnp.float32)
     with pytest.raises(TypeError, match="gather.*indices must be int"):
         S.gather(x, jnp.zeros(2), 0)
     with pytest.raises(TypeError, match="gather: indices must be int32, got float32"):
-        S.gather_p.bind(x, jnp.zeros(2), axis=0, batch_dims=0)
+        S.gather_p.bind(x, jnp.zeros(2, jnp.float32), axis=0, batch_dims=0)
     with pytest.raises(ValueError, match="gather.*batch_dims"):
         S.gather(x, _idx(np.zeros((4, 2))), 1, batch_dims=1)
     with pytest.raises(ValueError, match="gather.*axis"):
@@ -280,7 +280,7 @@ def test_gather_scatter_bad_input():
     with pytest.raises(ValueError, match="gather.*size 0"):
         S.gather(jnp.zeros((0, 2)), _idx([0]), 0)
     with pytest.raises(ValueError, match=r"scatter_add: updates must have shape \(2, 4\)"):
-        S.scatter_add(x, _idx([0, 1]), jnp.zeros((2, 3)), 0)
+        S.scatter_add(x, _idx([0, 1]), jnp.zeros((2, 3), jnp.float32), 0)
     with pytest.raises(TypeError, match="scatter.*int32.*float32"):
         S.scatter(x, _idx([0]), jnp.zeros((1, 4), jnp.int32), 0)
 
@@ -417,7 +417,7 @@ def test_stack_concatenate(shape, n, axis, dt, layout, seed):
 
 
 def test_concatenate_promotes_and_checks():
-    got = jnp.concatenate([jnp.ones(2, jnp.int32), jnp.zeros(1)])
+    got = jnp.concatenate([jnp.ones(2, jnp.int32), jnp.zeros(1, jnp.float32)])
     assert_close(got, np.array([1, 1, 0], np.float32), np.float32)
     with pytest.raises(ValueError, match=r"concatenate.*\(2, 3\).*\(2, 2\)"):
         jnp.concatenate([jnp.zeros((2, 3)), jnp.zeros((2, 2))])

@@ -173,7 +173,8 @@ def test_leaked_tracer_error():
 
 
 def test_make_ir_and_concretization_error():
-    ir = netcl.make_ir(lambda x, y: jnp.sin(x) * y + 1.0)(jnp.ones(3), jnp.ones(3))
+    ir = netcl.make_ir(lambda x, y: jnp.sin(x) * y + 1.0)(jnp.ones(3, jnp.float32),
+                                                          jnp.ones(3, jnp.float32))
     text = str(ir)
     assert "sin" in text and "mul" in text and "add" in text and "float32[3]" in text
     with pytest.raises(netcl.ConcretizationError, match="static_argnums"):

@@ -1,10 +1,13 @@
 """x64 off by default, as in JAX: float64 data and dtype requests give float32 unless
 `netcl.config.update("enable_x64", True)` or NETCL_ENABLE_X64=1. The default is checked in
-a subprocess (the suite runs with x64 on, see conftest.py), against JAX's own default."""
+a subprocess (the suite runs with x64 on, see conftest.py), against JAX's own default. The
+default dtypes that follow the setting (Python floats, creation functions, samplers, weak
+types, result_type) are compared with JAX's under both settings, in this process."""
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -63,7 +66,8 @@ def test_x64_on_keeps_float64_where_the_device_has_it():
     fp64 = netcl.default_device().capabilities.fp64
     want = np.float64 if fp64 else np.float32
     assert jnp.asarray(np.zeros(3)).dtype == want
-    assert jnp.array([1.5]).dtype == np.float32     # Python floats: float32 either way
+    if fp64:                                        # Python floats: the default float
+        assert jnp.array([1.5]).dtype == np.float64
 
 
 def test_bad_options_and_values():
@@ -75,3 +79,148 @@ def test_bad_options_and_values():
     r = subprocess.run([sys.executable, "-c", "import netcl"], env=env, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode != 0 and "NETCL_ENABLE_X64='maybe'" in r.stderr, r.stderr[-2000:]
+
+
+# ---- default dtypes with x64 on and off, against JAX ---------------------------------------
+# Each expression runs with netcl's modules and with JAX's under the same x64 setting: `lib`
+# is netcl.numpy / jax.numpy, `random`, `nn`, `init` (nn.initializers), `dtypes` and `scipy`
+# likewise; `key`, `i32` (an int32 vector), `f32` and `f16` (float vectors of its size) are
+# made by each library. Compared: the dtype (JAX's 64-bit ints as netcl's 32-bit ones: netcl
+# has no int64, so its default int is int32 with x64 too) and, for arrays, the weak type.
+DEFAULT_DTYPE_CASES = [
+    # Python scalars and lists
+    "lib.asarray(0.7)", "lib.array(2.0)", "lib.asarray(3)", "lib.asarray(True)",
+    "lib.array([1.0, 2.0])", "lib.asarray([1, 2])", "lib.asarray([1, 2.0])",
+    "lib.array(2.0, dtype=float)", "lib.asarray(2.0, lib.float32)",
+    "lib.asarray(np.float32(2.0))", "lib.asarray(np.float64(2.0))",
+    # creation functions without a dtype
+    "lib.zeros(3)", "lib.ones((2, 2))", "lib.empty(2)", "lib.full(3, 1.5)", "lib.full(3, 1)",
+    "lib.full(3, True)", "lib.full((), 2.0)", "lib.zeros_like(i32)", "lib.full_like(f32, 2.5)",
+    "lib.eye(2)", "lib.identity(2)", "lib.tri(3)", "lib.linspace(0, 1, 5)",
+    "lib.linspace(0, 1, 5, dtype=lib.int32)", "lib.arange(0.0, 1.0, 0.1)", "lib.arange(2.0)",
+    "lib.arange(0, 5, 1.0)", "lib.arange(3)", "lib.arange(True, 3)",
+    "lib.fromfunction(lambda a: a, (2,))", "lib.fft.fftfreq(4)", "lib.fft.rfftfreq(4)",
+    "lib.hanning(4)", "lib.hamming(1)", "lib.bartlett(4)", "lib.blackman(0)", "lib.kaiser(4, 1.0)",
+    "lib.zeros(3, float)", "lib.zeros(3, int)", "lib.ones(2).astype(float)",
+    "lib.empty_like(i32, dtype=float)",
+    # scalar types, result_type, promote_types, canonicalize_dtype
+    "lib.float_", "lib.int_", "lib.float_(1.5)", "lib.int_(3)", "lib.float32(2.0)",
+    "lib.float64(2.0)", "lib.result_type(float)", "lib.result_type(int)",
+    "lib.result_type(1.0)", "lib.result_type(1)", "lib.result_type(lib.float32, float)",
+    "lib.result_type(i32, 1.0)", "lib.result_type(f16, 2.0)", "lib.result_type(bool)",
+    "dtypes.canonicalize_dtype(lib.promote_types(float, int))",
+    "lib.promote_types(lib.float32, float)",
+    "lib.promote_types(int, lib.int32)", "lib.promote_types(lib.int32, lib.float16)",
+    "dtypes.canonicalize_dtype(float)", "dtypes.canonicalize_dtype(np.float64)",
+    "dtypes.canonicalize_dtype(int)", "dtypes.canonicalize_dtype(np.int64)",
+    "dtypes.result_type(lib.float32, float)", "dtypes.result_type(float)",
+    # weak types meeting arrays
+    "f32 * 2.0", "f16 * 2.0", "i32 * 2.5", "i32 + 1.0", "(i32 * 2.5) * f32", "i32 + 1",
+    "lib.asarray(2.0) * f32", "lib.asarray(2.0) * f16", "lib.full(3, 1.5) * f32",
+    "lib.asarray(2.0) * 2", "2.0 * lib.asarray(3)", "lib.asarray(True) * 2.5",
+    "lib.asarray(True) + 1",
+    "lib.asarray(1) + lib.ones(2, lib.uint32)", "lib.asarray(2) / 2", "lib.asarray(2) / 2.0",
+    # functions that need floats: int32 arrays give float32, Python ints the default float
+    "lib.sin(i32)", "lib.sqrt(i32)", "i32 / i32", "lib.true_divide(i32, 2)", "lib.mean(i32)",
+    "lib.var(i32)", "lib.std(i32)", "lib.median(i32)", "lib.quantile(i32, 0.5)",
+    "lib.average(i32)", "lib.cov(i32)", "lib.histogram(i32)[1]", "lib.gradient(i32)",
+    "lib.i0(i32)", "lib.polyder(i32)", "lib.convolve(i32, i32)", "lib.angle(i32)",
+    "lib.mean(lib.asarray([True, False]))", "lib.mean(lib.arange(3, dtype=lib.uint32))",
+    "lib.linalg.det(lib.eye(2, dtype=lib.int32))", "nn.softmax(i32)",
+    "lib.sin(2)", "lib.sqrt(lib.asarray(3))", "lib.mean(lib.asarray(3))", "lib.sin(2.0)",
+    "lib.exp2(3)", "lib.round(2.5)", "lib.floor(2)", "lib.power(i32, 2.0)",
+    "lib.sum(lib.asarray([True]))", "lib.cumsum(lib.asarray([True]))",
+    "scipy.special.erf(1)", "scipy.special.erf(i32)", "scipy.stats.norm.pdf(1.0)",
+    "scipy.stats.norm.cdf(i32)",
+    # samplers and initializers without a dtype
+    "random.uniform(key, (2,))", "random.normal(key, (2,))",
+    "random.truncated_normal(key, -1.0, 1.0, (2,))", "random.gumbel(key, (2,))",
+    "random.exponential(key, (2,))", "random.laplace(key, (2,))", "random.logistic(key, (2,))",
+    "random.cauchy(key, (2,))", "random.normal(key, (2,), lib.float32)",
+    "random.bernoulli(key, 0.5, (2,))", "random.randint(key, (2,), 0, 5)",
+    "random.choice(key, 5, (2,))", "random.permutation(key, 5)",
+    "random.categorical(key, lib.zeros(3))", "random.rademacher(key, (2,))",
+    "init.normal()(key, (2,))", "init.glorot_normal()(key, (2, 2))",
+    "init.uniform()(key, (2,))", "init.constant(1.5)(key, (2,))", "init.zeros(key, (2,))",
+    "init.ones(key, (2,))", "nn.one_hot(i32, 3)", "nn.sigmoid(1.0)",
+]
+
+
+def _dtype_and_weak(v):
+    """What a case's value is compared by: (dtype, weak) for arrays, the dtype otherwise;
+    64-bit ints as 32-bit (netcl's default int is int32 with x64 too)."""
+    if isinstance(v, tuple):
+        return tuple(_dtype_and_weak(x) for x in v)
+    array = hasattr(v, "shape") and not isinstance(v, (type, np.dtype))
+    d = np.dtype(v.dtype if array else v)
+    d = {np.dtype(np.int64): np.dtype(np.int32),
+         np.dtype(np.uint64): np.dtype(np.uint32)}.get(d, d)
+    return (str(d), bool(getattr(v, "weak_type", False))) if array else str(d)
+
+
+def _outcome(case, namespace):
+    try:
+        return _dtype_and_weak(eval(case, dict(namespace)))
+    except Exception as e:      # (compared too: both must raise)
+        return f"raises {type(e).__name__}: {e}"
+
+
+def _namespace(lib, random, nn, dtypes, scipy):
+    return {"lib": lib, "random": random, "nn": nn, "init": nn.initializers, "dtypes": dtypes,
+            "scipy": scipy, "np": np, "key": random.PRNGKey(0),
+            "i32": lib.arange(3, dtype=lib.int32), "f32": lib.ones(3, lib.float32),
+            "f16": lib.ones(3, lib.float16)}
+
+
+@pytest.fixture(params=[False, True], ids=["x64_off", "x64_on"])
+def x64(request):
+    """netcl and JAX both with x64 set to the parameter; both restored after."""
+    jax = pytest.importorskip("jax")
+    if request.param and not netcl.default_device().capabilities.fp64:
+        pytest.skip("the device has no fp64")
+    old, old_jax = netcl.config.enable_x64, jax.config.jax_enable_x64
+    netcl.config.update("enable_x64", request.param)
+    jax.config.update("jax_enable_x64", request.param)
+    try:
+        yield request.param
+    finally:
+        netcl.config.update("enable_x64", old)
+        jax.config.update("jax_enable_x64", old_jax)
+
+
+def test_default_dtypes_follow_x64_as_in_jax(x64):
+    import jax
+    import jax.numpy as jjnp
+    import jax.scipy.special, jax.scipy.stats   # noqa: E401,F401
+    import netcl.scipy.special, netcl.scipy.stats   # noqa: E401,F401
+    ours = _namespace(jnp, netcl.random, netcl.nn, netcl.dtypes, netcl.scipy)
+    theirs = _namespace(jjnp, jax.random, jax.nn, jax.dtypes, jax.scipy)
+    wrong = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # (jnp.float_ with x64 off: checked below)
+        for case in DEFAULT_DTYPE_CASES:
+            got, want = _outcome(case, ours), _outcome(case, theirs)
+            if got != want:
+                wrong.append(f"{case}: netcl {got}, JAX {want}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_defaults_read_the_setting_at_each_call(x64):
+    want = np.float64 if x64 else np.float32
+    assert netcl.core.dtypes.default_float_dtype() == want
+    assert netcl.core.dtypes.default_int_dtype() == np.int32
+    assert jnp.zeros(3).dtype == want and jnp.asarray(0.7).dtype == want
+    np.testing.assert_allclose(np.asarray(jnp.asarray(0.7)), 0.7, rtol=0 if x64 else 1e-7)
+    # under jit too: a Python float argument is a weak default float
+    f = netcl.jit(lambda a, b: (a * b, jnp.ones(2)))
+    prod, ones = f(jnp.ones(2, jnp.float32), 0.5)
+    assert prod.dtype == np.float32 and ones.dtype == want
+    assert f(jnp.ones(2, jnp.int32), 0.5)[0].dtype == want
+
+
+def test_float_scalar_type_warns_without_x64_as_in_jax(x64):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert jnp.float_(1.5).dtype == (np.float64 if x64 else np.float32)
+        assert jnp.zeros(2, float).dtype == (np.float64 if x64 else np.float32)
+    assert len(seen) == (0 if x64 else 1), [str(w.message) for w in seen]

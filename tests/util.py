@@ -61,15 +61,23 @@ def to_device(host, layout="dense"):
     raise ValueError(layout)
 
 
+def float32_params(tree):
+    """`tree` with its float64 leaves converted to float32: stax layers and initializers give
+    the default float, float64 under the suite's x64 (conftest.py, as JAX's do), where a test
+    means float32 parameters."""
+    from netcl.tree_util import tree_map
+    return tree_map(lambda a: a.astype(jnp.float32) if a.dtype == np.float64 else a, tree)
+
+
 def mlp_adam_step(batch, n_in, hidden, n_out, lr=1e-2, seed=5):
     """(step, params, optimizer state): a stax MLP (relu hidden layers, log-softmax) on fixed
     random inputs and one-hot labels, whose `step(params, state)` takes one adam step and
-    returns (params, state, loss)."""
+    returns (params, state, loss). Parameters are float32."""
     import netcl
     from netcl import optim, random, stax
     layers = [f for h in hidden for f in (stax.Dense(h), stax.Relu)]
     init, apply = stax.serial(*layers, stax.Dense(n_out), stax.LogSoftmax)
-    _, params = init(random.PRNGKey(0), (batch, n_in))
+    params = float32_params(init(random.PRNGKey(0), (batch, n_in))[1])
     opt = optim.adam(lr)
     rng = np.random.default_rng(seed)
     x = jnp.asarray(rng.standard_normal((batch, n_in)).astype(np.float32))

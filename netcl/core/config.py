@@ -3,7 +3,9 @@
 - ``enable_x64`` (also ``jax_enable_x64``): off by default, as in JAX: float64 data and
   dtype requests become float32 (an explicit ``dtype=float64`` warns). On (``config.update(
   "enable_x64", True)`` or ``NETCL_ENABLE_X64=1``): float64 is kept where the device has
-  fp64. Integers are 32-bit either way (netcl has no int64).
+  fp64, and the default float (Python floats, creation functions and samplers without a
+  dtype) is float64, as in JAX (core/dtypes.py: `default_float_dtype`, read at each call).
+  Integers are 32-bit either way (netcl has no int64).
 - ``default_matmul_precision`` (also ``jax_default_matmul_precision``): the precision of
   float32 matrix products and convolutions that pass no ``precision=``, with JAX's names:
   None or "default"/"bfloat16" (the fastest: TF32 tensor cores on NVIDIA GPUs of sm_80 and

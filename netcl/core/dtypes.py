@@ -1,10 +1,15 @@
 """Dtypes netcl supports, their OpenCL C spelling, and JAX's type-promotion rules.
 
-Supported: bool, int32, uint32, float16 and bfloat16 (storage; math in float), float32 (the
-default), float64 (with `netcl.config.enable_x64`, where the device has cl_khr_fp64). NumPy's
+Supported: bool, int32, uint32, float16 and bfloat16 (storage; math in float), float32,
+float64 (with `netcl.config.enable_x64`, where the device has cl_khr_fp64). NumPy's
 int64/float64 inputs follow JAX: int64 becomes int32; float64 becomes float32 unless x64 is
-enabled, and then stays float64 only when it comes from a NumPy array or is asked for by
-name, so `jnp.array([1.0])` is float32 either way.
+enabled.
+
+The default float (Python floats, creation functions and samplers without a dtype, a weak
+float meeting ints) is JAX's: float32, or float64 with x64 enabled; `default_float_dtype`
+reads the setting at each call. The default int is int32 either way (JAX's int64 under x64:
+netcl has no 64-bit integers). Strong int32/uint32/bool arrays that need a float become
+float32 in both modes, as in JAX (`inexact_dtype`).
 
 Two canonicalisations: `canonicalize` for dtype *arguments* (``dtype=``, ``astype``), which
 raises for dtypes netcl cannot hold (int8, complex, ...) instead of silently giving another,
@@ -32,8 +37,6 @@ float64 = np.dtype(np.float64)
 SUPPORTED = (bool_, int32, uint32, float16, bfloat16, float32, float64)
 # 16-bit floats held in memory only: loaded into float registers, rounded when stored.
 HALF = (float16, bfloat16)
-DEFAULT_FLOAT = float32
-DEFAULT_INT = int32
 
 # OpenCL C type used in memory, and the type arithmetic happens in. A bfloat16 is the top
 # half of a float32 (kernels.load / kernels.store convert it).
@@ -86,16 +89,17 @@ _NARROW_INTS = {np.dtype(np.int8): int32, np.dtype(np.int16): int32,
 def canonicalize(dtype, *, arg="dtype", where="netcl"):
     """The supported numpy dtype a dtype argument (str, numpy dtype, Python type) names.
 
-    int64/uint64 give int32/uint32 (JAX without x64); dtypes netcl cannot hold (int8, int16,
+    int64/uint64 give int32/uint32 (JAX without x64); Python's `float` and `int` give the
+    default float and int (float64 with x64, as in JAX); dtypes netcl cannot hold (int8, int16,
     uint8, uint16, complex, object, strings, ...) raise a TypeError naming `where` and `arg`.
 
     >>> canonicalize("float32")            # dtype('float32')
     >>> canonicalize(np.int8, where="astype")   # TypeError: astype: dtype=int8 is not ...
     """
     if dtype is float:
-        return float32
+        return default_float_dtype()
     if dtype is int:
-        return int32
+        return default_int_dtype()
     if dtype is bool:
         return bool_
     try:
@@ -132,6 +136,39 @@ def _x64():
     return _config.enable_x64
 
 
+def default_float_dtype():
+    """The float dtype nothing else decides: that of Python floats, of creation functions and
+    samplers called without a dtype, and of a weak float meeting ints. float64 with x64
+    enabled and float32 otherwise, as JAX's `jnp.float_` canonicalised. Read at each call,
+    since `netcl.config.update("enable_x64", ...)` may change it at any time.
+
+    >>> default_float_dtype()              # dtype('float32') unless x64 is enabled
+    """
+    return float64 if _config.enable_x64 else float32
+
+
+def default_int_dtype():
+    """The integer dtype of Python ints and integer creation functions without a dtype:
+    int32 in both modes. JAX's is int64 under x64; netcl has no 64-bit integers, so its
+    int32 stands for it (Python ints must fit it: see `check_int`)."""
+    return int32
+
+
+def inexact_dtype(dtype, weak=False):
+    """The float dtype an operation that needs floats (sin, true division, mean) gives
+    operands of `dtype`, as JAX's promote_dtypes_inexact: floats keep theirs; strong int32,
+    uint32 and bool become float32 (in JAX under x64 too: only 64-bit ints give float64);
+    a weak int (a Python int, which JAX types int64 under x64) gives the default float.
+
+    >>> inexact_dtype(int32)               # dtype('float32') in both modes
+    >>> inexact_dtype(int32, weak=True)    # dtype('float64') with x64 enabled
+    """
+    k = kind(dtype)
+    if k == "f":
+        return dtype
+    return default_float_dtype() if weak and k in "iu" else float32
+
+
 _INT_RANGE = {int32: (-2**31, 2**31 - 1), uint32: (0, 2**32 - 1)}
 
 
@@ -165,10 +202,11 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
     """`host` (np.asarray(obj), numeric) in the dtype netcl stores it as, without wrapping.
 
     `dtype`: the canonical dtype asked for, or None: then `canonicalize_data` of host's, and
-    Python floats (float64 in NumPy) give float32, as jnp.array does. Where `obj` is Python
-    data (a scalar, list or tuple), ints out of the target integer dtype's range raise
-    OverflowError, as in JAX: `jnp.array([2**31])` would otherwise be -2**31. NumPy arrays
-    keep x64-off semantics (int64 values wrap to int32, as in JAX).
+    Python floats (float64 in NumPy) give the default float (float32, or float64 with x64),
+    as jnp.array does. Where `obj` is Python data (a scalar, list or tuple), ints out of the
+    target integer dtype's range raise OverflowError, as in JAX: `jnp.array([2**31])` would
+    otherwise be -2**31. NumPy arrays keep x64-off semantics (int64 values wrap to int32, as
+    in JAX).
 
     >>> from_python([1, 2**31], np.asarray([1, 2**31]), where="array")   # OverflowError
     """
@@ -188,7 +226,7 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
     if dtype is None:
         dtype = canonicalize_data(host.dtype, where=where)
         if python and host.dtype == float64:
-            dtype = DEFAULT_FLOAT
+            dtype = default_float_dtype()
     if python and kind(host.dtype) in "iu" and host.size and dtype in _INT_RANGE:
         lo, hi = int(host.min()), int(host.max())
         check_int(lo if lo < _INT_RANGE[dtype][0] else hi, dtype, where=where)
@@ -224,9 +262,10 @@ def result_type(*operands):
     """(dtype, weak_type) of combining operands, each an object with .dtype and .weak_type.
 
     Weak types (Python scalars and results computed only from them) take the type of the
-    strong operands when their kind fits: `float32_array * 2.0` is float32, `int32_array * 2.5`
-    is float32 (the default float), `float16_array + 1` is float16, `bfloat16_array * 2.0`
-    is bfloat16.
+    strong operands when their kind fits: `float32_array * 2.0` is float32 (with x64 too),
+    `float16_array + 1` is float16, `bfloat16_array * 2.0` is bfloat16. A weak float meeting
+    strong ints or bools gives a weak default float (`int32_array * 2.5`: float32, float64
+    with x64), which later meets a float32 array as a Python float would, as in JAX.
     """
     strong = None
     weak = None
@@ -240,13 +279,15 @@ def result_type(*operands):
         return weak, True
     if weak is None or _weak_kind(weak) <= _weak_kind(strong):
         return strong, False
-    # A weak float meeting strong ints/bools: the default float; weak int meeting bool: int32.
-    return (DEFAULT_FLOAT if _weak_kind(weak) == 2 else DEFAULT_INT), False
+    # A weak float meeting strong ints/bools: the default float; weak int meeting bool: the
+    # default int; weak either way, as JAX's lattice joins them.
+    return (default_float_dtype() if _weak_kind(weak) == 2 else default_int_dtype()), True
 
 
 def scalar_dtype(value, where="netcl"):
-    """The weak dtype of a Python scalar; a Python int must fit int32 (OverflowError, as in
-    JAX), since its weak int32 would otherwise wrap."""
+    """The weak dtype of a Python scalar: the default float or int (float64 for a float with
+    x64, as in JAX). A Python int must fit int32 (OverflowError, as in JAX), since its weak
+    int32 would otherwise wrap."""
     if isinstance(value, (bool, np.bool_)):
         return bool_
     if isinstance(value, (int, np.integer)):
@@ -254,5 +295,5 @@ def scalar_dtype(value, where="netcl"):
             check_int(value, int32, where=where)
         return int32
     if isinstance(value, (float, np.floating)):
-        return float32
+        return default_float_dtype()
     raise TypeError(f"{type(value).__name__} is not a numeric scalar")

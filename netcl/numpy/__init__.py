@@ -39,7 +39,7 @@ bool_.__name__ = bool_.__qualname__ = "bool_"
 int64, uint64 = int32, uint32  # JAX without x64 maps these to int32 / uint32
 # Named so that asking for them raises (dtypes.canonicalize) instead of giving int32 silently.
 int8, int16, uint8, uint16 = (_np.dtype(t) for t in (_np.int8, _np.int16, _np.uint8, _np.uint16))
-float_ = float32
+float_ = float64  # as in JAX; without x64 it gives float32 and warns, as jnp.float64 does
 integer, floating, number, bool = _np.integer, _np.floating, _np.number, bool_  # noqa: A001
 
 
@@ -48,9 +48,15 @@ def dtype(x):
 
 
 def result_type(*args):
+    """The dtype JAX's promotion gives `args`: arrays, Python scalars, dtypes, and Python's
+    int and float types (weak, as Python scalars are: `result_type(float)` is the default
+    float, float64 with x64, and `result_type(jnp.float32, float)` float32 either way).
+
+    >>> jnp.result_type(jnp.ones(2, jnp.int32), 1.0)    # float32 (float64 with x64)
+    """
     from ..core.dtypes import result_type as _rt
-    from ._util import asarray_arg
-    return _rt(*[asarray_arg(a, "result_type") for a in args])[0]
+    from ._util import promotion_operand
+    return _rt(*[promotion_operand(a, "result_type") for a in args])[0]
 
 
 def issubdtype(a, b):

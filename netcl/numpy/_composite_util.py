@@ -59,9 +59,10 @@ def scalar_arg(v, where, arg):
 
 
 def to_float(x):
-    """x, or x converted to the default float when it is bool or integer."""
-    return x if dtypes.kind(x.dtype) == "f" else ew.convert_element_type(x, dtypes.DEFAULT_FLOAT,
-                                                                 x.weak_type)
+    """x, or x converted to a float when it is bool or integer (`dtypes.inexact_dtype`:
+    float32 for int32 arrays, the default float for Python ints)."""
+    return x if dtypes.kind(x.dtype) == "f" else \
+        ew.convert_element_type(x, dtypes.inexact_dtype(x.dtype, x.weak_type), x.weak_type)
 
 
 def promote_inexact(where, *args):

@@ -36,8 +36,46 @@ class _WeakScalar:
         self.dtype = dtype
 
 
+class _StrongDtype:
+    """Stands for a dtype named in type promotion (jnp.result_type(jnp.float32, x))."""
+    __slots__ = ("dtype",)
+    weak_type = False
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+def promotion_operand(x, where):
+    """What `x` counts as in JAX's type promotion (an object with .dtype and .weak_type):
+    arrays as they are; Python scalars and Python's int and float types weakly typed, of the
+    default int or float (`result_type(jnp.float32, float)` is float32 also with x64);
+    other dtypes (names, NumPy dtypes, jnp.float32, bool) strongly typed."""
+    if isinstance(x, (Array, Tracer)):
+        return x
+    scalars = _py_scalars()
+    if type(x) in scalars:
+        return scalars[type(x)]
+    if x is int or x is float:
+        return scalars[x]
+    if isinstance(x, (str, type, np.dtype)) or hasattr(x, "dtype") and \
+            not isinstance(x, (np.ndarray, np.generic)):
+        try:
+            return _StrongDtype(dtypes.canonicalize(getattr(x, "dtype", x), where=where))
+        except TypeError:
+            pass
+    return asarray_arg(x, where)
+
+
+# Python scalar types and the weak dtypes they promote as: a float is float32, or float64
+# with x64 (`_py_scalars` picks the table at each call; its keys are the same either way).
 _PY_SCALARS = {bool: _WeakScalar(dtypes.bool_), int: _WeakScalar(dtypes.int32),
                float: _WeakScalar(dtypes.float32)}
+_PY_SCALARS_X64 = {**_PY_SCALARS, float: _WeakScalar(dtypes.float64)}
+
+
+def _py_scalars():
+    """The Python scalar table for the current x64 setting."""
+    return _PY_SCALARS_X64 if dtypes.default_float_dtype() == dtypes.float64 else _PY_SCALARS
 
 
 def promote(where, *args, kinds=None, broadcast=False, check=None):
@@ -49,11 +87,12 @@ def promote(where, *args, kinds=None, broadcast=False, check=None):
     string of dtype kinds, "fiub"), with broadcast=True the shapes broadcast together, and
     `check(*shapes)` (Python scalars have shape ()) raises for shapes the caller rejects.
     """
-    xs = [a if type(a) in _PY_SCALARS else asarray_arg(a, where) for a in args]
-    dtype, weak = dtypes.result_type(*[_PY_SCALARS.get(type(x), x) for x in xs])
+    scalars = _py_scalars()
+    xs = [a if type(a) in scalars else asarray_arg(a, where) for a in args]
+    dtype, weak = dtypes.result_type(*[scalars.get(type(x), x) for x in xs])
     if kinds is not None and dtypes.kind(dtype) not in kinds:
         raise TypeError(f"{where}: operands of dtype "
-                        f"{', '.join(str(_PY_SCALARS.get(type(x), x).dtype) for x in xs)} "
+                        f"{', '.join(str(scalars.get(type(x), x).dtype) for x in xs)} "
                         f"promote to {dtype}, which is not supported here")
     if check is not None:
         check(*[() if type(x) in _PY_SCALARS else tuple(x.shape) for x in xs])
@@ -110,8 +149,10 @@ def _broadcast_constant(c, shape):
 
 
 def promote_to_float(where, *args, kinds=None):
-    """Promote; integer and bool results become the default float (as jnp.sin(int) does)."""
+    """Promote; integer and bool results become floats as jnp.sin(int) does
+    (`dtypes.inexact_dtype`: float32 for int32 arrays, the default float for Python ints)."""
     xs = promote_broadcast(where, *args, kinds=kinds)
     if xs and dtypes.kind(xs[0].dtype) != "f":
-        xs = [convert_element_type(x, dtypes.DEFAULT_FLOAT, x.weak_type) for x in xs]
+        dt = dtypes.inexact_dtype(xs[0].dtype, xs[0].weak_type)
+        xs = [convert_element_type(x, dt, x.weak_type) for x in xs]
     return xs

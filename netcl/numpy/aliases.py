@@ -18,7 +18,7 @@ from ..core import dtypes
 from ..primitives import elementwise as ew
 from ..primitives import views
 from ._composite_util import bool_arg, int_arg, is_array
-from ._util import asarray_arg, promote_broadcast, promote_to_float
+from ._util import asarray_arg, promote_broadcast, promote_to_float, promotion_operand
 from .scalar_types import scalar_types
 from . import creation as _cr
 from . import manipulation as _man
@@ -397,13 +397,19 @@ def _dtype_of(v, where, arg):
 
 
 def promote_types(a, b):
-    """The dtype two dtypes promote to under JAX's rules (netcl's supported dtypes).
+    """The dtype two dtypes promote to under JAX's rules (netcl's supported dtypes). Python's
+    int and float are weak, as in JAX: `promote_types(jnp.float32, float)` is float32 also
+    with x64.
 
     >>> jnp.promote_types(jnp.int32, jnp.float16)    # dtype('float16')
     """
-    da = dtypes.canonicalize(_dtype_of(a, "promote_types", "a"), arg="a", where="promote_types")
-    db = dtypes.canonicalize(_dtype_of(b, "promote_types", "b"), arg="b", where="promote_types")
-    return dtypes.promote_types(da, db)
+    ops = []
+    for v, arg in ((a, "a"), (b, "b")):
+        if not (v is int or v is float):      # (those two stay Python types: weak)
+            v = dtypes.canonicalize(_dtype_of(v, "promote_types", arg), arg=arg,
+                                    where="promote_types")
+        ops.append(promotion_operand(v, "promote_types"))
+    return dtypes.result_type(*ops)[0]
 
 
 def can_cast(from_, to, casting="safe"):

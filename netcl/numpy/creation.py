@@ -52,8 +52,10 @@ def _check_device(device, where):
 def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's name)
     """Create an array on the default device (or `device`).
 
-    Python floats give float32 (as in JAX); NumPy float64 arrays keep float64 where the
-    device supports it.
+    Python floats give the default float (float32, or float64 with x64, as in JAX); NumPy
+    float64 arrays keep float64 with x64 where the device supports it. A Python int or float
+    alone, without a dtype, gives a weakly typed array, as in JAX: `jnp.asarray(2.0) * x`
+    keeps x's float dtype.
 
     >>> x = netcl.numpy.array([[1.0, 2.0], [3.0, 4.0]])
     """
@@ -73,7 +75,7 @@ def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's na
     host = dtypes.from_python(object, host, dt, where="array")
     if host.dtype == dtypes.float64 and not dev.capabilities.fp64:
         raise TypeError(f"array: float64 requested but {dev.name} has no fp64 support")
-    return Array.from_numpy(dev, host)
+    return Array.from_numpy(dev, host, dt is None and type(object) in (int, float))
 
 
 def _flat(obj):
@@ -109,7 +111,9 @@ def device_put(x, device=None):
 
 
 def full(shape, fill_value, dtype=None, device=None):
-    """An array of `shape` filled with `fill_value`.
+    """An array of `shape` filled with `fill_value`. Without a dtype, a Python int or float
+    gives the default int or float, weakly typed (as in JAX: `jnp.full(3, 1.5) * x` keeps
+    x's float dtype).
 
     >>> netcl.numpy.full((2, 3), 7.0)
     """
@@ -122,17 +126,22 @@ def full(shape, fill_value, dtype=None, device=None):
         dt = dtypes.canonicalize_data(np.asarray(fill_value).dtype, where="full")
     _check_device(device, "full")
     # A materialised copy, not a broadcast view: users expect full() to own its memory.
-    return ew.copy(_full(shape, fill_value, dt, device=device))
+    out = ew.copy(_full(shape, fill_value, dt, device=device))
+    if dtype is None and type(fill_value) in (int, float):
+        return ew.convert_element_type(out, dt, True)   # (only the flag: a view)
+    return out
 
 
 def zeros(shape, dtype=None, device=None):
-    """An array of zeros (float32 unless dtype is given)."""
-    return full(shape, 0, _dtype(dtype, "zeros") or dtypes.float32, device)
+    """An array of zeros (of the default float unless dtype is given: float32, or float64
+    with x64)."""
+    return full(shape, 0, _dtype(dtype, "zeros") or dtypes.default_float_dtype(), device)
 
 
 def ones(shape, dtype=None, device=None):
-    """An array of ones (float32 unless dtype is given)."""
-    return full(shape, 1, _dtype(dtype, "ones") or dtypes.float32, device)
+    """An array of ones (of the default float unless dtype is given: float32, or float64
+    with x64)."""
+    return full(shape, 1, _dtype(dtype, "ones") or dtypes.default_float_dtype(), device)
 
 
 def empty(shape, dtype=None, device=None):
@@ -169,7 +178,8 @@ def copy(a):
 
 
 def arange(start, stop=None, step=None, dtype=None):
-    """Evenly spaced values in [start, stop), like numpy.arange.
+    """Evenly spaced values in [start, stop), like numpy.arange: of the default int when
+    start, stop and step are ints, else of the default float (float64 with x64).
 
     >>> netcl.numpy.arange(5)       # int32 [0 1 2 3 4]
     """
@@ -188,8 +198,9 @@ def arange(start, stop=None, step=None, dtype=None):
         raise ValueError("arange: step must not be zero")
     dt = _dtype(dtype, "arange")
     if dt is None:
-        dt = dtypes.int32 if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) \
-            else dtypes.float32
+        dt = dtypes.default_int_dtype() if all(isinstance(v, (int, np.integer))
+                                               for v in (start, stop, step)) \
+            else dtypes.default_float_dtype()
     n = builtins.max(0, int(np.ceil((stop - start) / step)))
     if dt.kind in "iu" and n:  # every value must fit: int32 arithmetic would wrap past the end
         step = step if n > 1 else 1
@@ -205,15 +216,17 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, dtype=None):
-    """`num` evenly spaced samples from start to stop."""
+    """`num` evenly spaced samples from start to stop, of the default float (float64 with
+    x64) unless dtype is given; an integer dtype takes samples computed in the default
+    float."""
     num = _int_arg(num, "linspace", "num", 0)
     start, stop = _number(start, "linspace", "start"), _number(stop, "linspace", "stop")
-    dt = _dtype(dtype, "linspace") or dtypes.float32
+    dt = _dtype(dtype, "linspace") or dtypes.default_float_dtype()
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     from ..primitives.structural import iota
     from .math import add, multiply
-    idx = iota(dtypes.float32 if dtypes.kind(dt) != "f" else dt, num)
+    idx = iota(dtypes.default_float_dtype() if dtypes.kind(dt) != "f" else dt, num)
     out = add(multiply(idx, float(step)), float(start))
     if endpoint and num > 1:
         from .joining import concatenate
@@ -223,7 +236,8 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
 
 
 def eye(N, M=None, k=0, dtype=None):
-    """A 2-d array with ones on the k-th diagonal."""
+    """A 2-d array with ones on the k-th diagonal (of the default float unless dtype is
+    given)."""
     N = _int_arg(N, "eye", "N", 0)
     M = N if M is None else _int_arg(M, "eye", "M", 0)
     k = _int_arg(k, "eye", "k")
@@ -236,7 +250,7 @@ def _diagonal_mask(N, M, k, dt):
     from .math import add, equal
     rows = broadcast_in_dim(iota(dtypes.int32, N), (N, M), (0,))
     cols = broadcast_in_dim(iota(dtypes.int32, M), (N, M), (1,))
-    return ew.convert_element_type(equal(add(rows, k), cols), dt or dtypes.float32)
+    return ew.convert_element_type(equal(add(rows, k), cols), dt or dtypes.default_float_dtype())
 
 
 def identity(n, dtype=None):
@@ -244,7 +258,8 @@ def identity(n, dtype=None):
 
 
 def tri(N, M=None, k=0, dtype=None):
-    """Lower-triangular ones: 1 where column <= row + k."""
+    """Lower-triangular ones: 1 where column <= row + k; float32 unless dtype is given, also
+    with x64 (as jnp.tri, whose default is float32 rather than the default float)."""
     N = _int_arg(N, "tri", "N", 0)
     M = N if M is None else _int_arg(M, "tri", "M", 0)
     k = _int_arg(k, "tri", "k")

@@ -214,15 +214,16 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
 
 def fromfunction(function, shape, *, dtype=None, **kwargs):
     """An array of `shape` whose element at (i, j, ...) is function(i, j, ...) (applied with
-    vmap to index arrays of `dtype`, default float32 as in NumPy).
+    vmap to index arrays of `dtype`, default the default float: float64 with x64, as in
+    JAX).
 
     >>> jnp.fromfunction(lambda i, j: i + j, (2, 2))    # [[0., 1.], [1., 2.]]
     """
     from .. import vmap
     _callable(function, "fromfunction", "function")
     shape = _shape_arg(shape, "fromfunction")
-    dt = dtypes.DEFAULT_FLOAT if dtype is None else dtypes.canonicalize(dtype,
-                                                                        where="fromfunction")
+    dt = dtypes.default_float_dtype() if dtype is None else \
+        dtypes.canonicalize(dtype, where="fromfunction")
     nd = len(shape)
 
     def f(*idx):

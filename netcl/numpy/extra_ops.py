@@ -187,7 +187,7 @@ class _Concat:
                 a = jnp.reshape(a, (a.shape[0], 1))   # c_: 1-d items become columns
             parts.append(a)
         if not parts:
-            return jnp.zeros((0,), dtypes.DEFAULT_FLOAT)
+            return jnp.zeros((0,), dtypes.default_float_dtype())
         return jnp.concatenate(parts, axis=axis)
 
     def __repr__(self):

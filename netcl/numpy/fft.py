@@ -18,19 +18,21 @@ def _n(n, where):
 
 
 def fftfreq(n, d=1.0, *, dtype=None, device=None):
-    """The sample frequencies of an n-point FFT with spacing d, as jnp.fft.fftfreq.
+    """The sample frequencies of an n-point FFT with spacing d, as jnp.fft.fftfreq (of the
+    default float, float64 with x64, unless dtype is given).
 
     >>> jnp.fft.fftfreq(5, 0.5)      # [0, 0.4, 0.8, -0.8, -0.4]
     """
     from .. import numpy as jnp
     n = _n(n, "fftfreq")
     k = np.concatenate([np.arange(0, (n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
-    return jnp.asarray(k, dtype=dtype or jnp.float32) / (n * d) if n else \
-        jnp.zeros(0, dtype or jnp.float32)
+    return jnp.asarray(k, dtype=dtype or float) / (n * d) if n else \
+        jnp.zeros(0, dtype or float)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None):
-    """The sample frequencies of an n-point real FFT, as jnp.fft.rfftfreq.
+    """The sample frequencies of an n-point real FFT, as jnp.fft.rfftfreq (of the default
+    float unless dtype is given).
 
     >>> jnp.fft.rfftfreq(5)          # [0, 0.2, 0.4]
     """
@@ -38,7 +40,7 @@ def rfftfreq(n, d=1.0, *, dtype=None, device=None):
     n = _n(n, "rfftfreq")
     if n == 0:
         raise ValueError("fft.rfftfreq: n must be positive")
-    return jnp.asarray(np.arange(n // 2 + 1), dtype=dtype or jnp.float32) / (n * d)
+    return jnp.asarray(np.arange(n // 2 + 1), dtype=dtype or float) / (n * d)
 
 
 def _shift(x, axes, sign, where):

@@ -76,9 +76,9 @@ def _floats(where, named, check=None):
     for (name, _), x in zip(named, xs):
         if dtypes.kind(x.dtype) not in "biuf":
             raise TypeError(f"{where}: {name} must have a real dtype, got {x.dtype}")
-    dt, _ = dtypes.result_type(*xs)
+    dt, weak = dtypes.result_type(*xs)
     if dtypes.kind(dt) != "f":
-        dt = dtypes.DEFAULT_FLOAT
+        dt = dtypes.inexact_dtype(dt, weak)
     if dt in dtypes.HALF:
         raise TypeError(f"{where}: {dt} operands are not supported (LAPACK has no half "
                         "precision, and jax.numpy.linalg refuses them too); convert with "

@@ -104,8 +104,9 @@ def _count(a, axes, where_, fname, dtype):
 
 def _float_work(a):
     """(dtype the statistic is computed in, dtype of the result) for mean/var/std/average."""
-    if dtypes.kind(a.dtype) != "f":
-        return dtypes.float32, dtypes.float32
+    if dtypes.kind(a.dtype) != "f":     # (float32 for int32 arrays, as in JAX)
+        d = dtypes.inexact_dtype(a.dtype, a.weak_type)
+        return d, d
     if a.dtype in dtypes.HALF:
         return dtypes.float32, a.dtype
     return a.dtype, a.dtype

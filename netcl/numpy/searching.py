@@ -298,7 +298,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
 
 
 def _inexact_dtype(a):
-    return a.dtype if dtypes.kind(a.dtype) == "f" else dtypes.DEFAULT_FLOAT
+    return dtypes.inexact_dtype(a.dtype, a.weak_type)
 
 
 def _range_arg(rng, dtype, fname):

@@ -21,7 +21,7 @@ def _poly1d(p, where):
     p = _arr(p, where)
     if p.ndim != 1:
         raise ValueError(f"{where}: p must be 1-d, got shape {tuple(p.shape)}")
-    return p if dtypes.kind(p.dtype) == "f" else p.astype(dtypes.DEFAULT_FLOAT)
+    return p if dtypes.kind(p.dtype) == "f" else p.astype(dtypes.inexact_dtype(p.dtype))
 
 
 def polyder(p, m=1):
@@ -145,9 +145,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
             raise ValueError(f"cov: m and y have {X.shape[1]} and {Y.shape[1]} observations")
         X = jnp.concatenate([X, Y], axis=0)
     if X.shape[0] == 0:
-        return jnp.zeros((0, 0), dtypes.DEFAULT_FLOAT if dtypes.kind(X.dtype) != "f" else X.dtype)
+        return jnp.zeros((0, 0), dtypes.inexact_dtype(X.dtype, X.weak_type))
     if dtypes.kind(X.dtype) != "f":
-        X = X.astype(dtypes.DEFAULT_FLOAT)
+        X = X.astype(dtypes.inexact_dtype(X.dtype, X.weak_type))
     if ddof is None:
         ddof = 0 if bias else 1
     n = X.shape[1]
@@ -186,7 +186,7 @@ def _conv1d(a, v, mode, where, flip_v, precision, preferred_element_type):
         raise ValueError(f"{where}: a and v must not be empty")
     dt = jnp.result_type(a, v)
     if dtypes.kind(dt) != "f":
-        dt = dtypes.DEFAULT_FLOAT
+        dt = dtypes.inexact_dtype(dt)
     a, v = a.astype(dt), v.astype(dt)
     reverse = False
     if a.shape[0] < v.shape[0]:
@@ -254,7 +254,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
             raise ValueError(f"gradient: the shape of f along axis {ax} must be at least 2 "
                              f"(edge_order + 1), got {f.shape[ax]}")
     if dtypes.kind(f.dtype) != "f":
-        f = f.astype(dtypes.DEFAULT_FLOAT)
+        f = f.astype(dtypes.inexact_dtype(f.dtype, f.weak_type))
     out = []
     for ax, h in zip(axes, hs):
         n = f.shape[ax]
@@ -282,7 +282,7 @@ def i0(x):
     """
     x = _arr(x, "i0")
     if dtypes.kind(x.dtype) != "f":
-        x = x.astype(dtypes.DEFAULT_FLOAT)
+        x = x.astype(dtypes.inexact_dtype(x.dtype, x.weak_type))
     ax = jnp.abs(x)
     small = jnp.less_equal(ax, 15.0)
     xs = jnp.where(small, ax, 0.0)
@@ -311,14 +311,15 @@ def _window_m(M, where):
 
 def _window(M, where, coeffs):
     M = _window_m(M, where)
+    dt = dtypes.default_float_dtype()    # (windows are of the default float, as in JAX)
     if M < 1:
-        return jnp.zeros((0,), dtypes.DEFAULT_FLOAT)
+        return jnp.zeros((0,), dt)
     if M == 1:
-        return jnp.ones((1,), dtypes.DEFAULT_FLOAT)
-    n = jnp.arange(1 - M, M, 2).astype(dtypes.DEFAULT_FLOAT)
+        return jnp.ones((1,), dt)
+    n = jnp.arange(1 - M, M, 2).astype(dt)
     out = None
     for j, c in enumerate(coeffs):
-        t = jnp.full((M,), c, dtypes.DEFAULT_FLOAT) if j == 0 else \
+        t = jnp.full((M,), c, dt) if j == 0 else \
             jnp.multiply(jnp.cos(jnp.multiply(n, j * np.pi / (M - 1))), c)
         out = t if out is None else jnp.add(out, t)
     return out
@@ -330,11 +331,12 @@ def bartlett(M):
     >>> jnp.bartlett(5)    # [0., 0.5, 1., 0.5, 0.]
     """
     M = _window_m(M, "bartlett")
+    dt = dtypes.default_float_dtype()
     if M < 1:
-        return jnp.zeros((0,), dtypes.DEFAULT_FLOAT)
+        return jnp.zeros((0,), dt)
     if M == 1:
-        return jnp.ones((1,), dtypes.DEFAULT_FLOAT)
-    n = jnp.arange(1 - M, M, 2).astype(dtypes.DEFAULT_FLOAT)
+        return jnp.ones((1,), dt)
+    n = jnp.arange(1 - M, M, 2).astype(dt)
     return jnp.subtract(1.0, jnp.true_divide(jnp.abs(n), float(M - 1)))
 
 
@@ -359,18 +361,18 @@ def kaiser(M, beta):
     >>> jnp.kaiser(3, 5.0)    # [0.0367, 1., 0.0367]
     """
     M = _window_m(M, "kaiser")
+    dt = dtypes.default_float_dtype()
     if isinstance(beta, (bool, np.bool_)) or not (isinstance(beta, (int, float, np.number))
                                                  or is_array(beta) and beta.ndim == 0):
         raise TypeError(f"kaiser: beta must be a scalar, got {type(beta).__name__} {beta!r}")
     if M < 1:
-        return jnp.zeros((0,), dtypes.DEFAULT_FLOAT)
+        return jnp.zeros((0,), dt)
     if M == 1:
-        return jnp.ones((1,), dtypes.DEFAULT_FLOAT)
+        return jnp.ones((1,), dt)
     alpha = (M - 1) / 2.0
-    n = jnp.arange(M).astype(dtypes.DEFAULT_FLOAT)
+    n = jnp.arange(M).astype(dt)
     r = jnp.true_divide(jnp.subtract(n, alpha), alpha)
     arg = jnp.multiply(jnp.sqrt(jnp.clip(jnp.subtract(1.0, jnp.multiply(r, r)), 0.0, None)),
                        beta)
-    b = jnp.asarray(beta, dtypes.DEFAULT_FLOAT) if not is_array(beta) else \
-        beta.astype(dtypes.DEFAULT_FLOAT)
-    return jnp.true_divide(i0(arg), i0(b)).astype(dtypes.DEFAULT_FLOAT)
+    b = jnp.asarray(beta, dt) if not is_array(beta) else beta.astype(dt)
+    return jnp.true_divide(i0(arg), i0(b)).astype(dt)

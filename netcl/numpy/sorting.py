@@ -145,7 +145,7 @@ def _quantile(a, q, axis, method, keepdims, where, skip_nan, percent=False):
                             f"{q.dtype}{list(q.shape)}")
     axes = normalize_axes(axis, a.ndim, where)
     if dtypes.kind(a.dtype) != "f":         # (checked first: nothing has run yet)
-        a = a.astype(dtypes.DEFAULT_FLOAT)
+        a = a.astype(dtypes.inexact_dtype(a.dtype, a.weak_type))
     qa = asarray(q, dtype=a.dtype)
     if percent:
         qa = qa / 100.0

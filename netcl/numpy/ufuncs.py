@@ -90,8 +90,8 @@ def angle(z, deg=False):
     """
     jnp = _np_mod()
     x = _arr(z, "angle", "z")
-    if dtypes.kind(x.dtype) != "f":
-        x = x.astype(dtypes.float32)
+    if dtypes.kind(x.dtype) != "f":     # (ints give the default float here, as in JAX)
+        x = x.astype(dtypes.default_float_dtype())
     out = jnp.arctan2(jnp.zeros_like(x), x)
     return jnp.degrees(out) if deg else out
 

@@ -244,7 +244,7 @@ def pmean(x, axis_name):
     def mean(v):
         s = _bind(psum_p, _as_summable(v), axis_name=names) if names else v
         if dtypes.kind(s.dtype) != "f":
-            s = convert_element_type(s, dtypes.DEFAULT_FLOAT)
+            s = convert_element_type(s, dtypes.inexact_dtype(s.dtype))
         return div(s, _scalar_like(s, n))
     return _tree("pmean", x, mean)
 

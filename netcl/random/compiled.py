@@ -14,7 +14,7 @@ argument (a list, a NumPy or sharded array) runs eagerly, where the sampler chec
 says what is wrong. Used as a decorator:
 
     @compiled_when_eager
-    def normal(key, shape=(), dtype=dtypes.float32): ...
+    def normal(key, shape=(), dtype=float): ...
 """
 import functools
 import inspect

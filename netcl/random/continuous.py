@@ -5,6 +5,9 @@ logistic, cauchy, and the shared parameter/shape helpers of all the samplers.
             max(minval, u * (maxval - minval) + minval)
   normal    sqrt(2) * erf_inv(uniform(nextafter(-1, 0), 1))
 
+`dtype` defaults to Python's float, as in JAX: the default float at call time (float32, or
+float64 with x64).
+
 uniform is bit-identical to JAX on every device (PoCL, NVIDIA and the NumPy fallback give
 the same bits; under jit a GPU compiler may fuse u * span + minval into an fma, which moves
 uniform with a span that is not a power of two by an ulp). normal and the other
@@ -110,7 +113,7 @@ def _uniform(name, key, shape, dtype, minval, maxval):
 
 
 @compiled_when_eager
-def uniform(key, shape=(), dtype=dtypes.float32, minval=0.0, maxval=1.0):
+def uniform(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
     """Uniform values in [minval, maxval) (minval/maxval broadcast to `shape`).
 
     >>> netcl.random.uniform(netcl.random.PRNGKey(0), (5,))
@@ -127,7 +130,7 @@ def _normal(name, key, shape, dtype):
 
 
 @compiled_when_eager
-def normal(key, shape=(), dtype=dtypes.float32):
+def normal(key, shape=(), dtype=float):
     """Standard normal values: sqrt(2) * erf_inv(u), u uniform in (-1, 1) (JAX's method)."""
     dtype = _float_dtype("normal", dtype, _device(key))
     shape = canonical_shape(shape, "normal")
@@ -135,7 +138,7 @@ def normal(key, shape=(), dtype=dtypes.float32):
 
 
 @compiled_when_eager
-def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
+def truncated_normal(key, lower, upper, shape=None, dtype=float):
     """Standard normal values conditioned on lower < x < upper (inverse-CDF sampling).
 
     `shape` defaults to the broadcast shape of lower and upper; results lie in the open
@@ -162,7 +165,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
 
 
 @compiled_when_eager
-def gumbel(key, shape=(), dtype=dtypes.float32, mode="low"):
+def gumbel(key, shape=(), dtype=float, mode="low"):
     """Standard Gumbel values: -log(-log(u)), u uniform in [tiny, 1)."""
     if mode != "low":
         raise ValueError(f"gumbel: mode={mode!r} is not supported; netcl implements 'low'")
@@ -177,7 +180,7 @@ def _gumbel(name, key, shape, dtype):
 
 
 @compiled_when_eager
-def exponential(key, shape=(), dtype=dtypes.float32):
+def exponential(key, shape=(), dtype=float):
     """Standard exponential values: -log1p(-u)."""
     dtype = _float_dtype("exponential", dtype, _device(key))
     shape = canonical_shape(shape, "exponential")
@@ -186,7 +189,7 @@ def exponential(key, shape=(), dtype=dtypes.float32):
 
 
 @compiled_when_eager
-def laplace(key, shape=(), dtype=dtypes.float32):
+def laplace(key, shape=(), dtype=float):
     """Standard Laplace values: sign(u) * log1p(-|u|), u uniform in (-1, 1)."""
     dtype = _float_dtype("laplace", dtype, _device(key))
     shape = canonical_shape(shape, "laplace")
@@ -195,7 +198,7 @@ def laplace(key, shape=(), dtype=dtypes.float32):
 
 
 @compiled_when_eager
-def logistic(key, shape=(), dtype=dtypes.float32):
+def logistic(key, shape=(), dtype=float):
     """Standard logistic values: log(u / (1 - u)), u uniform in [eps, 1)."""
     dtype = _float_dtype("logistic", dtype, _device(key))
     shape = canonical_shape(shape, "logistic")
@@ -204,7 +207,7 @@ def logistic(key, shape=(), dtype=dtypes.float32):
 
 
 @compiled_when_eager
-def cauchy(key, shape=(), dtype=dtypes.float32):
+def cauchy(key, shape=(), dtype=float):
     """Standard Cauchy values: tan(pi * (u - 1/2)), u uniform in [eps, 1)."""
     dtype = _float_dtype("cauchy", dtype, _device(key))
     shape = canonical_shape(shape, "cauchy")

@@ -22,14 +22,15 @@ from .keys import _U32, _bits32, _check_key, _counters, _device, _is_array, spli
 
 @compiled_when_eager
 def bernoulli(key, p=0.5, shape=None):
-    """Booleans that are True with probability p (uniform(key, shape, p.dtype) < p)."""
+    """Booleans that are True with probability p (uniform(key, shape, p.dtype) < p; a Python
+    float p is of the default float, as in JAX: float64 uniforms with x64)."""
     device = _device(key)
     if _is_array(p):
         if dtypes.kind(p.dtype) != "f":
             raise TypeError(f"bernoulli: p must have a floating dtype, got {p.dtype}")
         pd = p.dtype
     elif isinstance(p, float):
-        pd = dtypes.float32
+        pd = dtypes.default_float_dtype()
     else:
         host = np.asarray(p)
         if dtypes.kind(host.dtype) != "f":

@@ -67,7 +67,8 @@ def floats(where, /, broadcast=True, **named):
             shape_dtype(where, n, v)
         xs = promote(where, *named.values())
         if dtypes.kind(xs[0].dtype) != "f":
-            xs = [convert_element_type(x, dtypes.DEFAULT_FLOAT, x.weak_type) for x in xs]
+            dt = dtypes.inexact_dtype(xs[0].dtype, xs[0].weak_type)
+            xs = [convert_element_type(x, dt, x.weak_type) for x in xs]
     out_dtype = xs[0].dtype
     if out_dtype in dtypes.HALF:
         xs = [convert_element_type(x, dtypes.float32, x.weak_type) for x in xs]

@@ -1,6 +1,7 @@
 """Parameter initializers with ``jax.nn.initializers``' names and semantics.
 
-Every initializer is a function ``init(key, shape, dtype=float32) -> Array``; the factories
+Every initializer is a function ``init(key, shape, dtype=float) -> Array`` (Python's float:
+the default float at call time, float64 with x64, as JAX's ``jnp.float_``); the factories
 (``normal(stddev)``, ``glorot_normal(in_axis, out_axis)``, ``variance_scaling(...)``, ...)
 return one, while ``zeros`` and ``ones`` are initializers themselves (as in JAX)::
 
@@ -92,7 +93,7 @@ def _compute_fans(shape, in_axis, out_axis, batch_axis, where):
 
 
 def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_axis=(),
-                     dtype=dtypes.float32):
+                     dtype=float):
     """An initializer whose samples have variance ``scale / n`` (see the module docstring).
 
     mode: "fan_in", "fan_out" or "fan_avg"; distribution: "truncated_normal", "normal" or
@@ -131,35 +132,35 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
     return init
 
 
-def glorot_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=dtypes.float32):
+def glorot_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float):
     """Glorot / Xavier normal: variance_scaling(1.0, "fan_avg", "truncated_normal")."""
     return variance_scaling(1.0, "fan_avg", "truncated_normal", in_axis, out_axis, batch_axis,
                             dtype)
 
 
-def glorot_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=dtypes.float32):
+def glorot_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float):
     """Glorot / Xavier uniform: variance_scaling(1.0, "fan_avg", "uniform")."""
     return variance_scaling(1.0, "fan_avg", "uniform", in_axis, out_axis, batch_axis, dtype)
 
 
-def he_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=dtypes.float32):
+def he_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float):
     """He / Kaiming normal: variance_scaling(2.0, "fan_in", "truncated_normal")."""
     return variance_scaling(2.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis,
                             dtype)
 
 
-def he_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=dtypes.float32):
+def he_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float):
     """He / Kaiming uniform: variance_scaling(2.0, "fan_in", "uniform")."""
     return variance_scaling(2.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
 
 
-def lecun_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=dtypes.float32):
+def lecun_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float):
     """LeCun normal: variance_scaling(1.0, "fan_in", "truncated_normal")."""
     return variance_scaling(1.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis,
                             dtype)
 
 
-def lecun_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=dtypes.float32):
+def lecun_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float):
     """LeCun uniform: variance_scaling(1.0, "fan_in", "uniform")."""
     return variance_scaling(1.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
 
@@ -176,7 +177,7 @@ def _check_positive(value, name, where):
     return float(value)
 
 
-def normal(stddev=1e-2, dtype=dtypes.float32):
+def normal(stddev=1e-2, dtype=float):
     """Samples from N(0, stddev^2) (jax.nn.initializers.normal; stax's bias default)."""
     stddev = _check_positive(stddev, "stddev", "normal")
     default_dtype = dtype
@@ -187,7 +188,7 @@ def normal(stddev=1e-2, dtype=dtypes.float32):
     return init
 
 
-def truncated_normal(stddev=1e-2, dtype=dtypes.float32, lower=-2.0, upper=2.0):
+def truncated_normal(stddev=1e-2, dtype=float, lower=-2.0, upper=2.0):
     """A standard normal truncated to (lower, upper), times ``stddev`` (as JAX: the
     result's std-dev is below ``stddev``)."""
     stddev = _check_positive(stddev, "stddev", "truncated_normal")
@@ -200,7 +201,7 @@ def truncated_normal(stddev=1e-2, dtype=dtypes.float32, lower=-2.0, upper=2.0):
     return init
 
 
-def uniform(scale=1e-2, dtype=dtypes.float32):
+def uniform(scale=1e-2, dtype=float):
     """Samples from U[0, scale) (jax.nn.initializers.uniform)."""
     scale = _check_positive(scale, "scale", "uniform")
     default_dtype = dtype
@@ -211,7 +212,7 @@ def uniform(scale=1e-2, dtype=dtypes.float32):
     return init
 
 
-def constant(value, dtype=dtypes.float32):
+def constant(value, dtype=float):
     """Every element equal to ``value``."""
     default_dtype = dtype
 
@@ -221,13 +222,13 @@ def constant(value, dtype=dtypes.float32):
     return init
 
 
-def zeros(key, shape, dtype=dtypes.float32):
+def zeros(key, shape, dtype=float):
     """All zeros (an initializer itself, as jax.nn.initializers.zeros; ``key`` is unused)."""
     return jnp.zeros(_shape(shape, "zeros"), dtypes.canonicalize(dtype, arg="dtype",
                                                                   where="zeros"))
 
 
-def ones(key, shape, dtype=dtypes.float32):
+def ones(key, shape, dtype=float):
     """All ones (an initializer itself, as jax.nn.initializers.ones; ``key`` is unused)."""
     return jnp.ones(_shape(shape, "ones"), dtypes.canonicalize(dtype, arg="dtype",
                                                                 where="ones"))
