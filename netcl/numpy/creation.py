@@ -258,8 +258,8 @@ def identity(n, dtype=None):
 
 
 def tri(N, M=None, k=0, dtype=None):
-    """Lower-triangular ones: 1 where column <= row + k; float32 unless dtype is given, also
-    with x64 (as jnp.tri, whose default is float32 rather than the default float)."""
+    """Lower-triangular ones: 1 where column <= row + k; the default float unless dtype is
+    given (float64 with x64, as jnp.tri since JAX 0.11; 0.10 gave float32)."""
     N = _int_arg(N, "tri", "N", 0)
     M = N if M is None else _int_arg(M, "tri", "M", 0)
     k = _int_arg(k, "tri", "k")
@@ -269,5 +269,5 @@ def tri(N, M=None, k=0, dtype=None):
     rows = broadcast_in_dim(iota(dtypes.int32, N), (N, M), (0,))
     cols = broadcast_in_dim(iota(dtypes.int32, M), (N, M), (1,))
     mask = greater_equal(add(rows, k), cols)
-    return ew.convert_element_type(mask, _dtype(dtype, "tri") or dtypes.float32)
+    return ew.convert_element_type(mask, _dtype(dtype, "tri") or dtypes.default_float_dtype())
 
