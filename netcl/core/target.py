@@ -35,7 +35,8 @@ CPU_DENSE_EPILOGUE_EXTRAS = 2
 # between the two (a program calling a builtin with one loses its kernels), and the
 # kernel's own 16-wide code runs as two 8-wide halves. With the attribute, a kernel that
 # calls no builtin with a 16-float vector (see codegen.wide_safe) runs 16 lanes per
-# instruction: transcendental elementwise work (W1) in half the instructions.
+# instruction: transcendental elementwise work (a tanh or exp per element) in half the
+# instructions.
 X86_AVX512_ATTRIBUTE = '__attribute__((target("avx512f")))'
 
 
