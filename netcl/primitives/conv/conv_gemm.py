@@ -464,8 +464,8 @@ def _staged_chunks(device, in_dtype, geo, plan, call, operands):
     Why: the register-staged kernel's element-wise gathers keep the tensor cores mostly
     idle on a CNN's convolutions; whole chunks copied asynchronously overlap the products."""
     from .. import gemm_mma_staged as staged
-    ta, tb, batch, M, N, K, lda, ldb = call[:8]
-    bsb, ob, a_is_p = call[10], call[13], call[15]
+    (ta, tb, batch, M, N, K, lda, ldb, ldc, bsa, bsb, bsc, oa, ob, oc, a_is_p,
+     c_tmp) = call
     E = 16 // staged.OPERANDS[operands][1]
     if not a_is_p or plan.p_dims is None or (M if ta else K) % E or \
             _im2col_mode(device) != "implicit" or \
