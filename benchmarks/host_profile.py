@@ -2,6 +2,7 @@
 first (cProfile; builtins such as PyOpenCL's enqueue and set_arg show as their own rows).
 
     python benchmarks/host_profile.py W5 [rows]     # or W4
+    python benchmarks/host_profile.py W8 [rows] [devices]   # the pmapped step (pmap_bench's)
 
 The device is synchronised after every step, as benchmarks/run.py does, so the figures are
 those of the benchmark: `enqueue` is the host's time to return from the step, `wait` the
@@ -25,8 +26,18 @@ import workloads  # noqa: E402
 def main():
     wid = sys.argv[1] if len(sys.argv) > 1 else "W4"
     rows = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    run, bs, kind = workloads.warm_train_step(wid)
-    sync = netcl.default_device().synchronize
+    if wid == "W8":
+        import pmap_bench
+        n_dev = int(sys.argv[3]) if len(sys.argv) > 3 else len(netcl.local_devices())
+        bs, kind = 256, netcl.default_device().kind
+        run, sync = pmap_bench.cnn_step(n_dev, bs, mapped=True)
+        for _ in range(5):
+            run()
+        sync()
+        wid = f"W8 on {n_dev} devices,"
+    else:
+        run, bs, kind = workloads.warm_train_step(wid)
+        sync = netcl.default_device().synchronize
     n = 100 if wid == "W4" and kind == "gpu" else 30
     enq, wait = [], []
     for _ in range(n):

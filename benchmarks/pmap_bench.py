@@ -220,12 +220,11 @@ def main():
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--peers", action="store_true", help="JAX's pmap and psum beside")
     p.add_argument("--devices", type=int, default=None, help="use the first N local devices")
+    p.add_argument("--only", default="W8,W9", help="comma-separated: W8, W9 or both")
     p.add_argument("--distributed", action="store_true", help="one process of an MPI job "
                    "(mpiexec -n P python -m mpi4py benchmarks/pmap_bench.py --distributed)")
     args = p.parse_args()
     import netcl
-    import netcl.numpy as jnp
-    from netcl import lax
     if args.distributed:
         netcl.distributed.initialize()
     devices = netcl.local_devices()[:args.devices]
@@ -238,6 +237,15 @@ def main():
     if n < 2:
         print("W8/W9 need at least 2 devices (NETCL_CPU_DEVICES=2 on a CPU)")
         return
+    which = set(args.only.split(","))
+    if "W8" in which:
+        w8(args, n, n_local, batch, say)
+    if "W9" in which:
+        w9(args, devices, n, n_local, say)
+
+
+def w8(args, n, n_local, batch, say):
+    """W8: the pmapped step's rate and its scaling over one device's jit step."""
     one = (alone_seconds(cnn_step(1, batch), args.repeat) if args.distributed else
            timed(*cnn_step(1, batch), args.repeat))
     many = timed(*cnn_step(n_local, batch, mapped=True), args.repeat)
@@ -250,6 +258,13 @@ def main():
         jn = timed(*jax_cnn_step(n, batch), args.repeat)
         print(f"W8   JAX {n} devices: {1 / jn:8.1f} steps/s; one device {1 / j1:8.1f} "
               f"steps/s; scaling {n * j1 / jn:.2f}")
+
+
+def w9(args, devices, n, n_local, say):
+    """W9: psum's bus bandwidth beside the pinned staging copy's (and JAX's)."""
+    import netcl
+    import netcl.numpy as jnp
+    from netcl import lax
     psum = netcl.pmap(lambda v: lax.psum(v, "i"), axis_name="i", devices=devices)
     repeat = max(3, args.repeat // 2)
     for mb in (1, 16, 256):

@@ -13,6 +13,7 @@ Eager mode renders one op per kernel; jit's fusion renders whole groups with the
 Sizes, offsets and strides are kernel arguments, so one source serves every shape.
 """
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
@@ -177,22 +178,45 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1, walk=1
     narrow:  with walk > 1 and width > narrow, the elements past the last whole vector of
              `width` take vectors of `narrow` (the Target's vector_width) before scalars, as
              a kernel of that width computes them: results do not depend on the width.
-    Arguments: outputs..., n, (input, offset) per input, then meta and rank if any input is 'g'.
+    Arguments: `elementwise_parameters`.
     """
-    body = as_ops(body)
-    args = [f"__global {kernels.storage_ctype(d)}* out{j}" for j, (d, _) in enumerate(outputs)]
-    args.append(f"const {INDEX_CTYPE} n")
+    head = f"{attribute + ' ' if attribute else ''}__kernel void {name}"
+    code = elementwise_function(head, inputs, body, outputs, width, walk, narrow)
+    # No fused multiply-add contraction: jitted (fused) and eager results stay identical.
+    return "#pragma OPENCL FP_CONTRACT OFF\n" + preamble + helpers_for(code) + code
+
+
+def elementwise_parameters(inputs, outputs):
+    """The parameter declarations of an elementwise kernel: outputs..., n, (input, offset
+    and, for 'r'/'q' kinds, period) per input, then meta and rank if any input is 'g'."""
+    params = [f"__global {kernels.storage_ctype(d)}* out{j}" for j, (d, _) in enumerate(outputs)]
+    params.append(f"const {INDEX_CTYPE} n")
     for j, (d, kind) in enumerate(inputs):
-        args += [f"__global const {kernels.storage_ctype(d)}* in{j}", f"const {INDEX_CTYPE} off{j}"]
+        params += [f"__global const {kernels.storage_ctype(d)}* in{j}",
+                   f"const {INDEX_CTYPE} off{j}"]
         if kind in ("r", "q"):
-            args.append(f"const {INDEX_CTYPE} per{j}")
+            params.append(f"const {INDEX_CTYPE} per{j}")
+    if any(kind == "g" for _, kind in inputs):
+        params += ["__constant int* meta", "const int rank"]
+    return params
+
+
+def elementwise_function(head, inputs, body, outputs, width=1, walk=1, narrow=8, unit=None):
+    """C of `head(parameters) { ... }` computing the elementwise body (see
+    render_elementwise) for work-item `unit`: get_global_id(0) in a kernel, or a parameter
+    `unit` appended to `elementwise_parameters` (a segment of a horizontal kernel, which
+    numbers its work-items from 0)."""
+    body = as_ops(body)
+    params = elementwise_parameters(inputs, outputs)
+    gid = "get_global_id(0)"
+    if unit is not None:
+        params.append(f"const {INDEX_CTYPE} {unit}")
+        gid = unit
     strided = [j for j, (_, kind) in enumerate(inputs) if kind == "g"]
-    if strided:
-        args += ["__constant int* meta", "const int rank"]
-    lines = [f"{attribute + ' ' if attribute else ''}__kernel void {name}({', '.join(args)}) {{"]
+    lines = [f"{head}({', '.join(params)}) {{"]
     if walk > 1:
         chunk = width * walk
-        lines += [f"  const {INDEX_CTYPE} b = get_global_id(0) * {chunk};",
+        lines += [f"  const {INDEX_CTYPE} b = {gid} * {chunk};",
                   f"  const {INDEX_CTYPE} e = n - b < {chunk} ? n : b + {chunk};"]
         if width == 1:
             lines.append(f"  for ({INDEX_CTYPE} i = b; i < e; ++i) {{")
@@ -209,20 +233,18 @@ def render_elementwise(name, inputs, body, outputs, preamble="", width=1, walk=1
         lines += _scalar_element(inputs, body, outputs, strided, "    ")
         lines.append("  }")
     elif width == 1:
-        lines += [f"  const {INDEX_CTYPE} i = get_global_id(0);", "  if (i >= n) return;"]
+        lines += [f"  const {INDEX_CTYPE} i = {gid};", "  if (i >= n) return;"]
         lines += _scalar_element(inputs, body, outputs, strided, "  ")
     else:
         w = width
-        lines += [f"  const {INDEX_CTYPE} i0 = get_global_id(0) * {w};",
+        lines += [f"  const {INDEX_CTYPE} i0 = {gid} * {w};",
                   f"  if (i0 + {w} <= n) {{"]
         lines += _vector_elements(inputs, body, outputs, w, "    ")
         lines += ["  } else {", f"    for ({INDEX_CTYPE} i = i0; i < n; ++i) {{"]
         lines += _scalar_element(inputs, body, outputs, strided, "      ")
         lines += ["    }", "  }"]
     lines.append("}")
-    code = "\n".join(lines) + "\n"
-    # No fused multiply-add contraction: jitted (fused) and eager results stay identical.
-    return "#pragma OPENCL FP_CONTRACT OFF\n" + preamble + helpers_for(code) + code
+    return "\n".join(lines) + "\n"
 
 
 def _vector_elements(inputs, body, outputs, w, ind):
@@ -369,11 +391,37 @@ def _buffer_copy_launcher(device, x, out_aval):
     return Launch(launch, reusing, ())
 
 
-def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="", bits=None):
-    """A launcher running `body` (see render_elementwise) once per element of the common
-    output shape, reading `args` in their current layouts; returns one array per out_var
-    (a tuple when there are several). `bits`: an unsigned dtype of the size of every input
-    and output, as which the kernel moves them (a copy's body), in vectors where it can."""
+@dataclass
+class ElementwiseLayout:
+    """How one elementwise body runs over arrays laid out like given ones: what its
+    kernel (or a horizontal kernel's segment) is rendered from, the launch grid, and the
+    arguments, by position among `elementwise_parameters`: those set once (`fixed`: sizes,
+    offsets, periods, the metadata buffer) and the input buffers set per call (`in_pos`)."""
+    shape: tuple
+    n: int
+    inputs: list          # [(dtype, kind)]
+    body: list            # [Op]
+    outputs: list         # [(dtype, var)]
+    width: int
+    walk: int
+    attribute: str
+    narrow: int
+    grid: tuple           # ((global,), (local,)): kernels.walk_grid
+    fixed: list           # [(position, value)]
+    in_pos: list          # position of each input's buffer
+    n_params: int
+
+    def function(self, head, unit=None):
+        """`elementwise_function` of this layout."""
+        return elementwise_function(head, self.inputs, self.body, self.outputs, self.width,
+                                    self.walk, self.narrow, unit)
+
+
+def layout_elementwise(name, device, args, body, out_vars, out_avals, bits=None):
+    """The ElementwiseLayout of `body` (see render_elementwise) run once per element of the
+    common output shape over `args` in their current layouts. `bits`: an unsigned dtype
+    of the size of every input and output, as which the kernel moves them (a copy's
+    body), in vectors where it can."""
     shape = out_avals[0].shape
     n = prod(shape)
     if n >= 2**31:
@@ -382,40 +430,60 @@ def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="
     inputs = list(zip([bits or x.dtype for x in args], kinds))
     body = as_ops(body)
     outputs = [(bits or a.dtype, v) for a, v in zip(out_avals, out_vars)]
+    t = device.target
     if bits is not None:
-        width = device.target.vector_width if "g" not in kinds else 1
-        walk, attribute = device.target.elementwise_walk, ""
+        width = t.vector_width if "g" not in kinds else 1
+        walk, attribute = t.elementwise_walk, ""
     else:
         width, walk, attribute = elementwise_geometry(device, inputs, body, outputs)
-    src = render_elementwise(name, inputs, body, outputs, preamble, width, walk, attribute,
-                             device.target.vector_width)
-    k = kernels.kernel(device, src, name)
     m = len(out_avals)
-    # Scalar arguments never change for this launcher: set them once.
-    k.set_arg(m, np.int32(n))
+    fixed = [(m, np.int32(n))]
     pos, in_pos = m + 1, []
     for x, kind in zip(args, kinds):
         in_pos.append(pos)
-        k.set_arg(pos + 1, np.int32(x.offset))
+        fixed.append((pos + 1, np.int32(x.offset)))
         pos += 2
         if kind in ("r", "q"):
-            k.set_arg(pos, np.int32(broadcast_period(x)[1]))
+            fixed.append((pos, np.int32(broadcast_period(x)[1])))
             pos += 1
     strided = [x for x, kind in zip(args, kinds) if kind == "g"]
     if strided:
         meta = _meta(shape, strided)
-        meta_buf = cl.Buffer(device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                             hostbuf=meta)
-        k.set_arg(pos, meta_buf)
-        k.set_arg(pos + 1, np.int32(len(shape)))
-        k._netcl_meta = meta_buf  # keep the buffer alive as long as the kernel
+        fixed.append((pos, cl.Buffer(device.context,
+                                     cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                                     hostbuf=meta)))
+        fixed.append((pos + 1, np.int32(len(shape))))
+        pos += 2
     grid = kernels.walk_grid(device, -(-n // width), walk)   # (units: vectors or elements)
+    return ElementwiseLayout(shape, n, inputs, body, outputs, width, walk, attribute,
+                             t.vector_width, grid, fixed, in_pos, pos)
+
+
+def set_fixed_args(k, fixed, base=0):
+    """Set a layout's once-only arguments on kernel `k` (from parameter `base` on), keeping
+    any buffer among them alive as long as the kernel."""
+    for pos, value in fixed:
+        k.set_arg(base + pos, value)
+    k._netcl_fixed = getattr(k, "_netcl_fixed", ()) + tuple(
+        v for _, v in fixed if isinstance(v, cl.Buffer))
+
+
+def make_body_launcher(name, device, args, body, out_vars, out_avals, preamble="", bits=None):
+    """A launcher running `body` (see render_elementwise) once per element of the common
+    output shape, reading `args` in their current layouts; returns one array per out_var
+    (a tuple when there are several). `bits`: see layout_elementwise."""
+    lay = layout_elementwise(name, device, args, body, out_vars, out_avals, bits)
+    src = render_elementwise(name, lay.inputs, lay.body, lay.outputs, preamble, lay.width,
+                             lay.walk, lay.attribute, lay.narrow)
+    k = kernels.kernel(device, src, name)
+    set_fixed_args(k, lay.fixed)    # (arguments that never change for this launcher)
     declared = (Kernel(name, src),)
-    if m == 1:
-        run, run_into = _launcher(device, k, shape, out_avals[0].dtype,
-                                  out_avals[0].weak_type, n, in_pos, grid)
+    if len(out_avals) == 1:
+        run, run_into = _launcher(device, k, lay.shape, out_avals[0].dtype,
+                                  out_avals[0].weak_type, lay.n, lay.in_pos, lay.grid)
     else:
-        run, run_into = _multi_launcher(device, k, shape, out_avals, n, in_pos, grid)
+        run, run_into = _multi_launcher(device, k, lay.shape, out_avals, lay.n, lay.in_pos,
+                                        lay.grid)
     return Launch(run, run_into, declared)
 
 

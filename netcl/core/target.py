@@ -82,6 +82,9 @@ class Target:
     # a view of the device's own bytes, no copy, so the host (MPI across processes) reads
     # and writes buffers in place instead of staging them through pinned memory
     host_memory_buffers: bool = False
+    # bytes of arguments one kernel may take (CL_DEVICE_MAX_PARAMETER_SIZE; OpenCL 1.2
+    # guarantees 1024): how many segments a horizontal kernel holds
+    kernel_argument_bytes: int = 1024
 
     @property
     def host_cpu(self):
@@ -135,6 +138,7 @@ def _pocl_x86_64(cl_device):
 def target_for(cl_device, kind):
     """The Target of an OpenCL device of `kind` ("cpu", "gpu" or "accel")."""
     preferred = int(getattr(cl_device, "preferred_vector_width_float", 1) or 1)
+    arg_bytes = int(getattr(cl_device, "max_parameter_size", 1024) or 1024)
     local_mem = int(getattr(cl_device, "local_mem_size", 0) or 0)
     if kind == "cpu":
         wide = 16 if preferred == 16 and _pocl_x86_64(cl_device) else 0
@@ -146,11 +150,12 @@ def target_for(cl_device, kind):
                       max_dense_epilogue_extras=CPU_DENSE_EPILOGUE_EXTRAS,
                       elementwise_walk=CPU_ELEMENTWISE_WALK, local_mem_limit=local_mem,
                       host_memory_buffers=True, wide_vector_width=wide,
+                      kernel_argument_bytes=arg_bytes,
                       wide_kernel_attribute=X86_AVX512_ATTRIBUTE if wide else "")
     # the GPU float GEMM tiers keep 4 columns per register vector (their rvec)
     return Target(platform="opencl", kernel_family="gpu", vector_width=1,
                   preferred_vector_width=preferred, epilogue_vector_width=4,
                   reduction_style="gpu", gemm_tiers="gpu", conv_lowering="implicit",
                   split_k=True, tensor_cores=nvidia_tensor_cores(cl_device), column_sum_width=1,
-                  max_dense_epilogue_extras=-1,
+                  max_dense_epilogue_extras=-1, kernel_argument_bytes=arg_bytes,
                   local_mem_limit=max(local_mem, nvidia_local_mem_limit(cl_device) or 0))

@@ -22,7 +22,7 @@ from ..core.tracing import Primitive
 from ..primitives import conv, dot_epilogue, linalg
 from ..primitives.conv import conv_gemm, scatter_epilogue
 from ..primitives.reductions import reduce_sum_p, sum_epilogue
-from .fusion import FusedPrimitive, dce
+from .fusion import FusedPrimitive, as_group, dce
 from .plan import unbound_values
 
 
@@ -152,17 +152,6 @@ _HALF_PRODUCTS = (conv.conv_general_dilated_p, linalg.dot_general_p,
                   conv.select_and_scatter_add_p, reduce_sum_p)
 
 
-def _as_group(e):
-    """The FusedPrimitive of a fused-group equation, or of a lone elementwise equation."""
-    if isinstance(e.prim, FusedPrimitive):
-        return e.prim
-    if e.prim.fusion == "elementwise" and not e.prim.multiple_results and \
-            e.prim.lowering is not None:
-        inputs = list({v.id: v for v in e.inputs}.values())
-        return FusedPrimitive([e], inputs, list(e.outputs), {})
-    return None
-
-
 def _takes(prim, device, args, deferred):
     """Whether the product's kernel takes the epilogue for arguments laid out like `args`.
     Where its program is not built yet and `deferred` is a list, the builder has decided
@@ -197,7 +186,7 @@ def fuse_epilogues(ir, device, deferred=None):
     for i, e in enumerate(ir.eqns):
         if e.prim.fusion != "elementwise" and not isinstance(e.prim, FusedPrimitive):
             continue
-        group = _as_group(e)
+        group = as_group(e)
         if group is None:
             continue
         # the latest product among the group's inputs that nothing else reads

@@ -15,12 +15,13 @@ from ..core.devices import default_device
 from ..core.eval import eval_interpreter
 from .epilogue_fusion import EpiloguePrimitive
 from .fusion import FusedPrimitive
+from .horizontal_fusion import HorizontalPrimitive
 from .plan import Plan, _donor
 from .row_fusion import RowFusedPrimitive
 
 
 # primitives that jit's passes make for one compiled function
-_GENERATED = (FusedPrimitive, RowFusedPrimitive, EpiloguePrimitive)
+_GENERATED = (FusedPrimitive, RowFusedPrimitive, EpiloguePrimitive, HorizontalPrimitive)
 
 
 class Executable:

@@ -368,6 +368,16 @@ class FusedPrimitive(Primitive):
         return tuple(env[v.id] for v in self.outputs)
 
 
+def as_group(e):
+    """The FusedPrimitive of a fused-group equation, or of a lone elementwise equation."""
+    if isinstance(e.prim, FusedPrimitive):
+        return e.prim
+    if _elementwise(e):
+        inputs = list({v.id: v for v in e.inputs}.values())
+        return FusedPrimitive([e], inputs, list(e.outputs), {})
+    return None
+
+
 def _aval_of(fp, var_id):
     for e in fp.eqns:
         for v in e.inputs:

@@ -33,6 +33,7 @@ from ..core.tracing import ShapedArray, Tracer, current_interpreter
 from ..tree_util import tree_flatten, tree_unflatten
 from .epilogue_fusion import EpiloguePrimitive
 from .fusion import FusedPrimitive
+from .horizontal_fusion import HorizontalPrimitive
 from ..core.launch import Kernel
 from .executable import Executable, launcher_for
 from .plan import Plan, is_view, unbound_values
@@ -84,6 +85,8 @@ class Lowered:
         for e in self.ir.eqns:
             if isinstance(e.prim, (FusedPrimitive, RowFusedPrimitive, EpiloguePrimitive)):
                 lines.append(f"-- {e.prim.name}: " + "; ".join(m.prim.name for m in e.prim.eqns))
+            elif isinstance(e.prim, HorizontalPrimitive):
+                lines.append(f"-- {e.prim.name}: " + "; ".join(g.name for g in e.prim.groups))
         return "\n".join(lines)
 
     @property

@@ -29,6 +29,7 @@ from .fusion import (cse, dce, fold_literals, forward_scalar_broadcasts, fuse, h
                      hoist_scalars, sink_casts_through_broadcasts, sink_scalars,
                      strip_identities)
 from .executable import launcher_for
+from .horizontal_fusion import fuse_horizontally
 from .plan import assign_in_place, is_view, unbound_values
 from .row_fusion_pass import row_fuse
 
@@ -121,6 +122,9 @@ PASSES = (
          "reductions run just after their inputs are produced"),
     Pass("sink_scalars", lambda ir, ctx: sink_scalars(ir),
          "0-d steps run just before their first reader"),
+    Pass("fuse_horizontally", lambda ir, ctx: fuse_horizontally(ir),
+         "independent groups gathered at the start (their inputs exist) or the end (nothing "
+         "reads them), each gathering one kernel"),
     Pass("assign_in_place", lambda ir, ctx: assign_in_place(ir, ctx.donated),
          "outputs written over inputs that die there (donated arguments included)"),
     Pass("build_kernels", _build_kernels,

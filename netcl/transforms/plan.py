@@ -13,6 +13,7 @@ the Launch every equation got on the call's device for the call's argument layou
 """
 from __future__ import annotations
 
+import collections
 import sys
 from dataclasses import dataclass, field
 from ..core.ir import IR, Eqn
@@ -28,7 +29,10 @@ def assign_in_place(ir, donated=frozenset()):
     its outputs may take. Such an input is one its primitive allows (`in_place_inputs`),
     read nowhere else in the equation, with the shape and element size of an output, whose
     buffer nothing reads afterwards: not a result of the call, a constant, an argument
-    unless donated (argument numbers in `donated`), a view, nor a buffer a live view reads."""
+    unless donated (argument numbers in `donated`), a view, nor a buffer a live view reads.
+    A primitive whose outputs are computed in independent parts (a horizontal kernel's
+    segments) lists them in `in_place_segments() -> [(input positions, output positions)]`:
+    an output may take only an input of its own part, read by no other part."""
     root = {}         # var id -> the var whose buffer it reads (views share their input's)
     for e in ir.eqns:
         if is_view(e):
@@ -50,29 +54,40 @@ def assign_in_place(ir, donated=frozenset()):
             eqns.append(e)
             continue
         allowed = set(rule(len(e.inputs)))
-        fits = {(o.aval.shape, o.aval.dtype.itemsize) for o in e.outputs}
-        # an output takes any offered buffer of its size class (pool.output_storage): an
-        # input is offered only where every output of its class has its shape and itemsize
-        # (an int32 output must not take a dying bool input's buffer of the same class)
-        by_class = {}
-        for o in e.outputs:
-            by_class.setdefault(_size_class(o.aval), set()).add(
-                (o.aval.shape, o.aval.dtype.itemsize))
+        segments = getattr(e.prim, "in_place_segments", None)
+        parts = segments() if segments is not None else \
+            [(range(len(e.inputs)), range(len(e.outputs)))]
+        shared = {j for j, n in collections.Counter(j for ins, _ in parts for j in ins).items()
+                  if n > 1}
         read_here = {v.id for v in e.inputs}
         chosen, seen = [], set()
-        for j, v in enumerate(e.inputs):
-            if v.id in seen:
-                continue
-            seen.add(v.id)
-            views = readers_of.get(v.id, ())
-            if v.id in root or v.id in keep or last_use[v.id] != k or \
-                    (v.aval.shape, v.aval.dtype.itemsize) not in fits or \
-                    len(by_class[_size_class(v.aval)]) > 1 or \
-                    any(i not in allowed for i, u in enumerate(e.inputs) if u.id == v.id) or \
-                    any(w in read_here or w in keep or last_use.get(w, -1) > k for w in views):
-                continue
-            chosen.append(j)
-        eqns.append(Eqn(e.prim, e.inputs, e.params, e.outputs, tuple(chosen)) if chosen else e)
+        for ins, outs in parts:
+            outputs = [e.outputs[i] for i in outs]
+            fits = {(o.aval.shape, o.aval.dtype.itemsize) for o in outputs}
+            # an output takes any offered buffer of its size class (pool.output_storage): an
+            # input is offered only where every output of its class has its shape and
+            # itemsize (an int32 output must not take a dying bool input's buffer of the
+            # same class)
+            by_class = {}
+            for o in outputs:
+                by_class.setdefault(_size_class(o.aval), set()).add(
+                    (o.aval.shape, o.aval.dtype.itemsize))
+            for j in ins:
+                v = e.inputs[j]
+                if v.id in seen or j in shared:
+                    continue
+                seen.add(v.id)
+                views = readers_of.get(v.id, ())
+                if v.id in root or v.id in keep or last_use[v.id] != k or \
+                        (v.aval.shape, v.aval.dtype.itemsize) not in fits or \
+                        len(by_class[_size_class(v.aval)]) > 1 or \
+                        any(i not in allowed for i, u in enumerate(e.inputs) if u.id == v.id) or \
+                        any(w in read_here or w in keep or last_use.get(w, -1) > k
+                            for w in views):
+                    continue
+                chosen.append(j)
+        eqns.append(Eqn(e.prim, e.inputs, e.params, e.outputs, tuple(sorted(chosen)))
+                    if chosen else e)
     return IR(ir.invars, ir.constvars, ir.consts, eqns, ir.outvars)
 
 
