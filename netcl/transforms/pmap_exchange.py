@@ -50,6 +50,7 @@ from ..primitives.collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p
                                       psum_p)
 from ..primitives.elementwise import add_p, max_p, min_p
 from ..primitives.views import reshape, transpose
+from .pmap_pack import pack
 
 
 def run_collectives(eqns, env, devices, world=None, overwritable=None):
@@ -172,18 +173,10 @@ def _bucketed_all_reduce(prim, dtype, eqns, env, devices, world, overwritable=No
 def _pack(xs, dtype):
     """(array, element offset, size): the values of `xs` (one device's) end to end; the
     array must outlive the collective's enqueueing (its buffer goes back to the pool)."""
-    xs = [x if x._contig else x._dense() for x in xs]
-    if len(xs) == 1:
+    if len(xs) == 1 and xs[0]._contig:
         return xs[0], xs[0].offset, xs[0].size
-    total = sum(x.size for x in xs)
-    flat = Array.empty(xs[0].device, (total,), dtype)
-    at, isz = 0, dtype.itemsize
-    for x in xs:
-        if x.size:
-            cl.enqueue_copy(x.device.queue, flat._buf, x._buf, src_offset=x.offset * isz,
-                            dst_offset=at * isz, byte_count=x.size * isz)
-        at += x.size
-    return flat, 0, total
+    flat = pack(xs, dtype)
+    return flat, 0, flat.size
 
 
 def _unpack(y, outvars, env):
@@ -234,13 +227,9 @@ def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
     sends, sent = [], []
     for i, d in enumerate(devices):
         send = _pinned(d, "send", n * isz)
-        wait, at, last = send.claim(), 0, None
-        for e, m in zip(eqns, sizes):
-            x = env[i][e.inputs[0].id]
-            x = x if x._contig else x._dense()
-            if m:
-                last = send.download(d.queue, at * isz, x._buf, x.offset * isz, m * isz, wait)
-            at += m
+        # (the values end to end by one kernel, then one copy: a command each costs more)
+        flat, start, _ = _pack([env[i][e.inputs[0].id] for e in eqns], dtype)
+        last = send.download(d.queue, 0, flat._buf, start * isz, n * isz, send.claim())
         sends.append(send)
         sent.append(last)
         d.queue.flush()

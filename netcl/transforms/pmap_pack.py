@@ -1,0 +1,87 @@
+"""One device's values end to end in one flat array, by one kernel: what a bucketed
+collective sends.
+
+A train step's all-reduce sends every gradient of a dtype as one flat buffer. Copying the
+gradients there one by one costs a command each (and a gradient that is a view, a
+transposed kernel gradient, a second one to make it dense first); on GPUs the host's time
+per command is what bounds a data-parallel step, so `pack` moves them all with one launch
+reading each value in its own layout.
+
+    >>> import netcl.numpy as jnp
+    >>> flat = pack([jnp.arange(3.0), jnp.ones((2, 2)).T], jnp.float32)
+    >>> flat.tolist()
+    [0.0, 1.0, 2.0, 1.0, 1.0, 1.0, 1.0]
+"""
+import numpy as np
+import pyopencl as cl
+
+from ..core.array import Array
+from ..core.kernels import grid_1d, kernel
+from ..core.shapes import prod
+
+# unsigned C types moving elements of each size as raw bits (any dtype of that size)
+_BITS = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}
+
+_KERNELS = {}   # (device, itemsize, layouts) -> [(kernel, first value, stop, elements)]
+
+
+def pack(xs, dtype):
+    """A new dense 1-d array of `dtype` holding the values of `xs` (arrays of one device,
+    any layouts) end to end."""
+    device, dtype = xs[0].device, np.dtype(dtype)
+    total = sum(x.size for x in xs)
+    flat = Array.empty(device, (total,), dtype)
+    if not total:
+        return flat
+    layouts = tuple((x.shape, x.strides, x._contig) for x in xs)
+    key = (device, dtype.itemsize, layouts)
+    built = _KERNELS.get(key)
+    if built is None:
+        built = _KERNELS[key] = _build(device, dtype.itemsize, layouts)
+    for k, first, stop, n in built:
+        k.set_arg(0, flat._buf)
+        for j, x in enumerate(xs[first:stop]):
+            k.set_arg(1 + 2 * j, x._buf)
+            k.set_arg(2 + 2 * j, np.int64(x.offset))
+        g, lws = grid_1d(device, n)
+        cl.enqueue_nd_range_kernel(device.queue, k, g, lws)
+    return flat
+
+
+def _build(device, itemsize, layouts):
+    """The kernels of one bucket layout: values in chunks whose arguments fit the
+    device's limit, each kernel writing its chunk's range of the flat array."""
+    per_kernel = max(1, (device.target.kernel_argument_bytes // 8 - 2) // 2)
+    out, start = [], 0
+    for first in range(0, len(layouts), per_kernel):
+        chunk = layouts[first:first + per_kernel]
+        n = sum(prod(shape) for shape, _, _ in chunk)
+        name = f"netcl_pack{len(chunk)}"
+        out.append((kernel(device, _source(name, itemsize, chunk, start), name), first,
+                    first + len(chunk), n))
+        start += n
+    return out
+
+
+def _source(name, itemsize, layouts, start):
+    """OpenCL C of a kernel copying the values of `layouts` (shape, strides, contiguous)
+    to flat[start + ...], one work-item per element."""
+    T = _BITS[itemsize]
+    params = [f"__global {T}* flat"]
+    lines, begin = ["  const long i = get_global_id(0);"], 0
+    for j, (shape, strides, contig) in enumerate(layouts):
+        params += [f"__global const {T}* x{j}", f"const long off{j}"]
+        end = begin + prod(shape)
+        if end == begin:
+            continue
+        if contig:
+            index = f"off{j} + (i - {begin})"
+        else:       # coordinates of element i - begin, from the last axis
+            terms, rest = [], f"(i - {begin})"
+            for axis in range(len(shape) - 1, -1, -1):
+                terms.append(f"(({rest}) % {shape[axis]}) * {strides[axis]}")
+                rest = f"({rest}) / {shape[axis]}"
+            index = f"off{j} + " + " + ".join(terms)
+        lines.append(f"  if (i < {end}) {{ flat[{start} + i] = x{j}[{index}]; return; }}")
+        begin = end
+    return (f"__kernel void {name}({', '.join(params)}) {{\n" + "\n".join(lines) + "\n}\n")
