@@ -220,11 +220,12 @@ _SCATTER_OUTPUTS = 32
 
 
 def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
-    """The bucket's all-reduce in one round: each device downloads its inputs end to end
-    into its send buffer; each uploads every device's send buffer, and kernels combine the
-    values in device order (every device computes the same sums) and write each output."""
+    """The bucket's all-reduce in one round: each device packs its inputs end to end and
+    downloads them into its send buffer; each uploads the other devices' send buffers, and
+    kernels combine the values in device order, its own read where they are (every device
+    computes the same sums), and write each output."""
     count, n, isz = len(devices), sum(sizes), dtype.itemsize
-    sends, sent = [], []
+    sends, sent, own = [], [], []
     for i, d in enumerate(devices):
         send = _pinned(d, "send", n * isz)
         # (the values end to end by one kernel, then one copy: a command each costs more)
@@ -232,27 +233,30 @@ def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
         last = send.download(d.queue, 0, flat._buf, start * isz, n * isz, send.claim())
         sends.append(send)
         sent.append(last)
+        own.append((flat, start))
         d.queue.flush()
-    kernels = _scatter_kernels(prim, devices, dtype, count, tuple(sizes))
     for k, d in enumerate(devices):
-        every = Array.empty(d, (count * n,), dtype)
-        for i in range(count):
-            sends[i].upload(d.queue, 0, every._buf, i * n * isz, n * isz, sent[i])
+        others = Array.empty(d, ((count - 1) * n,), dtype)
+        for slot, i in enumerate(i for i in range(count) if i != k):
+            sends[i].upload(d.queue, 0, others._buf, slot * n * isz, n * isz, sent[i])
         outs = [Array.empty(d, tuple(e.outputs[0].aval.shape), dtype,
                             e.outputs[0].aval.weak_type) for e in eqns]
-        for kern, first, stop, total in kernels[k]:
-            kern.set_args(every._buf, *[o._buf for o in outs[first:stop]])
+        flat, start = own[k]
+        for kern, first, stop, total in _scatter_kernels(prim, d, k, dtype, count,
+                                                         tuple(sizes)):
+            kern.set_args(flat._buf, np.int64(start), others._buf,
+                          *[o._buf for o in outs[first:stop]])
             g, lws = grid_1d(d, total)
             cl.enqueue_nd_range_kernel(d.queue, kern, g, lws)
         for e, o in zip(eqns, outs):
             env[k][e.outputs[0].id] = o
 
 
-def _scatter_kernels(prim, devices, dtype, count, sizes):
-    """Per device, [(kernel, first output, stop, elements)]: kernels that combine the
-    `count` slots of the uploaded values and write outputs [first, stop) (empty ones
-    skipped), built once per bucket layout."""
-    key = (prim, dtype, count, sizes, tuple(devices))
+def _scatter_kernels(prim, device, k, dtype, count, sizes):
+    """[(kernel, first output, stop, elements)] of device `k` of `count`: kernels that
+    combine its own values with the others' uploaded and write outputs [first, stop)
+    (empty ones skipped), built once per bucket layout."""
+    key = (prim, device, k, dtype, count, sizes)
     got = _KERNELS.get(key)
     if got is not None:
         return got
@@ -260,31 +264,34 @@ def _scatter_kernels(prim, devices, dtype, count, sizes):
     live = [j for j, m in enumerate(sizes) if m]
     groups = [live[a:a + _SCATTER_OUTPUTS] for a in range(0, len(live), _SCATTER_OUTPUTS)]
     n = sum(sizes)
-    got = _KERNELS[key] = [[] for _ in devices]
+    got = _KERNELS[key] = []
     for group in groups:
         base = starts[group[0]]
         total = starts[group[-1]] + sizes[group[-1]] - base
-        source, name = _scatter_source(prim, dtype, count, n, base, total,
+        source, name = _scatter_source(prim, dtype, count, k, n, base, total,
                                        [(starts[j] - base, sizes[j]) for j in group])
-        for k, d in enumerate(devices):
-            got[k].append((kernel(d, source, name), group[0], group[-1] + 1, total))
+        got.append((kernel(device, source, name), group[0], group[-1] + 1, total))
     # (outputs not in a group are empty: their arrays need no kernel)
     return got
 
 
-def _scatter_source(prim, dtype, count, n, base, total, ranges):
-    """OpenCL C of one combine-and-scatter kernel (its name from a hash of its body)."""
+def _scatter_source(prim, dtype, count, k, n, base, total, ranges):
+    """OpenCL C of one combine-and-scatter kernel of device `k` (its name from a hash of
+    its body): the values of devices 0..count-1 in order, k's from `own` (at `start`), the
+    others' from their slots of `others`."""
     template = _template(prim, dtype)
     T, C = storage_ctype(dtype), compute_ctype(dtype)
+    sources = [load(dtype, "own", "start + f") if i == k else
+               load(dtype, "others", f"{(i if i < k else i - 1) * n} + f") for i in range(count)]
     lines = [f"if (i >= {total}) return;", f"const long f = {base} + i;",
-             f"{C} a = {load(dtype, 'every', 'f')};", f"{C} b;"]
-    for slot in range(1, count):
-        lines += [f"b = {load(dtype, 'every', f'{slot * n} + f')};",
-                  f"a = {template.format('a', 'b')};"]
+             f"{C} a = {sources[0]};", f"{C} b;"]
+    for value in sources[1:]:
+        lines += [f"b = {value};", f"a = {template.format('a', 'b')};"]
     for j, (start, m) in enumerate(ranges):
         lines.append(f"if (i < {start + m}) {{ {store(dtype, f'y{j}', f'i - {start}', 'a')} "
                      "return; }")
-    params = ", ".join([f"__global const {T}* every"] +
+    params = ", ".join([f"__global const {T}* own", "const long start",
+                        f"__global const {T}* others"] +
                        [f"__global {T}* y{j}" for j in range(len(ranges))])
     body = "  const long i = get_global_id(0);\n  " + "\n  ".join(lines)
     name = f"netcl_{prim.name}_scatter_" + hashlib.sha1(body.encode()).hexdigest()[:12]
