@@ -22,15 +22,68 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from enqueue_threads import _libopencl  # noqa: E402
 
 SRC = """__kernel void k(__global float *a, __global const float *b, __global const float *c,
-                     __global const float *d) { a[get_global_id(0)] += b[0] + c[0] + d[0]; }"""
+                     __global const float *d) { a[get_global_id(0)] += b[0] + c[0] + d[0]; }
+__kernel void k16(__global float *a, __global const float *b1, __global const float *b2,
+    __global const float *b3, __global const float *b4, __global const float *b5,
+    __global const float *b6, __global const float *b7, __global const float *b8,
+    __global const float *b9, __global const float *b10, __global const float *b11,
+    __global const float *b12, __global const float *b13, __global const float *b14,
+    __global const float *b15) { a[get_global_id(0)] += b1[0] + b15[0]; }
+__kernel void spin(__global float *a, int n) {
+    float x = a[get_global_id(0)];
+    for (int i = 0; i < n; ++i) x = x * 0.999f + 0.001f;
+    a[get_global_id(0)] = x; }"""
 
 
 def _setup(ctx, dev):
     q = cl.CommandQueue(ctx, dev)
-    k = cl.Kernel(cl.Program(ctx, SRC).build(devices=[dev]), "k")
+    prg = cl.Program(ctx, SRC).build(devices=[dev])
+    k = cl.Kernel(prg, "k")
     bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096) for _ in range(8)]
-    cl.enqueue_fill_buffer(q, bufs[0], np.float32(0), 0, 4096 * 8 // 8)
+    for b in bufs:
+        cl.enqueue_fill_buffer(q, b, np.float32(0), 0, 4096)
     return q, k, bufs
+
+
+def _rate_wide(q, k16, bufs, n, rounds=5, behind=None):
+    """µs per launch of a kernel of 16 buffer arguments, each set per launch, cycling over
+    `bufs` (16 of them: the same every launch; many: a step's worth of pool buffers);
+    `behind`: a kernel enqueued first that keeps the device busy while the host enqueues
+    (the launches queue up behind it, as a train step's do)."""
+    out = []
+    for _ in range(rounds):
+        q.finish()
+        if behind is not None:
+            cl.enqueue_nd_range_kernel(q, behind, (128 * 132,), None)
+        t = time.perf_counter()
+        for i in range(n):
+            for j in range(16):
+                k16.set_arg(j, bufs[(i * 16 + j) % len(bufs)])
+            cl.enqueue_nd_range_kernel(q, k16, (256,), (128,))
+        out.append((time.perf_counter() - t) / n * 1e6)
+    q.finish()
+    return statistics.median(out)
+
+
+def _wide_rows(ctx, dev, label):
+    q = cl.CommandQueue(ctx, dev)
+    prg = cl.Program(ctx, SRC).build(devices=[dev])
+    k16 = cl.Kernel(prg, "k16")
+    bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096) for _ in range(256)]
+    for b in bufs:
+        cl.enqueue_fill_buffer(q, b, np.float32(0), 0, 4096)
+    spin = cl.Kernel(prg, "spin")
+    busy = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * 128 * 132)
+    cl.enqueue_fill_buffer(q, busy, np.float32(0), 0, 4 * 128 * 132)
+    spin.set_arg(0, busy)
+    spin._netcl_busy = busy     # (a kernel does not keep its arguments alive)
+    gpu = bool(dev.type & cl.device_type.GPU)
+    spin.set_arg(1, np.int32(2_000_000 if gpu else 20_000))
+    return [(f"16 buffers, the same each launch, {label}",
+             lambda n: _rate_wide(q, k16, bufs[:16], n)),
+            (f"16 buffers of 256 in turn, {label}", lambda n: _rate_wide(q, k16, bufs, n)),
+            (f"the same, queued behind a busy kernel, {label}",
+             lambda n: _rate_wide(q, k16, bufs, n, behind=spin))]
 
 
 def _rate(units, n, rounds=5):
@@ -99,6 +152,9 @@ def main():
                  _rate_ctypes(shared, n)),
                 (f"{len(devs)} devices, a context each, ctypes without events",
                  _rate_ctypes(own, n))]
+    wide = _wide_rows(cl.Context([devs[0]]), devs[0], "a context of one device") + \
+        _wide_rows(shared_ctx, devs[0], f"a context of {len(devs)}")
+    rows += [(name, f(n)) for name, f in wide]
     for name, us in rows:
         print(f"  {name:58s} {us:6.2f} us/launch")
 

@@ -242,10 +242,15 @@ def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
         outs = [Array.empty(d, tuple(e.outputs[0].aval.shape), dtype,
                             e.outputs[0].aval.weak_type) for e in eqns]
         flat, start = own[k]
-        for kern, first, stop, total in _scatter_kernels(prim, d, k, dtype, count,
-                                                         tuple(sizes)):
-            kern.set_args(flat._buf, np.int64(start), others._buf,
-                          *[o._buf for o in outs[first:stop]])
+        for kern, first, stop, total, at in _scatter_kernels(prim, d, k, dtype, count,
+                                                             tuple(sizes)):
+            if at[0] != start:          # (a scalar argument costs PyOpenCL ~10 us)
+                kern.set_arg(1, np.int64(start))
+                at[0] = start
+            kern.set_arg(0, flat._buf)
+            kern.set_arg(2, others._buf)
+            for j, o in enumerate(outs[first:stop]):
+                kern.set_arg(3 + j, o._buf)
             g, lws = grid_1d(d, total)
             cl.enqueue_nd_range_kernel(d.queue, kern, g, lws)
         for e, o in zip(eqns, outs):
@@ -253,9 +258,9 @@ def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
 
 
 def _scatter_kernels(prim, device, k, dtype, count, sizes):
-    """[(kernel, first output, stop, elements)] of device `k` of `count`: kernels that
-    combine its own values with the others' uploaded and write outputs [first, stop)
-    (empty ones skipped), built once per bucket layout."""
+    """[(kernel, first output, stop, elements, [its start argument as set])] of device `k`
+    of `count`: kernels that combine its own values with the others' uploaded and write
+    outputs [first, stop) (empty ones skipped), built once per bucket layout."""
     key = (prim, device, k, dtype, count, sizes)
     got = _KERNELS.get(key)
     if got is not None:
@@ -270,7 +275,7 @@ def _scatter_kernels(prim, device, k, dtype, count, sizes):
         total = starts[group[-1]] + sizes[group[-1]] - base
         source, name = _scatter_source(prim, dtype, count, k, n, base, total,
                                        [(starts[j] - base, sizes[j]) for j in group])
-        got.append((kernel(device, source, name), group[0], group[-1] + 1, total))
+        got.append((kernel(device, source, name), group[0], group[-1] + 1, total, [None]))
     # (outputs not in a group are empty: their arrays need no kernel)
     return got
 

@@ -22,7 +22,8 @@ from ..core.shapes import prod
 # unsigned C types moving elements of each size as raw bits (any dtype of that size)
 _BITS = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}
 
-_KERNELS = {}   # (device, itemsize, layouts) -> [(kernel, first value, stop, elements)]
+# (device, itemsize, layouts) -> [(kernel, first value, stop, elements, offsets set)]
+_KERNELS = {}
 
 
 def pack(xs, dtype):
@@ -38,11 +39,13 @@ def pack(xs, dtype):
     built = _KERNELS.get(key)
     if built is None:
         built = _KERNELS[key] = _build(device, dtype.itemsize, layouts)
-    for k, first, stop, n in built:
+    for k, first, stop, n, offsets in built:
         k.set_arg(0, flat._buf)
         for j, x in enumerate(xs[first:stop]):
             k.set_arg(1 + 2 * j, x._buf)
-            k.set_arg(2 + 2 * j, np.int64(x.offset))
+            if offsets[j] != x.offset:      # (a scalar argument costs PyOpenCL ~10 us)
+                k.set_arg(2 + 2 * j, np.int64(x.offset))
+                offsets[j] = x.offset
         g, lws = grid_1d(device, n)
         cl.enqueue_nd_range_kernel(device.queue, k, g, lws)
     return flat
@@ -58,7 +61,7 @@ def _build(device, itemsize, layouts):
         n = sum(prod(shape) for shape, _, _ in chunk)
         name = f"netcl_pack{len(chunk)}"
         out.append((kernel(device, _source(name, itemsize, chunk, start), name), first,
-                    first + len(chunk), n))
+                    first + len(chunk), n, [None] * len(chunk)))
         start += n
     return out
 
