@@ -109,31 +109,46 @@ def _launcher(device, args, params, out):
     P = 1 << max(0, (n - 1).bit_length())
     K = np.dtype(_key_dtype(x.dtype))
     init_src, stage_src, finish_src = _sources(x.dtype)
-    k_init = kernel(device, init_src, "netcl_argsort_init")
-    k_stage = kernel(device, stage_src, "netcl_argsort_stage")
-    k_finish = kernel(device, finish_src, "netcl_argsort_finish")
     total = rows * P
     g, lws = grid_1d(device, total)
     gf, lf = grid_1d(device, rows * n)
     stages = [(k, j) for k in _powers(2, P) for j in _powers(k // 2, 1, down=True)]
     queue = device.queue
+    # Every scalar argument is set here, once: PyOpenCL takes ~10 us to set one (0.1 us a
+    # buffer), so each stage gets its own kernel object with its (k, j) fixed.
+    k_init = kernel(device, init_src, "netcl_argsort_init")
+    for i, v in ((4, np.int32(n)), (5, np.int32(P)), (6, np.int64(total))):
+        k_init.set_arg(i, v)
+    k_stages = []
+    for k, j in stages:
+        ks = kernel(device, stage_src, "netcl_argsort_stage")
+        for i, v in ((2, np.int32(P)), (3, np.int64(total)), (4, np.int32(k)),
+                     (5, np.int32(j))):
+            ks.set_arg(i, v)
+        k_stages.append(ks)
+    k_finish = kernel(device, finish_src, "netcl_argsort_finish")
+    for i, v in ((2, np.int32(n)), (3, np.int32(P)), (4, np.int64(rows * n))):
+        k_finish.set_arg(i, v)
+    offset = [None]     # x's offset as set on k_init
 
     def launch(x):
         x = x if x._contig else x._dense()
         keys = Array.empty(device, (total,), K)
         idx = Array.empty(device, (total,), dtypes.int32)
         result = Array.empty(device, out.shape, out.dtype)
-        k_init.set_args(x._buf, np.int64(x.offset), keys._buf, idx._buf, np.int32(n),
-                        np.int32(P), np.int64(total))
+        k_init.set_arg(0, x._buf)
+        if offset[0] != x.offset:
+            k_init.set_arg(1, np.int64(x.offset))
+            offset[0] = x.offset
+        k_init.set_arg(2, keys._buf)
+        k_init.set_arg(3, idx._buf)
         cl.enqueue_nd_range_kernel(queue, k_init, g, lws)
-        k_stage.set_args(keys._buf, idx._buf, np.int32(P), np.int64(total), np.int32(0),
-                         np.int32(0))
-        for k, j in stages:
-            k_stage.set_arg(4, np.int32(k))
-            k_stage.set_arg(5, np.int32(j))
-            cl.enqueue_nd_range_kernel(queue, k_stage, g, lws)
-        k_finish.set_args(idx._buf, result._buf, np.int32(n), np.int32(P),
-                          np.int64(rows * n))
+        for ks in k_stages:
+            ks.set_arg(0, keys._buf)
+            ks.set_arg(1, idx._buf)
+            cl.enqueue_nd_range_kernel(queue, ks, g, lws)
+        k_finish.set_arg(0, idx._buf)
+        k_finish.set_arg(1, result._buf)
         cl.enqueue_nd_range_kernel(queue, k_finish, gf, lf)
         return result
     return launch
