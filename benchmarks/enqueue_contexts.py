@@ -86,8 +86,11 @@ def _wide_rows(ctx, dev, label):
              lambda n: _rate_wide(q, k16, bufs, n, behind=spin))]
 
 
-def _rate(units, n, rounds=5):
-    """µs per launch, round robin over `units` [(queue, kernel, buffers)], median of rounds."""
+def _rate(units, n, rounds=5, ctypes_enqueue=False):
+    """µs per launch, round robin over `units` [(queue, kernel, buffers)], median of rounds;
+    with `ctypes_enqueue`, clEnqueueNDRangeKernel through ctypes, asking for no event."""
+    enq = _libopencl() if ctypes_enqueue else None
+    g, loc = (ctypes.c_size_t * 1)(256), (ctypes.c_size_t * 1)(128)
     out = []
     for _ in range(rounds):
         for q, _, _ in units:
@@ -100,33 +103,11 @@ def _rate(units, n, rounds=5):
             k.set_arg(1, b[j + 1])
             k.set_arg(2, b[j + 2])
             k.set_arg(3, b[j + 3])
-            cl.enqueue_nd_range_kernel(q, k, (256,), (128,))
-        elapsed = time.perf_counter() - t
-        out.append(elapsed / n * 1e6)
-    for q, _, _ in units:
-        q.finish()
-    return statistics.median(out)
-
-
-def _rate_ctypes(units, n, rounds=5):
-    """As _rate, clEnqueueNDRangeKernel through ctypes with no event asked for."""
-    enq = _libopencl()      # (clEnqueueNDRangeKernel)
-    g, loc = (ctypes.c_size_t * 1)(256), (ctypes.c_size_t * 1)(128)
-    ptrs = [(q.int_ptr, k.int_ptr) for q, k, _ in units]
-    out = []
-    for _ in range(rounds):
-        for q, _, _ in units:
-            q.finish()
-        t = time.perf_counter()
-        for i in range(n):
-            _, k, b = units[i % len(units)]
-            j = i & 3
-            k.set_arg(0, b[j])
-            k.set_arg(1, b[j + 1])
-            k.set_arg(2, b[j + 2])
-            k.set_arg(3, b[j + 3])
-            qp, kp = ptrs[i % len(units)]
-            enq(qp, kp, 1, None, ctypes.byref(g), ctypes.byref(loc), 0, None, None)
+            if enq is None:
+                cl.enqueue_nd_range_kernel(q, k, (256,), (128,))
+            else:
+                enq(q.int_ptr, k.int_ptr, 1, None, ctypes.byref(g), ctypes.byref(loc), 0,
+                    None, None)
         out.append((time.perf_counter() - t) / n * 1e6)
     for q, _, _ in units:
         q.finish()
@@ -149,9 +130,9 @@ def main():
                 (f"{len(devs)} devices round robin, one shared context", _rate(shared, n)),
                 (f"{len(devs)} devices round robin, a context each", _rate(own, n)),
                 (f"{len(devs)} devices, shared context, ctypes without events",
-                 _rate_ctypes(shared, n)),
+                 _rate(shared, n, ctypes_enqueue=True)),
                 (f"{len(devs)} devices, a context each, ctypes without events",
-                 _rate_ctypes(own, n))]
+                 _rate(own, n, ctypes_enqueue=True))]
     wide = _wide_rows(cl.Context([devs[0]]), devs[0], "a context of one device") + \
         _wide_rows(shared_ctx, devs[0], f"a context of {len(devs)}")
     rows += [(name, f(n)) for name, f in wide]
