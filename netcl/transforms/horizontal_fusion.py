@@ -21,12 +21,16 @@ A gathering of one group stays as it was.
     >>> [k.name for k in f.lower(jnp.ones(8), jnp.ones((2, 3))).kernels]
     ['horizontal_2']
 """
-from ..core.array import Array
+import numpy as np
+import pyopencl as cl
+
+from ..core.array import Array, layout_id
 from ..core.codegen import (INDEX_CTYPE, elementwise_parameters, expression_template,
                             helpers_for, layout_elementwise, set_fixed_args)
 from ..core import kernels
 from ..core.ir import IR, Eqn
 from ..core.launch import Kernel, Launch
+from ..core.pool import bucket_size, output_storage
 from ..core.shapes import contiguous_strides, prod
 from ..core.tracing import Primitive
 from .fusion import as_group, dce
@@ -128,10 +132,6 @@ def horizontal_launch(prim, device, args):
     """The Launch of `prim` over arrays laid out like `args`: one kernel per class of
     segments that can share one (almost always one), each output taking, where the plan
     offers them, only the buffers of its own group's inputs."""
-    from ..core.array import layout_id
-    from ..core.pool import bucket_size, output_storage
-    import numpy as np
-    import pyopencl as cl
     layouts = [layout_elementwise(g.kernel_name, device, [args[p] for p in pos], g.body,
                                   g.out_names, g.out_avals)
                for g, pos in zip(prim.groups, prim.positions)]
