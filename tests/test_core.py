@@ -109,6 +109,38 @@ def test_pool_cap_releases():
     assert pool.bytes_cached == 0
 
 
+def test_pool_buffers_over_host_memory():
+    """Where the Target says so (PoCL's CPU devices), the pool makes buffers over NumPy
+    memory: the host reads a kernel's result there once it has finished, kernels read what
+    the host wrote there, and a buffer given back to the driver past the cap keeps its
+    memory until the commands enqueued before are done."""
+    import pyopencl as cl
+    from netcl.core.pool import host_array
+    dev = netcl.default_device()
+    if dev.is_numpy or not dev.target.host_pointer_buffers:
+        pytest.skip("buffers are not host memory netcl allocates on this device")
+    for n in (1, 1023, 1024, 300_001):      # (below a page: 128-byte aligned; from it: a page)
+        x = jnp.arange(n, dtype=jnp.float32) * 2
+        x.block_until_ready()
+        view = host_array(x, 0, n)
+        assert view.ctypes.data % (4096 if n * 4 >= 4096 else 128) == 0
+        np.testing.assert_array_equal(view, np.arange(n, dtype=np.float32) * 2)
+        np.testing.assert_array_equal(host_array(x, n // 2, n - n // 2), view[n // 2:])
+        view[:] = 5.0               # (x's buffer, written by the host: kernels read it)
+        np.testing.assert_array_equal(np.asarray(x + 1), np.full(n, 6.0, np.float32))
+    pool = BufferPool(dev.context, max_cached_bytes=0, device=dev)
+    buf, size = pool.allocate(1 << 20)
+    assert buf in pool.host_memory
+    z = jnp.zeros(1 << 18, jnp.float32) + 3.0
+    cl.enqueue_copy(dev.queue, buf, z._buf, byte_count=1 << 20)     # (may still run ...)
+    pool.release(buf, size)                          # (... past the cap: given back)
+    assert buf not in pool.host_memory and pool._retiring
+    dev.synchronize()
+    pool._forget_retired()
+    assert not pool._retiring and pool.bytes_in_use == 0
+    assert host_array(jnp.ones(3), 0, 3) is not None
+
+
 def test_kernel_build_error_carries_log_and_source():
     dev = netcl.default_device()
     if dev.is_numpy:

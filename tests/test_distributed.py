@@ -163,28 +163,32 @@ def test_a_raising_process_ends_the_job_naming_it():
 
 @needs_mpi
 def test_one_device_per_process_all_reduces_in_host_memory_like_numpy():
-    """One PoCL device per process: buffers are host memory, so MPI reduces them where they
-    are (pmap_exchange._mapped_all_reduce): a new output for an input that lives on (past
-    MAPPED_BYTES; below it through pinned memory), in place for an intermediate, a donated
-    input or a packed bucket. Odd sizes on both sides of the threshold, float32 and int32,
-    psum/pmax/pmin against NumPy; kept inputs keep their values; the processes vote on the
-    in-place reduction (one holding a view of its donated input, or staging through pinned
-    memory as a GPU does, makes every process reduce into a new buffer)."""
+    """One PoCL device per process: the pool makes its buffers over NumPy memory
+    (Target.host_pointer_buffers), so MPI reduces them where they are, with no command on
+    the device's queue (pmap_host_memory.direct_all_reduce), at every size: into a new
+    output for an input that lives on, in place for an intermediate, a donated input or a
+    packed bucket. Without that, through maps (mapped_all_reduce) from MAPPED_BYTES on and
+    pinned memory below it. Sizes below and above the processes' count, odd, around a page
+    and around MAPPED_BYTES, float32 and int32, psum/pmax/pmin against NumPy; kept inputs
+    keep their values; the processes vote on the in-place reduction (one holding a view of
+    its donated input, or staging through pinned memory as a GPU does, makes every process
+    reduce into a new buffer)."""
     ok(job(2, 1, """
-    from netcl.transforms import pmap_exchange as px
+    from netcl.transforms import pmap_host_memory as hm
     netcl.distributed.initialize()
     r = netcl.process_index()
     d = netcl.local_devices()[0]
-    assert d.target.host_memory_buffers
+    assert d.target.host_memory_buffers and d.target.host_pointer_buffers
     ran = []        # (path, in place) of each all-reduce's steps
-    mapped, combine = px._mapped_all_reduce, px._mpi_combine
-    px._mapped_all_reduce = lambda *a: ran.append(("mapped", a[7])) or mapped(*a)
-    px._mpi_combine = lambda c, p, x, y=None: ran.append(("mpi", y is None)) or combine(c, p, x, y)
+    direct, mapped, combine = hm.direct_all_reduce, hm.mapped_all_reduce, hm.mpi_combine
+    hm.direct_all_reduce = lambda *a: ran.append(("direct", a[7])) or direct(*a)
+    hm.mapped_all_reduce = lambda *a: ran.append(("mapped", a[7])) or mapped(*a)
+    hm.mpi_combine = lambda c, p, x, y=None: ran.append(("mpi", y is None)) or combine(c, p, x, y)
     mine = lambda a: np.asarray(a)[0]
     rng = np.random.default_rng(0)
-    big = px.MAPPED_BYTES // 4 + 5
+    at = hm.MAPPED_BYTES // 4
     ops = [(lax.psum, np.sum), (lax.pmax, np.max), (lax.pmin, np.min)]
-    for n in (1, 7, 1001, big):
+    for n in (1, 2, 7, 1023, 1025, at + 5):
         for dt in (np.float32, np.int32):
             g = (rng.standard_normal((2, n)) * 1000).astype(dt)
             xs = netcl.device_put_sharded([jnp.asarray(g[r])], [d])
@@ -192,26 +196,25 @@ def test_one_device_per_process_all_reduces_in_host_memory_like_numpy():
                 ran.clear()
                 out = netcl.pmap(lambda v: f(v, "d"), axis_name="d")(xs)    # input kept
                 close(mine(out), ref(g, 0), 0)
-                assert ran == ([("mapped", False), ("mpi", False)] if n == big else
-                               [("mpi", True)]), ran     # (below: in pinned memory)
+                assert ran == [("direct", False), ("mpi", False)], ran
                 ran.clear()
                 out = netcl.pmap(lambda v: f(v * 3, "d") - 1, axis_name="d")(xs)
                 close(mine(out), ref(g * 3, 0) - 1, 0)
-                assert ran == [("mapped", True), ("mpi", True)], ran
+                assert ran == [("direct", True), ("mpi", True)], ran
             close(mine(xs), g[r], 0)
             donated = netcl.device_put_sharded([jnp.asarray(g[r])], [d])
             ran.clear()
             out = netcl.pmap(lambda v: lax.psum(v, "d"), axis_name="d", donate_argnums=0)(donated)
             close(mine(out), g.sum(0), 0)
-            assert donated.shards[0].is_deleted() and ran == [("mapped", True), ("mpi", True)]
+            assert donated.shards[0].is_deleted() and ran == [("direct", True), ("mpi", True)]
             ran.clear()
             a, b, c = netcl.pmap(lambda v: (lax.psum(v, "d"), lax.psum(v[:1] * 2, "d"), v + 1),
                                  axis_name="d")(xs)        # a bucket: packed, in place
             close(mine(a), g.sum(0), 0)
             close(mine(b), g[:, :1].sum(0) * 2, 0)
             close(mine(c), g[r] + 1, 0)
-            assert ran == [("mapped", True), ("mpi", True)], ran
-    g = rng.standard_normal((2, big)).astype(np.float32)
+            assert ran == [("direct", True), ("mpi", True)], ran
+    g = rng.standard_normal((2, at + 5)).astype(np.float32)
     # process 0 keeps a view of its donated input: no process reduces in place
     donated = netcl.device_put_sharded([jnp.asarray(g[r])], [d])
     view = donated.shards[0][3:9] if r == 0 else None
@@ -220,17 +223,79 @@ def test_one_device_per_process_all_reduces_in_host_memory_like_numpy():
     close(mine(out), g.sum(0))
     if r == 0:
         close(view, g[0][3:9], 0)
-    assert ran == [("mapped", r == 1), ("mpi", False)], ran
-    # process 0 stages through pinned memory (as a GPU would), process 1 maps: they vote
-    # alike, into a new buffer for an input process 1 keeps, in place for an intermediate
-    xs = netcl.device_put_sharded([jnp.asarray(g[r])], [d])
-    with netcl.test_util.override_target(d, host_memory_buffers=r == 1):
-        for fun, scale, in_place in ((lambda v: lax.psum(v, "d"), 1, False),
-                                     (lambda v: lax.psum(v * 2, "d"), 2, True)):
+    assert ran == [("direct", r == 1), ("mpi", False)], ran
+    # buffers that are host memory but not netcl's: through maps from MAPPED_BYTES on, below
+    # it through pinned memory (in place there), in place through maps for an intermediate
+    with netcl.test_util.override_target(d, host_pointer_buffers=False):
+        for n in (at - 1, at, at + 5):
+            g = rng.standard_normal((2, n)).astype(np.float32)
+            xs = netcl.device_put_sharded([jnp.asarray(g[r])], [d])
             ran.clear()
-            close(mine(netcl.pmap(fun, axis_name="d")(xs)), g.sum(0) * scale)
-            assert ran[-1] == ("mpi", in_place), ran
+            close(mine(netcl.pmap(lambda v: lax.psum(v, "d"), axis_name="d")(xs)), g.sum(0))
+            assert ran == ([("mapped", False), ("mpi", False)] if n >= at else
+                           [("mpi", True)]), ran
+            ran.clear()
+            close(mine(netcl.pmap(lambda v: lax.psum(v * 2, "d"), axis_name="d")(xs)),
+                  g.sum(0) * 2)
+            assert ran == [("mapped", True), ("mpi", True)], ran
+            close(mine(xs), g[r], 0)
+    # process 0 stages through pinned memory (as a GPU would) or maps, process 1 reduces
+    # where the buffers are: they vote alike, into a new buffer for an input process 1
+    # keeps, in place for an intermediate
+    g = rng.standard_normal((2, at + 5)).astype(np.float32)
+    xs = netcl.device_put_sharded([jnp.asarray(g[r])], [d])
+    for memory in (False, True):
+        with netcl.test_util.override_target(d, host_memory_buffers=memory or r == 1,
+                                             host_pointer_buffers=r == 1):
+            for fun, scale, in_place in ((lambda v: lax.psum(v, "d"), 1, False),
+                                         (lambda v: lax.psum(v * 2, "d"), 2, True)):
+                ran.clear()
+                close(mine(netcl.pmap(fun, axis_name="d")(xs)), g.sum(0) * scale)
+                assert ran[-1] == ("mpi", in_place), ran
+                assert ran[0][0] == "direct" if r == 1 else len(ran) == (2 if memory else 1)
     close(mine(xs), g[r], 0)
+    print("done", r)
+    """))
+
+
+@needs_mpi
+@pytest.mark.parametrize("devices_each", [1, 2])
+def test_all_reduces_across_processes_like_numpy_kept_and_donated(devices_each):
+    """2 processes of 1 or 2 PoCL devices each (buffers over host memory netcl allocates):
+    psum/pmax/pmin of float32 and int32 values whose sizes fall below and above the
+    processes' count, odd, around a page (the pool aligns buffers of a page or more to a
+    page) and past MAPPED_BYTES, of inputs kept (they keep their values) and donated, and
+    of a gradient-like bucket, against NumPy over the 2 * devices_each values."""
+    ok(job(2, devices_each, """
+    from netcl.transforms.pmap_host_memory import MAPPED_BYTES
+    netcl.distributed.initialize()
+    r = netcl.process_index()
+    devs = netcl.local_devices()
+    m = len(devs)
+    assert all(d.target.host_pointer_buffers for d in devs)
+    mine = slice(m * r, m * r + m)
+    rng = np.random.default_rng(1)
+    ops = [(lax.psum, np.sum), (lax.pmax, np.max), (lax.pmin, np.min)]
+    for n in (1, 3, 1023, 1024, 1025, MAPPED_BYTES // 4 + 7):
+        for dt in (np.float32, np.int32):
+            g = (rng.standard_normal((2 * m, n)) * 100).astype(dt)
+            tol = 0 if dt == np.int32 else 1e-4      # (the sums' order is not NumPy's)
+            xs = netcl.device_put_sharded([jnp.asarray(v) for v in g[mine]], devs)
+            for f, ref in ops:
+                close(netcl.pmap(lambda v: f(v, "d"), axis_name="d")(xs),
+                      np.broadcast_to(ref(g, 0), (m, n)), tol)
+            close(xs, g[mine], 0)
+            donated = netcl.device_put_sharded([jnp.asarray(v) for v in g[mine]], devs)
+            out = netcl.pmap(lambda v: lax.psum(v, "d"), axis_name="d",
+                             donate_argnums=0)(donated)
+            close(out, np.broadcast_to(g.sum(0), (m, n)), tol)
+            assert all(s.is_deleted() for s in donated.shards)
+            again = netcl.pmap(lambda v: lax.pmax(v, "d"), axis_name="d", donate_argnums=0)(out)
+            close(again, np.broadcast_to(g.sum(0), (m, n)), tol)
+            a, b = netcl.pmap(lambda v: (lax.psum(v * 2, "d"), lax.psum(v[:1], "d")),
+                              axis_name="d")(xs)
+            close(a, np.broadcast_to(g.sum(0) * 2, (m, n)), tol)
+            close(b, np.broadcast_to(g[:, :1].sum(0), (m, 1)), tol)
     print("done", r)
     """))
 
@@ -340,7 +405,7 @@ def test_mismatched_collectives_raise_in_every_process_then_the_job_goes_on():
                   "process 0: all_gather of float32 (2,)", "process 1: psum of float32 (2,)")
     # past MAPPED_BYTES (MPI reduces device buffers where they are), in place too: caught
     # before any data moves, a donated input left as it was
-    from netcl.transforms.pmap_exchange import MAPPED_BYTES
+    from netcl.transforms.pmap_host_memory import MAPPED_BYTES
     big = MAPPED_BYTES // 4 + 1
     must_mismatch(lambda: psum(np.ones((1, big + r), np.float32)),
                   f"process 0: psum of float32 ({big},); process 1: psum of float32 ({big + 1},)")

@@ -5,10 +5,17 @@ costs driver calls and fragments device memory, so freed buffers wait in a bucke
 next request of the same size class. The cached bytes are capped (`NETCL_MAX_CACHED_GB`;
 default 2, and a quarter of the memory of a GPU); past the cap a freed buffer is released
 to the driver.
+
+On targets whose buffers may be host memory netcl allocates (Target.host_pointer_buffers:
+PoCL's CPU devices), every buffer is made over page-aligned NumPy memory
+(CL_MEM_USE_HOST_PTR), so that the host reads and writes a buffer where it is
+(`host_array`): MPI reduces device buffers across processes with no map or copy.
 """
+import collections
 import importlib
 import mmap
 
+import numpy as np
 import pyopencl as cl
 
 try:
@@ -24,6 +31,37 @@ _MIN_BYTES = 64  # OpenCL forbids zero-size buffers; tiny arrays share one size 
 # Errors of a buffer creation that mean "no memory" (others are bugs and pass through).
 _OUT_OF_MEMORY = {cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE, cl.status_code.OUT_OF_RESOURCES,
                   cl.status_code.OUT_OF_HOST_MEMORY}
+
+
+# Alignment of the host memory under a buffer: a page from a page's size on, else 128 bytes
+# (PoCL's CL_DEVICE_MEM_BASE_ADDR_ALIGN, 1024 bits; NumPy aligns its arrays to 64).
+_PAGE = 4096
+_SMALL_ALIGN = 128
+
+_USE_HOST_PTR = cl.mem_flags.USE_HOST_PTR
+_COMPLETE = cl.command_execution_status.COMPLETE
+
+
+def _host_memory(size):
+    """`size` bytes of NumPy memory (uint8), aligned for a buffer over it."""
+    align = _PAGE if size >= _PAGE else _SMALL_ALIGN
+    raw = np.empty(size + align, np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start:start + size]
+
+
+def host_array(x, offset, n):
+    """A NumPy view of `n` elements of Array x's buffer from element `offset`, over the
+    buffer's own bytes where the pool made it over host memory
+    (Target.host_pointer_buffers), else None. Reading it is valid once the commands writing
+    those elements have completed, and what the host writes there is what commands
+    enqueued afterwards read (the Target's field says why, and on which devices)."""
+    pool = x.device.pool
+    memory = pool.host_memory.get(x._buf) if pool is not None else None
+    if memory is None:
+        return None
+    isz = x.dtype.itemsize
+    return memory[offset * isz:(offset + n) * isz].view(x.dtype)
 
 
 def nbytes_str(n):
@@ -69,6 +107,12 @@ class BufferPool:
         self.device = device     # (a netcl Device: its limits and name in errors)
         self.max_cached_bytes = max_cached_bytes
         self._free = {}  # size class -> [cl.Buffer]
+        # (marker, buffer) of buffers over NumPy memory given back to the driver: the
+        # buffer object holds that memory until the commands enqueued before the marker,
+        # the last that may use it, have completed (the driver keeps the memory it allocated
+        # itself alive as long as commands use it, not memory it was given)
+        self._retiring = collections.deque()
+        self.host_memory = {}       # buffer made over NumPy memory -> that memory (uint8)
         self.hits = 0
         self.misses = 0
         self.bytes_in_use = 0
@@ -111,18 +155,58 @@ class BufferPool:
                 soft, _ = resource.getrlimit(resource.RLIMIT_AS)
                 raise MemoryError(self._no_room(size, "the process's address-space limit "
                                                 f"(RLIMIT_AS) is {nbytes_str(soft)}"))
+        host = dev is not None and dev.target.host_pointer_buffers
+        if host:
+            self._forget_retired()
         try:
-            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size)
+            return self._create(size, host)
+        except MemoryError:
+            pass
         except cl.Error as e:
             if _status(e) not in _OUT_OF_MEMORY:
                 raise
         self.empty()    # give the cached buffers back and try once more
+        if host:        # (their memory is freed once the commands using them are done)
+            dev.queue.finish()
+            self._forget_retired()
         try:
-            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size)
+            return self._create(size, host)
+        except MemoryError:
+            raise MemoryError(self._no_room(size, "the host has no room for it")) from None
         except cl.Error as e:
             if _status(e) not in _OUT_OF_MEMORY:
                 raise
             raise MemoryError(self._no_room(size, f"the driver said {e}")) from None
+
+    def _create(self, size, host):
+        if not host:
+            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size)
+        memory = _host_memory(size)
+        buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | _USE_HOST_PTR, hostbuf=memory)
+        self.host_memory[buf] = memory
+        return buf
+
+    def _drop(self, bufs):
+        """Give `bufs` back to the driver. NumPy memory under one is freed once the commands
+        enqueued so far on this device's queue (the only queue that uses the pool's
+        buffers) are done."""
+        held = [b for b in bufs if b in self.host_memory] if self.host_memory else ()
+        if held:
+            with _devices.LOCK:
+                for b in held:
+                    del self.host_memory[b]
+        for b in bufs:
+            b.release()
+        if held:
+            marker = cl.enqueue_marker(self.device.queue)
+            with _devices.LOCK:
+                self._forget_retired()
+                self._retiring.extend((marker, b) for b in held)
+
+    def _forget_retired(self):
+        retiring = self._retiring
+        while retiring and retiring[0][0].command_execution_status == _COMPLETE:
+            retiring.popleft()
 
     def _no_room(self, size, why):
         where = self.device.name if self.device is not None else "the device"
@@ -144,16 +228,14 @@ class BufferPool:
                 return
         finally:
             lock.release()
-        buf.release()
+        self._drop([buf])
 
     def empty(self):
         """Release every cached buffer to the driver."""
         with _devices.LOCK:
             free, self._free = self._free, {}
             self.bytes_cached = 0
-        for bufs in free.values():
-            for b in bufs:
-                b.release()
+        self._drop([b for bufs in free.values() for b in bufs])
 
     def stats(self):
         with _devices.LOCK:
@@ -210,7 +292,7 @@ class Storage:
                     return
             finally:
                 lock.release()
-            buf.release()
+            pool._drop([buf])
         except Exception:   # interpreter shutdown (the driver frees everything anyway), or
             pass            # a forked child (see devices.FORK_MESSAGE)
 

@@ -82,6 +82,16 @@ class Target:
     # a view of the device's own bytes, no copy, so the host (MPI across processes) reads
     # and writes buffers in place instead of staging them through pinned memory
     host_memory_buffers: bool = False
+    # buffers are made over host memory netcl allocates (CL_MEM_USE_HOST_PTR, in the buffer
+    # pool) and the device runs its commands on those bytes themselves, with no copy or
+    # cache of its own: once the commands writing a buffer have completed (clFinish), the
+    # host reads its value there, and what the host writes there before enqueueing the
+    # commands that read it is what they read, with no map or unmap (MPI across processes
+    # reduces device buffers so). OpenCL promises this only through map and unmap (a
+    # device may cache a USE_HOST_PTR buffer's contents in its own memory); PoCL's CPU
+    # devices keep none: a buffer's device storage is its host pointer
+    # (pocl_driver_alloc_mem_obj: mem_ptr = mem_host_ptr), so only they set it
+    host_pointer_buffers: bool = False
     # bytes of arguments one kernel may take (CL_DEVICE_MAX_PARAMETER_SIZE; OpenCL 1.2
     # guarantees 1024): how many segments a horizontal kernel holds
     kernel_argument_bytes: int = 1024
@@ -135,6 +145,14 @@ def _pocl_x86_64(cl_device):
         return False
 
 
+def _pocl(cl_device):
+    """Whether `cl_device` is a PoCL device (its version string: "OpenCL 3.0 PoCL ...")."""
+    try:
+        return "PoCL" in cl_device.version
+    except Exception:
+        return False
+
+
 def target_for(cl_device, kind):
     """The Target of an OpenCL device of `kind` ("cpu", "gpu" or "accel")."""
     preferred = int(getattr(cl_device, "preferred_vector_width_float", 1) or 1)
@@ -149,7 +167,8 @@ def target_for(cl_device, kind):
                       column_sum_width=CPU_COLUMN_SUM_WIDTH,
                       max_dense_epilogue_extras=CPU_DENSE_EPILOGUE_EXTRAS,
                       elementwise_walk=CPU_ELEMENTWISE_WALK, local_mem_limit=local_mem,
-                      host_memory_buffers=True, wide_vector_width=wide,
+                      host_memory_buffers=True, host_pointer_buffers=_pocl(cl_device),
+                      wide_vector_width=wide,
                       kernel_argument_bytes=arg_bytes,
                       wide_kernel_attribute=X86_AVX512_ATTRIBUTE if wide else "")
     # the GPU float GEMM tiers keep 4 columns per register vector (their rvec)

@@ -29,10 +29,10 @@ Schedules, with host memory as the hub every device reaches over its own link:
 - Across processes (netcl.distributed): an all-reduce combines the devices' parts locally,
   waits for them on the host, reduces them across the processes with MPI's Allreduce in
   place in pinned memory, and every device uploads them; with one device per process whose
-  buffers are host memory (Target.host_memory_buffers: PoCL) MPI reads the input and
-  writes the output through maps instead, with no copy, or reduces in place an input that
-  nothing reads afterwards. Other collectives gather every process's values with MPI and
-  run the host rule.
+  buffers are host memory MPI reads the input and writes the output where they are
+  instead, with no copy, or reduces in place an input that nothing reads afterwards
+  (`pmap_host_memory`). Other collectives gather every process's values with MPI and run
+  the host rule.
 """
 import collections
 import hashlib
@@ -51,6 +51,7 @@ from ..primitives.collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p
 from ..primitives.elementwise import add_p, max_p, min_p
 from ..primitives.views import reshape, transpose
 from .pmap_pack import pack
+from . import pmap_host_memory as host_memory
 
 
 def run_collectives(eqns, env, devices, world=None, overwritable=None):
@@ -314,8 +315,12 @@ def _all_reduce(prim, dtype, flats, devices, world=None, what=None, in_place=Fal
     if count == 1 and world is not None and n:
         (d,), ((x, off, _),) = devices, flats
         what = what or f"{prim.name} of {dtype.name} ({n},)"
-        if d.target.host_memory_buffers and (in_place or n * isz >= MAPPED_BYTES):
-            return [_mapped_all_reduce(world, prim, dtype, d, x, off, n, in_place, what)]
+        if host_memory.addressable(d, x):
+            return [host_memory.direct_all_reduce(world, prim, dtype, d, x, off, n, in_place,
+                                                  what)]
+        if d.target.host_memory_buffers and (in_place or n * isz >= host_memory.MAPPED_BYTES):
+            return [host_memory.mapped_all_reduce(world, prim, dtype, d, x, off, n, in_place,
+                                                  what)]
         return [_pinned_all_reduce(world, prim, dtype, d, x, off, n, what)]
     outs = [Array.empty(d, (n,), dtype) for d in devices]
     if not n:
@@ -383,14 +388,6 @@ def _mpi_all_reduce(world, prim, dtype, n, what, published, results, parts):
                                      results[i].host[a * isz:b * isz].view(dtype), op=op)
 
 
-# One device per process (across processes): from this many bytes, where the device's
-# buffers are host memory, MPI reads the input and writes a new output through maps: four
-# commands on the device's queue (two maps, two unmaps), where staging through pinned memory
-# enqueues two copies, which cost more from here. An input the result may overwrite is
-# reduced where it is at every size (one map, one unmap).
-MAPPED_BYTES = 512 << 10
-
-
 def _pinned_all_reduce(world, prim, dtype, device, x, off, n, what):
     """A new (n,) array: the processes' combination (prim) of x's n elements from element
     `off`, through pinned memory: x's value goes there as it is, MPI reduces it there (in
@@ -404,71 +401,17 @@ def _pinned_all_reduce(world, prim, dtype, device, x, off, n, what):
     # (after the wait: a process whose device hangs does not arrive either)
     source = result
     if world.comm.arrive(what, agree=True):
-        _mpi_combine(world.comm.raw, prim, result.host[:nbytes].view(dtype))
+        host_memory.mpi_combine(world.comm.raw, prim, result.host[:nbytes].view(dtype))
     else:
         source = _pinned(device, "send", nbytes)
         wait = source.claim()
         if wait:
             cl.wait_for_events(wait)        # (the host writes it: its last uploads first)
-        _mpi_combine(world.comm.raw, prim, result.host[:nbytes].view(dtype),
+        host_memory.mpi_combine(world.comm.raw, prim, result.host[:nbytes].view(dtype),
                      source.host[:nbytes].view(dtype))
     out = Array.empty(device, (n,), dtype)
     source.upload(q, 0, out._buf, 0, nbytes, None)
     return out
-
-
-def _mapped_all_reduce(world, prim, dtype, device, x, off, n, in_place, what):
-    """A (n,) array: the processes' combination (prim) of x's n elements from element `off`,
-    on a device whose buffers are host memory: x and a new output are mapped (views of the
-    device's own bytes), MPI reads one and writes the other, and they are unmapped, where
-    the pinned path copies x to pinned memory and back. `in_place`: the result may
-    overwrite x, which MPI then reduces where it is, if every process may (the arrival
-    round's vote: MPI's in-place reduction is a choice of all processes or none). The host
-    waits for x, then for every process to arrive at `what`."""
-    q, isz = device.queue, dtype.itemsize
-
-    def mapped(buf, start, flags, blocking=False):
-        return cl.enqueue_map_buffer(q, buf, flags, start * isz, (n,), dtype,
-                                     is_blocking=blocking)
-    out = None if in_place else Array.empty(device, (n,), dtype)
-    maps = [mapped(x._buf, off, cl.map_flags.READ | (cl.map_flags.WRITE if in_place else 0))]
-    if out is not None:
-        maps.append(mapped(out._buf, 0, cl.map_flags.WRITE_INVALIDATE_REGION))
-    try:
-        q.flush()
-        cl.wait_for_events([ev for _, ev in maps])
-        # (after the wait: a process whose device hangs does not arrive either)
-        everywhere = world.comm.arrive(what, agree=in_place)
-        if out is None and not everywhere:      # (another process keeps its input)
-            out = Array.empty(device, (n,), dtype)
-            maps.append(mapped(out._buf, 0, cl.map_flags.WRITE_INVALIDATE_REGION, True))
-        _mpi_combine(world.comm.raw, prim, maps[0][0], None if everywhere else maps[1][0])
-    finally:
-        for host, _ in maps:
-            host.base.release(q)
-    return out if out is not None else Array(device, x._buf, x._storage, (n,), dtype, (1,),
-                                             off)
-
-
-def _mpi_combine(comm, prim, src, dst=None):
-    """dst = the combination (prim) over the processes of src (host arrays of one size; dst
-    None: into src; every process passes one or every process none). Into another array,
-    MPI's reduce-scatter then its all-gather in place: an Allreduce into another buffer
-    first copies the whole input there (MPICH), where the reduce-scatter reads each part
-    where it is."""
-    from mpi4py import MPI
-    op = {psum_p: MPI.SUM, pmax_p: MPI.MAX, pmin_p: MPI.MIN}[prim]
-    count, n = comm.Get_size(), src.size
-    block = n // count
-    if dst is None or not block:
-        comm.Allreduce(MPI.IN_PLACE if dst is None else src, src if dst is None else dst,
-                       op=op)
-        return
-    rank, whole = comm.Get_rank(), block * count
-    comm.Reduce_scatter_block(src[:whole], dst[rank * block:(rank + 1) * block], op=op)
-    comm.Allgather(MPI.IN_PLACE, dst[:whole])
-    if whole < n:
-        comm.Allreduce(src[whole:], dst[whole:], op=op)
 
 
 _KERNELS = {}

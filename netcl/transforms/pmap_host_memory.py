@@ -1,0 +1,112 @@
+"""The all-reduce across processes (netcl.distributed) of one device per process whose buffers
+are host memory: MPI reads and writes the device's buffers where they are, with no staging
+copy (pmap_exchange stages through pinned memory elsewhere).
+
+- Buffers over host memory netcl allocated (Target.host_pointer_buffers: PoCL's CPU
+  devices; the buffer pool makes every buffer so there): the host waits for the device's
+  queue, then MPI reads the input's bytes and writes the output's, or reduces the input in
+  place where nothing reads it afterwards. No command is enqueued: at small sizes the
+  device's commands (a few tens of microseconds each with a process per core) cost more
+  than MPI's reduction.
+- Other buffers that are host memory (Target.host_memory_buffers): the input and a new
+  output are mapped, reduced by MPI, and unmapped (one map and one unmap in place), from
+  MAPPED_BYTES on; below it pinned memory's two copies cost less.
+
+Every process arrives at the collective (its arrival round, after its device has finished
+the input) before any data moves, and votes on MPI's in-place reduction, which is a choice
+of all processes or none: one that keeps its input (or stages through pinned memory) makes
+every process reduce into a new buffer.
+"""
+import pyopencl as cl
+
+from ..core.array import Array
+from ..core.pool import host_array
+from ..primitives.collectives import pmax_p, pmin_p, psum_p
+
+# From this many bytes, where the device's buffers are host memory but not netcl's own, MPI
+# reads the input and writes a new output through maps: four commands on the device's queue
+# (two maps, two unmaps), where staging through pinned memory enqueues two copies, which
+# cost more from here. An input the result may overwrite is reduced where it is at every
+# size (one map, one unmap).
+MAPPED_BYTES = 512 << 10
+
+
+def addressable(device, x):
+    """Whether the host reads and writes x's buffer where it is (direct_all_reduce)."""
+    return device.target.host_pointer_buffers and x._buf in device.pool.host_memory
+
+
+def direct_all_reduce(world, prim, dtype, device, x, off, n, in_place, what):
+    """A (n,) array: the processes' combination (prim) of x's n elements from element `off`,
+    with MPI reading x's bytes and writing a new output's where they are, in the host
+    memory under the buffers (`addressable`). `in_place`: the result may overwrite x, which
+    MPI then reduces where it is, if every process may (the arrival round's vote). The host
+    waits for the device's queue: x's value is complete, and no command enqueued before
+    still uses the output's buffer (a pooled buffer may have been another array's); those
+    enqueued afterwards read what MPI wrote (Target.host_pointer_buffers says why both
+    hold)."""
+    q = device.queue
+    out = None if in_place else Array.empty(device, (n,), dtype)
+    q.finish()
+    # (after the wait: a process whose device hangs does not arrive either)
+    everywhere = world.comm.arrive(what, agree=in_place)
+    if out is None and not everywhere:          # (another process keeps its input)
+        out = Array.empty(device, (n,), dtype)
+        q.finish()
+    mpi_combine(world.comm.raw, prim, host_array(x, off, n),
+                None if everywhere else host_array(out, 0, n))
+    return out if out is not None else Array(device, x._buf, x._storage, (n,), dtype, (1,),
+                                             off)
+
+
+def mapped_all_reduce(world, prim, dtype, device, x, off, n, in_place, what):
+    """A (n,) array: the processes' combination (prim) of x's n elements from element `off`,
+    on a device whose buffers are host memory: x and a new output are mapped (views of the
+    device's own bytes), MPI reads one and writes the other, and they are unmapped, where
+    the pinned path copies x to pinned memory and back. `in_place`: the result may
+    overwrite x, which MPI then reduces where it is, if every process may (the arrival
+    round's vote). The host waits for x, then for every process to arrive at `what`."""
+    q, isz = device.queue, dtype.itemsize
+
+    def mapped(buf, start, flags, blocking=False):
+        return cl.enqueue_map_buffer(q, buf, flags, start * isz, (n,), dtype,
+                                     is_blocking=blocking)
+    out = None if in_place else Array.empty(device, (n,), dtype)
+    maps = [mapped(x._buf, off, cl.map_flags.READ | (cl.map_flags.WRITE if in_place else 0))]
+    if out is not None:
+        maps.append(mapped(out._buf, 0, cl.map_flags.WRITE_INVALIDATE_REGION))
+    try:
+        q.flush()
+        cl.wait_for_events([ev for _, ev in maps])
+        # (after the wait: a process whose device hangs does not arrive either)
+        everywhere = world.comm.arrive(what, agree=in_place)
+        if out is None and not everywhere:      # (another process keeps its input)
+            out = Array.empty(device, (n,), dtype)
+            maps.append(mapped(out._buf, 0, cl.map_flags.WRITE_INVALIDATE_REGION, True))
+        mpi_combine(world.comm.raw, prim, maps[0][0], None if everywhere else maps[1][0])
+    finally:
+        for host, _ in maps:
+            host.base.release(q)
+    return out if out is not None else Array(device, x._buf, x._storage, (n,), dtype, (1,),
+                                             off)
+
+
+def mpi_combine(comm, prim, src, dst=None):
+    """dst = the combination (prim) over the processes of src (host arrays of one size; dst
+    None: into src; every process passes one or every process none). Into another array,
+    MPI's reduce-scatter then its all-gather in place: an Allreduce into another buffer
+    first copies the whole input there (MPICH), where the reduce-scatter reads each part
+    where it is."""
+    from mpi4py import MPI
+    op = {psum_p: MPI.SUM, pmax_p: MPI.MAX, pmin_p: MPI.MIN}[prim]
+    count, n = comm.Get_size(), src.size
+    block = n // count
+    if dst is None or not block:
+        comm.Allreduce(MPI.IN_PLACE if dst is None else src, src if dst is None else dst,
+                       op=op)
+        return
+    rank, whole = comm.Get_rank(), block * count
+    comm.Reduce_scatter_block(src[:whole], dst[rank * block:(rank + 1) * block], op=op)
+    comm.Allgather(MPI.IN_PLACE, dst[:whole])
+    if whole < n:
+        comm.Allreduce(src[whole:], dst[whole:], op=op)
