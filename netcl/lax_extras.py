@@ -574,8 +574,9 @@ bessel_i0e = _special("bessel_i0e", "i0e", ("x",), "exp(-|x|) I0(x) "
                       "(netcl.scipy.special.i0e, where available).")
 bessel_i1e = _special("bessel_i1e", "i1e", ("x",), "exp(-|x|) I1(x) "
                       "(netcl.scipy.special.i1e, where available).")
-polygamma = _special("polygamma", "polygamma", ("m", "x"), "The m-th derivative of digamma "
-                     "(netcl.scipy.special.polygamma, where available).")
+polygamma = _special("polygamma", "_lax_polygamma", ("m", "x"),
+                     "The m-th derivative of digamma (netcl.scipy.special.polygamma, where "
+                     "available).")
 zeta = _special("zeta", "zeta", ("x", "q"), "Hurwitz zeta (netcl.scipy.special.zeta, where "
                 "available).")
 

@@ -24,6 +24,7 @@ FALLBACK_FILES = [
     "test_numpy_more.py", "test_optim.py", "test_optim_extras.py",
     "test_pmap.py", "test_random.py", "test_runtime_safety.py", "test_scan.py",
     "test_scipy.py", "test_silent_errors.py", "test_sorting.py", "test_stax.py",
+    "test_special_more.py",
     "test_transforms.py", "test_x64.py",
 ]
 # Not rerun: these compare OpenCL kernels with the primitives' NumPy references (or check

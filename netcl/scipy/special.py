@@ -618,3 +618,13 @@ def log_softmax(x, *, axis=None):
 
 # Errors escaping these functions name them.
 _u.export(globals(), "", __all__)
+
+# More of jax.scipy.special, in their own modules (which use the helpers above).
+from . import special_integrals as _si, special_more as _sm  # noqa: E402
+
+for _mod in (_sm, _si):
+    for _n in _mod.__all__:
+        globals()[_n] = getattr(_mod, _n)
+    __all__ += _mod.__all__
+del _mod, _n
+_lax_polygamma = _sm._lax_polygamma     # (lax.polygamma: a float m, as jax.lax's)
