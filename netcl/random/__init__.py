@@ -7,6 +7,11 @@ PRNGKey, split, fold_in, bits, randint, bernoulli and uniform are bit-identical 
   continuous.py  uniform, normal, truncated_normal, gumbel, exponential, laplace, logistic,
                  cauchy
   discrete.py    bernoulli, randint, rademacher, categorical, permutation, choice
+  distributions.py  lognormal, rayleigh, pareto, weibull_min, maxwell, double_sided_maxwell,
+                 geometric, triangular, wald
+  multivariate.py   multivariate_normal, orthogonal
+  key_extras.py  clone, key_impl, key_dtype
+  gamma.py       gamma, loggamma (JAX's rejection sampler), beta, dirichlet, chisquare, t, f
 
 >>> from netcl import random
 >>> key = random.PRNGKey(0)
@@ -16,9 +21,17 @@ PRNGKey, split, fold_in, bits, randint, bernoulli and uniform are bit-identical 
 from .continuous import (cauchy, exponential, gumbel, laplace, logistic, normal,
                          truncated_normal, uniform)
 from .discrete import (bernoulli, categorical, choice, permutation, rademacher, randint)
+from .distributions import (double_sided_maxwell, geometric, lognormal, maxwell, pareto,
+                            rayleigh, triangular, wald, weibull_min)
+from .gamma import beta, chisquare, dirichlet, f, gamma, loggamma, t
+from .key_extras import clone, key_dtype, key_impl
 from .keys import PRNGKey, bits, fold_in, key, key_data, split, wrap_key_data
+from .multivariate import multivariate_normal, orthogonal
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
            "uniform", "normal", "truncated_normal", "bernoulli", "randint", "categorical",
            "gumbel", "exponential", "laplace", "logistic", "cauchy", "rademacher",
-           "permutation", "choice"]
+           "permutation", "choice", "lognormal", "rayleigh", "pareto", "weibull_min",
+           "maxwell", "double_sided_maxwell", "geometric", "triangular", "wald",
+           "multivariate_normal", "orthogonal", "clone", "key_impl", "key_dtype", "gamma",
+           "loggamma", "beta", "dirichlet", "chisquare", "t", "f"]
