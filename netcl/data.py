@@ -233,7 +233,7 @@ class DataLoader:
     ``dtype`` and ``__getitem__``, e.g. ``np.memmap``) sharing their leading dimension.
     Each iteration is one epoch and yields batches as the same pytree of netcl Arrays on
     ``device`` (default: the default device when iteration starts), with dtypes converted as
-    ``netcl.device_put`` does (int64 -> int32, uint8 -> uint32, ...).
+    ``netcl.device_put`` does (int64 -> int32 without x64, uint8 -> uint32, ...).
     ``shuffle``: a new permutation per epoch, deterministic given ``seed`` and the epoch
     number (``loader.epoch``, incremented by each ``iter(loader)``; ``set_epoch`` sets it).
     ``drop_last``: skip the final short batch. ``prefetch``: how many batches the thread

@@ -1,5 +1,5 @@
 """netcl.dtypes: jax.dtypes' helpers over netcl's dtypes (bool, int32, uint32, float16,
-bfloat16, float32, float64 with x64).
+bfloat16, float32; int64, uint64 and float64 with x64).
 
 >>> netcl.dtypes.canonicalize_dtype(np.float64)     # float32 unless x64 is enabled
 >>> netcl.dtypes.issubdtype(jnp.bfloat16, jnp.floating)   # True
@@ -22,11 +22,11 @@ class TypePromotionError(ValueError):
 
 
 def canonicalize_dtype(dtype, allow_extended_dtype=False):
-    """The dtype netcl stores data of `dtype` as: float64 becomes float32 unless x64 is
-    enabled, int64/uint64 become int32/uint32, int8/int16/uint8/uint16 widen to int32 /
-    uint32 (netcl has no narrow integers); unsupported dtypes raise a TypeError.
+    """The dtype netcl stores data of `dtype` as: float64, int64 and uint64 become float32,
+    int32 and uint32 unless x64 is enabled, int8/int16/uint8/uint16 widen to int32 / uint32
+    (netcl has no narrow integers); unsupported dtypes raise a TypeError.
 
-    >>> netcl.dtypes.canonicalize_dtype("int64")    # dtype('int32')
+    >>> netcl.dtypes.canonicalize_dtype("int64")    # dtype('int32') unless x64 is enabled
     """
     try:
         d = np.dtype(dtype)

@@ -13,11 +13,23 @@ from .lax_extras_util import arr as _arr
 __all__ = ["population_count", "clz", "mulhi", "reduce_precision"]
 
 
-def _int_bits(x, where):
+def _int_bits(x, where, wide=False):
+    """x's bits as uint32 (or uint64 where `wide` allows 64-bit operands)."""
     from . import lax as _lax
-    if dtypes.kind(x.dtype) not in "iu":
-        raise TypeError(f"{where}: operand must be an int32 or uint32 array, got {x.dtype}")
-    return _lax.bitcast_convert_type(x, np.uint32) if x.dtype == np.int32 else x
+    ok = dtypes.kind(x.dtype) in "iu" and (wide or x.dtype.itemsize == 4)
+    if not ok:
+        raise TypeError(f"{where}: operand must be an int32 or uint32 "
+                        f"{'(or int64 or uint64) ' if wide else ''}array, got {x.dtype}")
+    if x.dtype.kind == "i":
+        return _lax.bitcast_convert_type(x, np.uint64 if x.dtype.itemsize == 8 else np.uint32)
+    return x
+
+
+def _halves(u):
+    """(high, low) 32-bit halves of uint64 values, as uint32."""
+    from . import lax as _lax
+    hi = _lax.shift_right_logical(u, jnp.full(u.shape, 32, np.uint64))
+    return hi.astype(np.uint32), u.astype(np.uint32)
 
 
 def _u32(v, like):
@@ -25,44 +37,57 @@ def _u32(v, like):
 
 
 def population_count(x):
-    """The number of set bits of each int32/uint32 element (two's complement), in the
-    operand's dtype, as jax.lax.population_count.
+    """The number of set bits of each integer element (two's complement; 32 or 64 bits), in
+    the operand's dtype, as jax.lax.population_count.
 
-    >>> netcl.lax.population_count(jnp.array([7, -1]))     # [3, 32]
+    >>> netcl.lax.population_count(jnp.array([7, -1], jnp.int32))     # [3, 32]
     """
-    from . import lax as _lax
     a = _arr(x, "population_count", "x")
-    u = _int_bits(a, "population_count")
+    u = _int_bits(a, "population_count", wide=True)
+    if u.dtype == np.uint64:
+        hi, lo = _halves(u)
+        return (_popcount32(hi) + _popcount32(lo)).astype(a.dtype)
+    return _popcount32(u).astype(a.dtype)
+
+
+def _popcount32(u):
+    from . import lax as _lax
     c = lambda v: _u32(v, u)    # noqa: E731
     u = u - (_lax.shift_right_logical(u, c(1)) & c(0x55555555))
     u = (u & c(0x33333333)) + (_lax.shift_right_logical(u, c(2)) & c(0x33333333))
     u = (u + _lax.shift_right_logical(u, c(4))) & c(0x0F0F0F0F)
-    u = _lax.shift_right_logical(u * c(0x01010101), c(24))
-    return u.astype(a.dtype)
+    return _lax.shift_right_logical(u * c(0x01010101), c(24))
 
 
 def clz(x):
-    """The number of leading zero bits of each int32/uint32 element (32 for 0), in the
-    operand's dtype, as jax.lax.clz.
+    """The number of leading zero bits of each integer element (32 or 64 bits; all of them
+    for 0), in the operand's dtype, as jax.lax.clz.
 
-    >>> netcl.lax.clz(jnp.array([1, 0, -1]))     # [31, 32, 0]
+    >>> netcl.lax.clz(jnp.array([1, 0, -1], jnp.int32))     # [31, 32, 0]
     """
-    from . import lax as _lax
     a = _arr(x, "clz", "x")
-    u = _int_bits(a, "clz")
+    u = _int_bits(a, "clz", wide=True)
+    if u.dtype == np.uint64:
+        hi, lo = _halves(u)
+        return jnp.where(hi == _u32(0, hi), _clz32(lo) + _u32(32, lo), _clz32(hi)).astype(a.dtype)
+    return _clz32(u).astype(a.dtype)
+
+
+def _clz32(u):
+    from . import lax as _lax
     n = jnp.zeros(u.shape, np.uint32)
     y = u
     for s in (16, 8, 4, 2, 1):
         top_zero = y < _u32(1 << (32 - s), u)
         n = jnp.where(top_zero, n + _u32(s, u), n)
         y = jnp.where(top_zero, _lax.shift_left(y, _u32(s, u)), y)
-    n = jnp.where(u == _u32(0, u), _u32(32, u), n)
-    return n.astype(a.dtype)
+    return jnp.where(u == _u32(0, u), _u32(32, u), n)
 
 
 def mulhi(x, y):
     """The high 32 bits of the 64-bit product of int32 (or uint32) elements, as
-    jax.lax.mulhi.
+    jax.lax.mulhi (64-bit operands raise a TypeError: their 128-bit product is not
+    written yet).
 
     >>> netcl.lax.mulhi(jnp.array([2 ** 30], jnp.int32), jnp.array([16], jnp.int32))   # [4]
     """

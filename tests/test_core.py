@@ -66,7 +66,9 @@ def test_dtypes_and_zero_size():
     assert e.shape == (0, 3) and np.asarray(e + 1.0).shape == (0, 3)
     assert jnp.array([1.0]).dtype == np.float64        # Python floats: the default float
     assert jnp.asarray(np.ones(2)).dtype == np.float64  # NumPy float64 kept (device has fp64)
-    assert jnp.asarray(np.ones(2, np.int64)).dtype == np.int32
+    assert jnp.asarray(np.ones(2, np.int64)).dtype == np.int64    # (x64 on, as JAX)
+    with netcl.enable_x64(False):
+        assert jnp.asarray(np.ones(2, np.int64)).dtype == np.int32
 
 
 def test_bucket_sizes():

@@ -80,7 +80,8 @@ def test_pytree_structure_dtypes_and_device():
     assert isinstance(rest, dict) and set(rest) == {"y", "u"}
     assert xb.shape == (4, 2, 2) and xb.dtype == (np.float64 if netcl.default_device()
                                                   .capabilities.fp64 else np.float32)
-    assert rest["y"].dtype == np.int32 and rest["u"].dtype == np.uint32
+    assert rest["y"].dtype == netcl.core.dtypes.default_int_dtype()   # (int64 with x64)
+    assert rest["u"].dtype == np.uint32
     np.testing.assert_allclose(np.asarray(xb), x[:4])
     np.testing.assert_array_equal(np.asarray(rest["y"]), y[:4])
     # the batches are ordinary arrays: compute with them

@@ -78,13 +78,16 @@ def test_weak_type_promotion():
     x = jnp.ones(3, jnp.float32)
     assert (x * 2).dtype == np.float32 and (x * 2.0).dtype == np.float32
     i = jnp.arange(3)
-    assert i.dtype == np.int32
-    assert (i * 2).dtype == np.int32
+    assert i.dtype == netcl.core.dtypes.default_int_dtype()     # (int64 with x64)
+    assert (i * 2).dtype == i.dtype
+    i32 = jnp.arange(3, dtype=jnp.int32)
+    assert (i32 * 2).dtype == np.int32 and (i32 + jnp.asarray(2)).dtype == np.int32
     assert (i * 2.5).dtype == np.float64    # the default float (x64 on: conftest.py)
     assert (i + jnp.ones(3, jnp.float16)).dtype == np.float16
     h = jnp.ones(3, jnp.float16)
     assert (h + 1.0).dtype == np.float16
-    assert jnp.sin(i).dtype == np.float32
+    assert jnp.sin(i32).dtype == np.float32 and jnp.sin(i).dtype == \
+        netcl.core.dtypes.inexact_dtype(i.dtype)     # (int64: float64, as JAX's)
     assert (jnp.ones(2, jnp.float64) + jnp.ones(2, jnp.float32)).dtype == np.float64
 
 

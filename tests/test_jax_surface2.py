@@ -173,8 +173,9 @@ def test_disable_jit_compile_time_eval_named_scope():
 
 def test_dtypes_and_errors():
     d, jd = netcl.dtypes, jax.dtypes
-    for t in (np.float32, np.int64, np.uint32, np.bool_):
-        assert d.canonicalize_dtype(t) == jd.canonicalize_dtype(t)
+    with jax.enable_x64(netcl.config.enable_x64):
+        for t in (np.float32, np.int64, np.uint32, np.bool_):
+            assert d.canonicalize_dtype(t) == jd.canonicalize_dtype(t)
     assert d.issubdtype(jnp.bfloat16, jnp.floating) and not d.issubdtype(jnp.int32, np.floating)
     with jax.enable_x64(netcl.config.enable_x64):   # (a weak float with ints: the default)
         assert d.result_type(jnp.ones(2, jnp.int32), 1.0) == \
@@ -443,8 +444,9 @@ def test_packbits_ufunc_methods_and_complex_errors():
     for ax, count in ((None, None), (1, 5), (0, -3), (None, 40)):
         same(jnp.unpackbits(by.astype(np.uint32), axis=ax, count=count),
              jjnp.unpackbits(by, axis=ax, count=count), dtype=False)
-    same(jnp.add.outer(jnp.arange(2), jnp.arange(3)), jjnp.add.outer(jjnp.arange(2),
-                                                                   jjnp.arange(3)))
+    with jax.enable_x64(netcl.config.enable_x64):   # (aranges of the default int)
+        same(jnp.add.outer(jnp.arange(2), jnp.arange(3)), jjnp.add.outer(jjnp.arange(2),
+                                                                       jjnp.arange(3)))
     for name in ("add", "multiply", "maximum", "subtract"):
         for ax in (0, None):
             same(getattr(jnp, name).reduce(X, axis=ax), getattr(jjnp, name).reduce(X, axis=ax))

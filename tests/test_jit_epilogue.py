@@ -149,8 +149,13 @@ def test_random_epilogues_match_eager_and_numpy(m, n, k, ta, tb, extras, act, se
     jf = netcl.jit(f)
     ordered = [args[n_] for n_ in ("row", "col", "dense", "dense_t", "scalar")]
     low = jf.lower(a, b, *ordered)
-    assert len(epilogue_eqns(low)) == 1, low.as_text()
-    assert len(low.kernels) == 1, low.as_text()
+    # the Target caps the dense extras an epilogue reads (CPUs: a streaming kernel over more
+    # is faster); a broadcast extra is dense where the product has one row or one column
+    limit = netcl.default_device().target.max_dense_epilogue_extras
+    dense = {"dense": True, "dense_t": m == 1 or n == 1, "col": n == 1, "row": m == 1}
+    if limit < 0 or sum(dense.get(e, False) for e in set(extras)) <= limit:
+        assert len(epilogue_eqns(low)) == 1, low.as_text()
+        assert len(low.kernels) == 1, low.as_text()
     got = jf(a, b, *ordered)
     assert_close(got, np.asarray(f(a, b, *ordered)), rtol=1e-5, atol=1e-6)
     hv = dict(host, dense_t=host["dense_t"].T, literal=np.float32(0.5))

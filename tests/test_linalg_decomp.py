@@ -261,8 +261,9 @@ def test_lstsq_pinv_rank_power_cond_norm_match_jax():
     a = rng.standard_normal((5, 3)).astype(np.float32)
     b = rng.standard_normal((5, 2)).astype(np.float32)
     for bb in (b, b[:, 0]):
-        for got, want in zip(jnp.linalg.lstsq(jnp.asarray(a), jnp.asarray(bb)),
-                             jjnp.linalg.lstsq(a, bb)):
+        with jax.enable_x64(netcl.config.enable_x64):   # (the rank: the default int)
+            theirs = jjnp.linalg.lstsq(a, bb)
+        for got, want in zip(jnp.linalg.lstsq(jnp.asarray(a), jnp.asarray(bb)), theirs):
             _close(got, want, rtol=1e-4, atol=1e-4)
     x, resid, rank, s = jnp.linalg.lstsq(jnp.asarray(a.T), jnp.asarray(b[:3]), numpy_resid=True)
     assert resid.shape == (0,) and int(rank) == 3

@@ -60,7 +60,8 @@ def _same(got, want, rtol=2e-5, atol=2e-5, dtype=True):
 def agree(f, *args, jit=False, **tol):
     """f(lib, *args) with lib netcl.numpy and jax.numpy (host arrays in args are converted)
     gives the same; with jit, also netcl.jit of it."""
-    want = f(jjnp, *[_to(jjnp, a) for a in args])
+    with jax.enable_x64(netcl.config.enable_x64):   # (JAX's ints as netcl's: int64 with x64)
+        want = f(jjnp, *[_to(jjnp, a) for a in args])
     xs = [_to(jnp, a) for a in args]
     _same(f(jnp, *xs), want, **tol)
     if jit:
@@ -370,7 +371,8 @@ def test_vmap_agrees_with_jax():
         (lambda L: lambda e, t: L.isin(e, t), (I35, I35[::-1])),
     ]
     for make, args in cases:
-        want = jax.vmap(make(jjnp))(*[jjnp.asarray(a) for a in args])
+        with jax.enable_x64(netcl.config.enable_x64):
+            want = jax.vmap(make(jjnp))(*[jjnp.asarray(a) for a in args])
         _same(netcl.vmap(make(jnp))(*[jnp.asarray(a) for a in args]), want)
 
 

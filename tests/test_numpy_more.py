@@ -17,7 +17,8 @@ DEFAULT_FLOAT = {"logspace", "geomspace", "kaiser", "bartlett", "blackman", "ham
 
 
 def _jax_x64():
-    """JAX's x64 set as netcl's, for a block whose results are of the default float."""
+    """JAX's x64 set as netcl's, for a block whose results are of the default float or
+    int (indices: int64 with x64)."""
     return jax.enable_x64(netcl.config.enable_x64)
 
 F = np.array([[0.5, -1.0, 2.0, 3.5], [4.0, np.nan, -6.0, 7.0], [8.0, 9.0, 0.0, -2.5]],
@@ -189,8 +190,7 @@ CASES += [(w, (m,), {}) for w in ("bartlett", "blackman", "hamming", "hanning")
 @pytest.mark.parametrize("name,args,kwargs", CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_agrees_with_jax(name, args, kwargs):
-    x64 = name in DEFAULT_FLOAT and netcl.config.enable_x64
-    with np.errstate(all="ignore"), jax.enable_x64(x64):
+    with np.errstate(all="ignore"), _jax_x64():
         want = getattr(j, name)(*args, **kwargs)
     got = getattr(jnp, name)(*_to_netcl(args), **kwargs)
     tol = 2e-4 if name in ("i0", "kaiser", "polyfit", "geomspace", "logspace") else 1e-5
@@ -198,15 +198,15 @@ def test_agrees_with_jax(name, args, kwargs):
 
 
 def test_grids_and_concatenation():
-    _same(jnp.mgrid[0:2, 0:3], j.mgrid[0:2, 0:3])
-    with _jax_x64():                        # (a linspace)
+    with _jax_x64():                        # (a linspace; aranges of the default int)
+        _same(jnp.mgrid[0:2, 0:3], j.mgrid[0:2, 0:3])
         _same(jnp.mgrid[0:1:5j], j.mgrid[0:1:5j])
-    _same(jnp.ogrid[0:2, 0:3], j.ogrid[0:2, 0:3])
-    _same(jnp.r_[1:3, jnp.asarray([7, 8]), 0], j.r_[1:3, j.asarray([7, 8]), 0])
-    _same(jnp.c_[jnp.asarray([1, 2]), jnp.asarray([3, 4])], j.c_[j.asarray([1, 2]),
-                                                                j.asarray([3, 4])])
-    _same(jnp.ix_(jnp.asarray(I5[:3]), jnp.asarray(J5[:2])), j.ix_(I5[:3], J5[:2]))
-    _same(jnp.mask_indices(3, jnp.triu), j.mask_indices(3, j.triu))
+        _same(jnp.ogrid[0:2, 0:3], j.ogrid[0:2, 0:3])
+        _same(jnp.r_[1:3, jnp.asarray([7, 8]), 0], j.r_[1:3, j.asarray([7, 8]), 0])
+        _same(jnp.c_[jnp.asarray([1, 2]), jnp.asarray([3, 4])], j.c_[j.asarray([1, 2]),
+                                                                    j.asarray([3, 4])])
+        _same(jnp.ix_(jnp.asarray(I5[:3]), jnp.asarray(J5[:2])), j.ix_(I5[:3], J5[:2]))
+        _same(jnp.mask_indices(3, jnp.triu), j.mask_indices(3, j.triu))
     assert jnp.s_[1:2] == np.s_[1:2] and jnp.index_exp[1] == (1,)
 
 
@@ -239,9 +239,9 @@ def test_partition_property_and_scalars():
     assert jnp.isdtype(jnp.uint32, ("bool", "integral"))
     assert jnp.iinfo(jnp.int32).max == 2**31 - 1 and jnp.finfo(jnp.float32).eps == \
         np.finfo(np.float32).eps
-    assert jnp.int_ == jnp.int32 and jnp.uint == jnp.uint32 and jnp.single == jnp.float32 \
-        and jnp.double == jnp.float64
-    assert jnp.int_(3).dtype == np.int32
+    assert jnp.int_ == jnp.int64 and jnp.uint == jnp.uint64 and jnp.single == jnp.float32 \
+        and jnp.double == jnp.float64     # (as JAX's: int_ is int64, int32 without x64)
+    assert jnp.int_(3).dtype == netcl.core.dtypes.default_int_dtype()
 
 
 def test_under_jit():
@@ -256,9 +256,10 @@ def test_under_jit():
     _same(netcl.jit(lambda a: jnp.extract(a > 4, a, size=10))(g), j.extract(G > 4, G, size=10))
     _same(netcl.jit(lambda a: jnp.convolve(a, jnp.asarray(V3), "same"))(jnp.asarray(A5)),
           j.convolve(A5, V3, "same"))
-    _same(netcl.jit(lambda a: jnp.unique_counts(a, size=4, fill_value=0))(
-        jnp.asarray(np.array([3, 1, 3], np.int32))),
-        j.unique_counts(np.array([3, 1, 3], np.int32), size=4, fill_value=0))
+    with _jax_x64():                        # (counts: the default int)
+        _same(netcl.jit(lambda a: jnp.unique_counts(a, size=4, fill_value=0))(
+            jnp.asarray(np.array([3, 1, 3], np.int32))),
+            j.unique_counts(np.array([3, 1, 3], np.int32), size=4, fill_value=0))
     with pytest.raises(TypeError, match="compress"):
         netcl.jit(lambda c, a: jnp.compress(c, a))(jnp.asarray([True, False, True]), g)
 

@@ -86,7 +86,8 @@ def test_frombuffer_fromstring_as_jax():
          jjnp.frombuffer(np.asarray([1.0, 2.0], jjnp.bfloat16).tobytes(), dtype=jjnp.bfloat16))
     for s, kw in (("1 2 3", {"dtype": int, "sep": " "}),
                   ("0.1, 0.2, 0.3", {"dtype": np.float32, "count": 2, "sep": ","})):
-        ours, theirs = jnp.fromstring(s, **kw), jjnp.fromstring(s, **kw)
+        with jax.enable_x64(netcl.config.enable_x64):   # (dtype=int: the default int)
+            ours, theirs = jnp.fromstring(s, **kw), jjnp.fromstring(s, **kw)
         same(ours, theirs)
         assert ours.dtype == theirs.dtype
     with pytest.raises(TypeError, match="fromstring: sep= is required"):
@@ -176,7 +177,8 @@ def test_nextafter_as_numpy_and_jax():
          np.nextafter(a.astype(np.float64), b.astype(np.float64)))       # x64 is on here
     # broadcasting and promotion as JAX's (integers and bools become float32)
     m = np.arange(6, dtype=np.float32).reshape(2, 3)
-    for x, y in ((m, np.float32(10)), (m, 2.0), (np.arange(3), 5), (np.array([True]), m)):
+    for x, y in ((m, np.float32(10)), (m, 2.0), (np.arange(3, dtype=np.int32), 5),
+                 (np.array([True]), m)):
         ours, theirs = jnp.nextafter(jnp.asarray(x), y), jjnp.nextafter(jjnp.asarray(x), y)
         same(ours, theirs)
         assert ours.dtype == theirs.dtype

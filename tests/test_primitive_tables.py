@@ -5,7 +5,8 @@ The tables are not written out here: they are collected by scanning the modules 
 A primitive added to a table is therefore tested automatically:
 
   elementwise   operand count and accepted dtypes are probed through the primitive's own
-                abstract_eval (float32, int32, bool); only extra params need an entry below
+                abstract_eval (float32, int32, bool, int64, uint64); only extra params need
+                an entry below
   reduction     params drawn by signature (axes / axis+index_dtype / axis+reverse[+exclusive])
   view          one drawer per primitive (VIEW_CASES)
   opaque        a drawer here or a pointer to the test file that checks it against its reference
@@ -42,7 +43,8 @@ from netcl.core.tracing import Primitive, ShapedArray
 # NETCL_TABLE_EXAMPLES=200 for a deeper search
 SETTINGS = settings(max_examples=int(os.environ.get("NETCL_TABLE_EXAMPLES", 25)), deadline=None)
 HERE = os.path.dirname(__file__)
-_INT_EXTREMES = (-2**31, 2**31 - 1, 0, -1)
+# (each dtype draws those it holds: int64 and uint64 also their own, past 32 bits)
+_INT_EXTREMES = (-2**31, 2**31 - 1, 0, -1, -2**63, 2**63 - 1, 2**64 - 1, 2**32, -2**32 - 1)
 
 
 # ---- the tables -------------------------------------------------------------------------------
@@ -162,9 +164,10 @@ def _values(rng, shape, dtype, lo, hi, special):
     if dtype.kind in "iu":
         x = rng.integers(lo, hi + 1, size=shape).astype(np.int64)
         if special and x.size:
-            pool = [v for v in _INT_EXTREMES if np.iinfo(dtype).min <= v <= np.iinfo(dtype).max]
+            pool = np.array([v for v in _INT_EXTREMES
+                             if np.iinfo(dtype).min <= v <= np.iinfo(dtype).max], dtype)
             mask = rng.random(shape) < 0.3
-            x = np.where(mask, rng.choice(pool, size=shape), x)
+            return np.where(mask, rng.choice(pool, size=shape), x.astype(dtype))
         return x.astype(dtype)
     x = rng.uniform(lo, hi, size=shape).astype(dtype)
     if special and x.size:
@@ -227,9 +230,11 @@ EW_PARAMS = {
     "round": lambda dt: [{"rounding_method": m} for m in (0, 1)],
     "integer_pow": lambda dt: [{"y": y} for y in range(-3 if dt.kind == "f" else 0, 6)],
     "convert_element_type": lambda dt: [{"new_dtype": np.dtype(d), "weak_type": False}
-                                        for d in ("float32", "int32", "bool") if d != dt],
-    "bitcast_convert_type": lambda dt: [{"new_dtype": np.dtype(d)}
-                                        for d in ("float32", "int32", "uint32") if d != dt],
+                                        for d in ("float32", "int32", "bool", "int64",
+                                                  "uint64", "float64") if d != dt],
+    "bitcast_convert_type": lambda dt: [{"new_dtype": np.dtype(d)} for d in
+                                        (("float32", "int32", "uint32") if dt.itemsize == 4
+                                         else ("float64", "int64", "uint64")) if d != dt],
 }
 # Results that must match the reference bit for bit (correctly rounded or exact operations);
 # the others are libm functions, where devices differ from NumPy by an ulp or so.
@@ -243,14 +248,15 @@ EXACT = {"neg", "abs", "sign", "floor", "ceil", "round", "square", "add", "sub",
 _DEVICE = netcl.default_device()
 ROUNDED = _DEVICE.is_numpy or _DEVICE.target.host_cpu
 ROUNDED_ONLY_ON_CPUS = {"div", "sqrt"}
-_PROBE_DTYPES = [np.dtype(d) for d in ("float32", "int32", "bool")]
+# (int64 and uint64: x64 is on in the suite, see conftest.py)
+_PROBE_DTYPES = [np.dtype(d) for d in ("float32", "int32", "bool", "int64", "uint64")]
 
 
 @functools.lru_cache(maxsize=None)
 def _elementwise_signatures(prim):
     """[(operand dtypes, [params dicts])] that the primitive's abstract_eval accepts: all
     operands of one dtype of the short list (uint32 where none is accepted), or a bool
-    predicate first (select)."""
+    predicate first (select). int64 and uint64 are probed too: x64 is on in the suite."""
     sigs, last_error = [], None
     for dt in _PROBE_DTYPES + [np.dtype("uint32")]:
         if dt == np.dtype("uint32") and sigs:

@@ -16,6 +16,7 @@ from netcl.primitives import random_bits as rb
 from util import to_device
 
 U32 = np.uint32
+INT = netcl.core.dtypes.default_int_dtype      # (int64 with x64, as JAX's)
 N = 100_000  # samples for distribution checks
 Z = 5.0      # tolerance in standard errors (a false alarm is ~1e-6 per check)
 
@@ -181,11 +182,12 @@ def test_nextafter_matches_reference(dtype):
 # ---- keys and JAX's streams -----------------------------------------------------------------
 
 def test_prngkey_seeds():
-    # JAX without x64: [0, seed mod 2^32]
+    # JAX without x64: [0, seed mod 2^32]; with x64 the seed's two 32-bit halves
+    x64 = netcl.config.enable_x64
     assert host(random.PRNGKey(0)).tolist() == [0, 0]
     assert host(random.PRNGKey(42)).tolist() == [0, 42]
-    assert host(random.PRNGKey(-1)).tolist() == [0, 2**32 - 1]
-    assert host(random.PRNGKey(2**32 + 5)).tolist() == [0, 5]
+    assert host(random.PRNGKey(-1)).tolist() == [2**32 - 1 if x64 else 0, 2**32 - 1]
+    assert host(random.PRNGKey(2**32 + 5)).tolist() == [1 if x64 else 0, 5]
     assert host(random.PRNGKey(np.int64(7))).tolist() == [0, 7]
     assert host(random.key(3)).tolist() == [0, 3]
     assert host(random.PRNGKey(jnp.array(-2, jnp.int32))).tolist() == [0, 2**32 - 2]
@@ -220,7 +222,8 @@ def test_jax_streams():
     # normal goes through erf_inv, whose float32 rounding differs by an ulp or two
     assert ulps(random.normal(k, (16,), jnp.float32), JAX_NORMAL_0_16).max() <= 3
     assert host(random.split(k)).tolist() == JAX_SPLIT_0_3[:2]
-    assert host(random.randint(k, (8,), 0, 20)).tolist() == JAX_RANDINT_0_8
+    # (int32: JAX's values without x64; int64 draws 64-bit words, checked below)
+    assert host(random.randint(k, (8,), 0, 20, jnp.int32)).tolist() == JAX_RANDINT_0_8
     assert host(random.bernoulli(k, jnp.float32(0.3), (8,))).tolist() == JAX_BERNOULLI_0_8
     assert random.split(k, 0).shape == (0, 2)
 
@@ -386,7 +389,7 @@ def test_bernoulli():
 
 def test_randint_range_and_uniformity():
     x = host(random.randint(random.PRNGKey(9), (N,), 0, 10))
-    assert x.dtype == np.int32 and x.min() == 0 and x.max() == 9
+    assert x.dtype == INT() and x.min() == 0 and x.max() == 9
     counts = np.bincount(x, minlength=10)
     assert ((counts - N / 10) ** 2 / (N / 10)).sum() < 40
     y = host(random.randint(random.PRNGKey(9), (N,), -7, 3))
@@ -421,7 +424,8 @@ def test_randint_matches_jax_algorithm():
     mult = (2**16 % span) ** 2 % span
     offset = (higher % span * mult % 2**32 + lower % span) % 2**32 % span
     want = (offset.astype(np.int64) - 300).astype(np.int32)
-    np.testing.assert_array_equal(host(random.randint(key, (200,), -300, 1000)), want)
+    np.testing.assert_array_equal(host(random.randint(key, (200,), -300, 1000, jnp.int32)),
+                                  want)
 
 
 def test_other_distributions():
@@ -443,7 +447,7 @@ def test_other_distributions():
     c = host(random.cauchy(k, (N,)))
     assert abs(np.median(c)) < Z * 1.6 / math.sqrt(N)
     r = host(random.rademacher(k, (N,)))
-    assert r.dtype == np.int32 and set(np.unique(r).tolist()) == {-1, 1}
+    assert r.dtype == INT() and set(np.unique(r).tolist()) == {-1, 1}
     assert abs(r.mean()) < Z / math.sqrt(N)
 
 
@@ -491,7 +495,17 @@ def test_float_dtypes():
 def test_bits_dtype():
     k = random.PRNGKey(16)
     assert host(random.bits(k, (3,), jnp.uint32)).dtype == U32
-    assert host(random.bits(k, (3,), np.uint64)).dtype == U32  # JAX without x64
+    # uint64 with x64 (JAX's 64-bit draws: the pair's first word high), uint32 without
+    wide = host(random.bits(k, (3,), np.uint64))
+    assert wide.dtype == (np.uint64 if netcl.config.enable_x64 else U32)
+    jax = pytest.importorskip("jax")
+    if netcl.config.enable_x64:
+        with jax.enable_x64(True):
+            want = np.asarray(jax.random.bits(jax.random.PRNGKey(16), (3,), np.uint64))
+            want_int = np.asarray(jax.random.randint(jax.random.PRNGKey(0), (8,), -5, 2**40))
+        np.testing.assert_array_equal(wide, want)
+        np.testing.assert_array_equal(host(random.randint(random.PRNGKey(0), (8,), -5, 2**40)),
+                                      want_int)
     with pytest.raises(TypeError, match="bits"):
         random.bits(k, (3,), np.uint8)
     with pytest.raises(ValueError, match="bits"):
@@ -509,7 +523,7 @@ def test_categorical_frequencies():
     p = np.array([0.1, 0.2, 0.3, 0.4])
     logits = jnp.array(np.log(p).astype(np.float32))
     x = host(random.categorical(random.PRNGKey(17), logits, shape=(20000,)))
-    assert x.shape == (20000,) and x.dtype == np.int32
+    assert x.shape == (20000,) and x.dtype == INT()
     freq = np.bincount(x, minlength=4) / 20000
     assert (np.abs(freq - p) < Z * np.sqrt(p * (1 - p) / 20000)).all()
     batch = jnp.array(np.log(np.array([[0.98, 0.01, 0.01], [0.01, 0.01, 0.98]], np.float32)))
@@ -550,7 +564,7 @@ def test_permutation_of_rows():
 def test_choice():
     k = random.PRNGKey(20)
     c = host(random.choice(k, 5, (1000,)))
-    assert c.dtype == np.int32 and set(c.tolist()) == set(range(5))
+    assert c.dtype == INT() and set(c.tolist()) == set(range(5))
     d = host(random.choice(k, 10, (10,), replace=False))
     assert sorted(d.tolist()) == list(range(10))
     e = host(random.choice(k, 10, (4,), replace=False))

@@ -77,17 +77,22 @@ REDUCE_CASES = [
 ]
 
 
+# sums and products of bools and int32 are of the default int (int64 with x64), as JAX's
+SUM_DTYPE = netcl.core.dtypes.sum_dtype
+INT = netcl.core.dtypes.default_int_dtype
+
+
 def _np_reduce(name, x, axis, keepdims):
     with np.errstate(all="ignore"):
         if name == "sum":
-            dt = np.int32 if x.dtype == np.bool_ else x.dtype
+            dt = SUM_DTYPE(x.dtype)
             return np.sum(x.astype(np.float32) if x.dtype == np.float16 else x, axis=axis,
                           dtype=np.float32 if x.dtype == np.float16 else dt,
                           keepdims=keepdims).astype(dt)
         if name == "prod":
-            return np.prod(x, axis=axis, dtype=x.dtype, keepdims=keepdims)
+            return np.prod(x, axis=axis, dtype=SUM_DTYPE(x.dtype), keepdims=keepdims)
         if name == "count_nonzero":
-            return np.count_nonzero(x, axis=axis, keepdims=keepdims).astype(np.int32)
+            return np.count_nonzero(x, axis=axis, keepdims=keepdims).astype(INT())
         return getattr(np, name)(x, axis=axis, keepdims=keepdims)
 
 
@@ -108,8 +113,8 @@ def test_reduce_matches_numpy(case, data, seed, layout, special, keepdims):
         return
     got = getattr(jnp, name)(to_device(x, layout), axis=axis, keepdims=keepdims)
     want = _np_reduce(name, x, axis, keepdims)
-    want_dt = {"any": np.bool_, "all": np.bool_, "count_nonzero": np.int32}.get(
-        name, np.int32 if dt == np.bool_ else dt)
+    want_dt = {"any": np.bool_, "all": np.bool_, "count_nonzero": INT(),
+               "sum": SUM_DTYPE(dt), "prod": SUM_DTYPE(dt)}.get(name, dt)
     assert np.asarray(got).dtype == want_dt
     if name == "prod" and dt.kind == "f":
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5 * (x.size + 1), atol=1e-6)
@@ -144,12 +149,19 @@ def test_sum_accuracy_and_integer_wrap():
     want = x.astype(np.float64).sum()
     got = float(jnp.sum(jnp.asarray(x)))
     assert abs(got - want) / want < 1e-6  # a sequential float32 sum is off by ~1e-4
-    big = np.full(4, 2**30, np.int32)
-    assert int(jnp.sum(jnp.asarray(big))) == 0  # wraps like XLA
-    assert int(jnp.prod(jnp.asarray(np.array([65536, 65536, 3], np.int32)))) == 0
+    big = np.full(4, 2**30, np.int32)      # (dtype=int32: with x64 sums are int64)
+    assert int(jnp.sum(jnp.asarray(big), dtype=jnp.int32)) == 0  # wraps like XLA
+    assert int(jnp.prod(jnp.asarray(np.array([65536, 65536, 3], np.int32)),
+                        dtype=jnp.int32)) == 0
     u = np.array([2**32 - 1, 2], np.uint32)
-    assert np.asarray(jnp.sum(jnp.asarray(u))).dtype == np.uint32
-    assert int(jnp.sum(jnp.asarray(u))) == 1
+    assert np.asarray(jnp.sum(jnp.asarray(u), promote_integers=False)).dtype == np.uint32
+    assert int(jnp.sum(jnp.asarray(u), promote_integers=False)) == 1
+    wide = netcl.core.dtypes.default_uint_dtype()
+    assert np.asarray(jnp.sum(jnp.asarray(u))).dtype == wide
+    assert int(jnp.sum(jnp.asarray(u))) == (2**32 + 1) % 2**(8 * wide.itemsize)
+    big64 = np.full(4, 2**62, np.int64)
+    if netcl.config.enable_x64:
+        assert int(jnp.sum(jnp.asarray(big64))) == 0        # int64 wraps too
 
 
 def test_nan_and_inf_propagation():
@@ -179,7 +191,7 @@ def test_arg_matches_numpy(name, dts, data, seed, layout, special, keepdims):
     x = rand(rng, shape, dt, -2, 2, special=special and dt.kind == "f")  # small range: ties
     got = getattr(jnp, name)(to_device(x, layout), axis=axis, keepdims=keepdims)
     want = getattr(np, name)(x, axis=axis, keepdims=keepdims)
-    assert np.asarray(got).dtype == np.int32
+    assert np.asarray(got).dtype == INT()
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
@@ -252,7 +264,7 @@ def test_scans_match_numpy(case, data, seed, layout, reverse, special):
 def test_numpy_cumulative_dtypes():
     b = np.array([[True, False, True], [True, True, False]])
     got = jnp.cumsum(jnp.asarray(b))
-    assert np.asarray(got).dtype == np.int32
+    assert np.asarray(got).dtype == INT()      # (int64 with x64, as JAX's)
     np.testing.assert_array_equal(np.asarray(got), np.cumsum(b))
     x = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
     np.testing.assert_array_equal(np.asarray(jnp.asarray(x).cumprod(axis=1)), x.cumprod(1))
@@ -366,7 +378,8 @@ def test_statistics_match_numpy(name, dts, data, seed, keepdims, layout):
         warnings.simplefilter("ignore")
         want = getattr(np, name)(x.astype(np.float64) if name in ("mean", "var", "std")
                                  else x, axis=axis, keepdims=keepdims)
-    want_dt = dt if name in ("ptp", "nansum", "nanmax", "nanmin") else np.dtype(np.float32)
+    want_dt = SUM_DTYPE(dt) if name == "nansum" else \
+        dt if name in ("ptp", "nanmax", "nanmin") else np.dtype(np.float32)
     assert np.asarray(got).dtype == want_dt, name
     np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
                                rtol=1e-5, atol=1e-5, equal_nan=True)

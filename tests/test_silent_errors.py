@@ -22,6 +22,9 @@ OVERFLOW = r"Python int -?\d+ too large to convert to u?int32"
 
 
 # ---- 1. Python ints beyond 32 bits raise instead of wrapping --------------------------------
+# These run with x64 off (netcl.enable_x64(False): the setting comes back after), where the
+# default int is int32; with x64 (the suite's setting) Python ints are int64 and only
+# those beyond 64 bits raise, checked after them.
 
 def _i32():
     return jnp.array([1, 2], jnp.int32)
@@ -52,11 +55,44 @@ WRAPPING = {
 
 @pytest.mark.parametrize("name", list(WRAPPING))
 def test_python_int_out_of_range_raises(name):
-    with pytest.raises(OverflowError, match=OVERFLOW):
+    with netcl.enable_x64(False), pytest.raises(OverflowError, match=OVERFLOW):
         WRAPPING[name]()
 
 
-def test_python_ints_in_range_are_exact():
+WRAPPING_X64 = {
+    "array scalar": lambda: jnp.array(2**63),
+    "array list": lambda: jnp.array([-2**63 - 1]),
+    "array beyond 64 bits": lambda: jnp.array([2**70]),
+    "binary op": lambda: jnp.array([1]) + 2**63,
+    "int32 binary op": lambda: _i32() + 2**40,      # (a weak int takes int32: it must fit)
+    "full": lambda: jnp.full((2,), 2**63),
+    "arange": lambda: jnp.arange(2**63 - 2, 2**63 + 2),
+}
+
+
+@pytest.mark.parametrize("name", list(WRAPPING_X64))
+def test_python_int_out_of_range_raises_with_x64(name):
+    with netcl.enable_x64(True), pytest.raises(OverflowError, match=r"Python int -?\d+ too "
+                                                                    r"large to convert to u?int"):
+        WRAPPING_X64[name]()
+
+
+def test_python_ints_in_range_are_exact_with_x64():
+    with netcl.enable_x64(True):
+        a = jnp.array([2**63 - 1, -2**63])
+        assert a.dtype == np.int64 and np.asarray(a).tolist() == [2**63 - 1, -2**63]
+        u = jnp.array([2**63, 2**64 - 1], jnp.uint64)
+        assert np.asarray(u).tolist() == [2**63, 2**64 - 1]
+        assert np.asarray(jnp.arange(2**40, 2**40 + 2)).tolist() == [2**40, 2**40 + 1]
+
+
+@pytest.fixture
+def x64_off():
+    with netcl.enable_x64(False):
+        yield
+
+
+def test_python_ints_in_range_are_exact(x64_off):
     a = jnp.array([INT32_MAX, INT32_MIN])
     assert a.dtype == np.int32 and np.asarray(a).tolist() == [INT32_MAX, INT32_MIN]
     u = jnp.array([2**31, 2**32 - 1], jnp.uint32)
@@ -102,11 +138,14 @@ def test_python_int_exact_or_overflow(v):
     fits = INT32_MIN <= v <= INT32_MAX
     for make in (lambda: jnp.array(v), lambda: jnp.array([v, 0]),
                  lambda: jnp.add(jnp.zeros((2,), jnp.int32), v)):
-        if fits:
-            assert (np.asarray(make()) == v).any()
-        else:
-            with pytest.raises(OverflowError, match=OVERFLOW):
-                make()
+        with netcl.enable_x64(False):
+            if fits:
+                assert (np.asarray(make()) == v).any()
+            else:
+                with pytest.raises(OverflowError, match=OVERFLOW):
+                    make()
+    with netcl.enable_x64(True):        # int64 holds them all
+        assert np.asarray(jnp.array([v, 0])).tolist() == [v, 0]
 
 
 # ---- 2. integers to negative powers ---------------------------------------------------------
@@ -290,8 +329,12 @@ def test_unsupported_dtype_argument_raises(fname, dtype):
 
 
 def test_supported_dtype_arguments_and_data():
-    assert jnp.ones(2).astype(np.int64).dtype == np.int32         # JAX without x64
-    assert jnp.zeros(2, np.uint64).dtype == np.uint32
+    with netcl.enable_x64(False):       # JAX without x64: the 32-bit types
+        assert jnp.ones(2).astype(np.int64).dtype == np.int32
+        assert jnp.zeros(2, np.uint64).dtype == np.uint32
+    with netcl.enable_x64(True):
+        assert jnp.ones(2).astype(np.int64).dtype == np.int64
+        assert jnp.zeros(2, np.uint64).dtype == np.uint64
     # data is not a dtype argument: narrow NumPy ints widen, values kept
     u8 = jnp.array(np.array([0, 255], np.uint8))
     assert u8.dtype == np.uint32 and np.asarray(u8).tolist() == [0, 255]

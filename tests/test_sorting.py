@@ -61,7 +61,8 @@ def test_sorting_functions_agree_with_jax(name):
     x[1, 2] = np.nan
     x[2, :3] = 1.0                      # ties
     ours = np.asarray(CASES[name](jnp, jnp.asarray(x)))
-    theirs = np.asarray(CASES[name](jjnp, jjnp.asarray(x)))
+    with jax.enable_x64(netcl.config.enable_x64):   # (argsort: the default int)
+        theirs = np.asarray(CASES[name](jjnp, jjnp.asarray(x)))
     assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6, equal_nan=True)
 

@@ -1,11 +1,12 @@
 """netcl.config: process-wide options, as jax.config.
 
-- ``enable_x64`` (also ``jax_enable_x64``): off by default, as in JAX: float64 data and
-  dtype requests become float32 (an explicit ``dtype=float64`` warns). On (``config.update(
-  "enable_x64", True)`` or ``NETCL_ENABLE_X64=1``): float64 is kept where the device has
-  fp64, and the default float (Python floats, creation functions and samplers without a
-  dtype) is float64, as in JAX (core/dtypes.py: `default_float_dtype`, read at each call).
-  Integers are 32-bit either way (netcl has no int64).
+- ``enable_x64`` (also ``jax_enable_x64``): off by default, as in JAX: float64, int64 and
+  uint64 data and dtype requests become float32, int32 and uint32 (an explicit
+  ``dtype=float64`` warns). On (``config.update("enable_x64", True)`` or
+  ``NETCL_ENABLE_X64=1``): int64 and uint64 are kept, float64 where the device has fp64, and
+  the default float and int (Python scalars, creation functions, samplers, indices) are
+  float64 and int64, as in JAX (core/dtypes.py: `default_float_dtype`,
+  `default_int_dtype`, read at each call).
 - ``default_matmul_precision`` (also ``jax_default_matmul_precision``): the precision of
   float32 matrix products and convolutions that pass no ``precision=``, with JAX's names:
   None or "default"/"bfloat16" (the fastest: TF32 tensor cores on NVIDIA GPUs of sm_80 and

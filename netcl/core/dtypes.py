@@ -1,21 +1,21 @@
 """Dtypes netcl supports, their OpenCL C spelling, and JAX's type-promotion rules.
 
-Supported: bool, int32, uint32, float16 and bfloat16 (storage; math in float), float32,
-float64 (with `netcl.config.enable_x64`, where the device has cl_khr_fp64). NumPy's
-int64/float64 inputs follow JAX: int64 becomes int32; float64 becomes float32 unless x64 is
-enabled.
+Supported: bool, int32, uint32, float16 and bfloat16 (storage; math in float), float32, and
+with `netcl.config.enable_x64` int64, uint64 (OpenCL's long/ulong: core in every full-profile
+device) and float64 (where the device has cl_khr_fp64). Without x64, NumPy's 64-bit inputs
+follow JAX: int64/uint64 become int32/uint32, float64 becomes float32.
 
-The default float (Python floats, creation functions and samplers without a dtype, a weak
-float meeting ints) is JAX's: float32, or float64 with x64 enabled; `default_float_dtype`
-reads the setting at each call. The default int is int32 either way (JAX's int64 under x64:
-netcl has no 64-bit integers). Strong int32/uint32/bool arrays that need a float become
-float32 in both modes, as in JAX (`inexact_dtype`).
+The defaults follow JAX and read the setting at each call: the default float (Python
+floats, creation functions and samplers without a dtype, a weak float meeting ints) is
+float32, or float64 with x64; the default int (Python ints, arange, argmax, indices) is
+int32, or int64 with x64. Strong int32/uint32/bool arrays that need a float become float32
+in both modes, 64-bit ints float64, as in JAX (`inexact_dtype`).
 
 Two canonicalisations: `canonicalize` for dtype *arguments* (``dtype=``, ``astype``), which
 raises for dtypes netcl cannot hold (int8, complex, ...) instead of silently giving another,
 and `canonicalize_data` for the dtype of data handed in (a NumPy uint8 image becomes uint32,
 values kept). Python data goes through `from_python`/`check_int`: a Python int that would
-wrap in its 32-bit target raises OverflowError, as in JAX.
+wrap in its integer target raises OverflowError, as in JAX.
 """
 import warnings
 
@@ -27,6 +27,8 @@ from .config import config as _config
 bool_ = np.dtype(np.bool_)
 int32 = np.dtype(np.int32)
 uint32 = np.dtype(np.uint32)
+int64 = np.dtype(np.int64)
+uint64 = np.dtype(np.uint64)
 float16 = np.dtype(np.float16)
 # ml_dtypes' bfloat16 (as JAX's): NumPy gives it kind 'V', so code asks `kind(d)` or
 # `is_float(d)` instead of reading d.kind.
@@ -34,20 +36,18 @@ bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 
-SUPPORTED = (bool_, int32, uint32, float16, bfloat16, float32, float64)
+SUPPORTED = (bool_, int32, uint32, int64, uint64, float16, bfloat16, float32, float64)
+# The dtypes only x64 enables (without it they canonicalise to these)
+_X64_ONLY = {int64: int32, uint64: uint32, float64: float32}
 # 16-bit floats held in memory only: loaded into float registers, rounded when stored.
 HALF = (float16, bfloat16)
 
 # OpenCL C type used in memory, and the type arithmetic happens in. A bfloat16 is the top
 # half of a float32 (kernels.load / kernels.store convert it).
-STORAGE_CTYPE = {bool_: "uchar", int32: "int", uint32: "uint", float16: "half",
-                 bfloat16: "ushort", float32: "float", float64: "double"}
-COMPUTE_CTYPE = {bool_: "int", int32: "int", uint32: "uint", float16: "float",
-                 bfloat16: "float", float32: "float", float64: "double"}
-
-# The JAX lattice restricted to our dtypes: the promoted type of two strong types (the two
-# 16-bit floats share a rank: they join at float32).
-_RANK = {bool_: 0, uint32: 1, int32: 1, float16: 2, bfloat16: 2, float32: 3, float64: 4}
+STORAGE_CTYPE = {bool_: "uchar", int32: "int", uint32: "uint", int64: "long", uint64: "ulong",
+                 float16: "half", bfloat16: "ushort", float32: "float", float64: "double"}
+COMPUTE_CTYPE = {bool_: "int", int32: "int", uint32: "uint", int64: "long", uint64: "ulong",
+                 float16: "float", bfloat16: "float", float32: "float", float64: "double"}
 
 
 def kind(dtype):
@@ -79,8 +79,6 @@ def compute_dtype(dtype):
 
 
 _SUPPORTED_NAMES = ", ".join(str(s) for s in SUPPORTED)
-# 64-bit ints named as a dtype give their 32-bit type, as in JAX with x64 disabled.
-_X64_INTS = {np.dtype(np.int64): int32, np.dtype(np.uint64): uint32}
 # Narrower ints in *data* widen (value preserving); as a dtype argument they raise.
 _NARROW_INTS = {np.dtype(np.int8): int32, np.dtype(np.int16): int32,
                 np.dtype(np.uint8): uint32, np.dtype(np.uint16): uint32}
@@ -89,8 +87,8 @@ _NARROW_INTS = {np.dtype(np.int8): int32, np.dtype(np.int16): int32,
 def canonicalize(dtype, *, arg="dtype", where="netcl"):
     """The supported numpy dtype a dtype argument (str, numpy dtype, Python type) names.
 
-    int64/uint64 give int32/uint32 (JAX without x64); Python's `float` and `int` give the
-    default float and int (float64 with x64, as in JAX); dtypes netcl cannot hold (int8, int16,
+    int64/uint64 give int32/uint32 without x64 (as in JAX); Python's `float` and `int` give
+    the default float and int (float64 and int64 with x64, as in JAX); dtypes netcl cannot hold (int8, int16,
     uint8, uint16, complex, object, strings, ...) raise a TypeError naming `where` and `arg`.
 
     >>> canonicalize("float32")            # dtype('float32')
@@ -112,23 +110,24 @@ def canonicalize(dtype, *, arg="dtype", where="netcl"):
                       "NETCL_ENABLE_X64=1) enables it, as jax_enable_x64 does in JAX",
                       UserWarning, stacklevel=3)
         return float32
+    if d in _X64_ONLY and not _x64():
+        return _X64_ONLY[d]
     if d in SUPPORTED:
         return d
-    if d in _X64_INTS:
-        return _X64_INTS[d]
     raise TypeError(f"{where}: {arg}={d} is not supported; netcl supports {_SUPPORTED_NAMES} "
-                    "(int64/uint64 are taken as int32/uint32, as in JAX without x64)")
+                    "(int64/uint64 with x64; without it they are taken as int32/uint32, as in "
+                    "JAX)")
 
 
 def canonicalize_data(dtype, *, where="netcl"):
     """The supported dtype that data of numpy dtype `dtype` is stored as: narrow ints widen
-    to int32/uint32 (values kept), 64-bit ints become 32-bit (JAX without x64).
+    to int32/uint32 (values kept), 64-bit ints become 32-bit without x64 (as JAX).
 
     >>> canonicalize_data(np.uint8)        # dtype('uint32')
     """
     d = np.dtype(dtype)
-    if d == float64 and not _x64():
-        return float32
+    if d in _X64_ONLY and not _x64():
+        return _X64_ONLY[d]
     return _NARROW_INTS.get(d) or canonicalize(d, where=where)
 
 
@@ -148,17 +147,46 @@ def default_float_dtype():
 
 
 def default_int_dtype():
-    """The integer dtype of Python ints and integer creation functions without a dtype:
-    int32 in both modes. JAX's is int64 under x64; netcl has no 64-bit integers, so its
-    int32 stands for it (Python ints must fit it: see `check_int`)."""
-    return int32
+    """The integer dtype of Python ints, integer creation functions without a dtype, and
+    indices (argmax, argsort, nonzero): int64 with x64 enabled and int32 otherwise, as JAX's
+    `jnp.int_` canonicalised (Python ints must fit it: see `check_int`).
+
+    >>> default_int_dtype()                # dtype('int32') unless x64 is enabled
+    """
+    return int64 if _config.enable_x64 else int32
+
+
+def default_uint_dtype():
+    """The unsigned counterpart of `default_int_dtype` (sums of uint32 under x64 give it).
+
+    >>> default_uint_dtype()               # dtype('uint32') unless x64 is enabled
+    """
+    return uint64 if _config.enable_x64 else uint32
+
+
+def sum_dtype(dtype):
+    """The dtype JAX's sum and prod give `dtype` (its promote_integers): bools and ints
+    narrower than the default int widen to it, unsigned ones to its unsigned counterpart;
+    floats and 64-bit ints keep theirs.
+
+    >>> sum_dtype(bool_)                   # dtype('int64') with x64, int32 without
+    """
+    k = kind(dtype)
+    if k == "b":
+        return default_int_dtype()
+    if k == "i":
+        return dtype if dtype.itemsize >= default_int_dtype().itemsize else default_int_dtype()
+    if k == "u":
+        return dtype if dtype.itemsize >= default_uint_dtype().itemsize else \
+            default_uint_dtype()
+    return dtype
 
 
 def inexact_dtype(dtype, weak=False):
     """The float dtype an operation that needs floats (sin, true division, mean) gives
     operands of `dtype`, as JAX's promote_dtypes_inexact: floats keep theirs; strong int32,
-    uint32 and bool become float32 (in JAX under x64 too: only 64-bit ints give float64);
-    a weak int (a Python int, which JAX types int64 under x64) gives the default float.
+    uint32 and bool become float32 (in JAX under x64 too), int64 and uint64 float64; a weak
+    int (a Python int, which JAX types int64 under x64) gives the default float.
 
     >>> inexact_dtype(int32)               # dtype('float32') in both modes
     >>> inexact_dtype(int32, weak=True)    # dtype('float64') with x64 enabled
@@ -166,17 +194,20 @@ def inexact_dtype(dtype, weak=False):
     k = kind(dtype)
     if k == "f":
         return dtype
-    return default_float_dtype() if weak and k in "iu" else float32
+    if k in "iu" and (weak or dtype.itemsize == 8):
+        return default_float_dtype()
+    return float32
 
 
-_INT_RANGE = {int32: (-2**31, 2**31 - 1), uint32: (0, 2**32 - 1)}
+_INT_RANGE = {int32: (-2**31, 2**31 - 1), uint32: (0, 2**32 - 1),
+              int64: (-2**63, 2**63 - 1), uint64: (0, 2**64 - 1)}
 
 
 def check_int(value, dtype, *, where="netcl", weak=False):
     """Raise OverflowError where the Python int `value` does not fit integer `dtype` (a no-op
     for other dtypes), instead of wrapping. `weak`: the int is a scalar operand of arithmetic
-    with a uint32 array, where int32 values are also taken (modulo 2**32, as in JAX:
-    `u - 1` and `u + (-1)` agree).
+    with a uint32 (uint64) array, where int32 (int64) values are also taken (modulo 2**32,
+    2**64, as in JAX: `u - 1` and `u + (-1)` agree).
 
     >>> check_int(2**40, int32, where="full")  # OverflowError: full: Python int 1099511627776 ...
     """
@@ -184,8 +215,8 @@ def check_int(value, dtype, *, where="netcl", weak=False):
     if rng is None:
         return
     lo, hi = rng
-    if weak and dtype == uint32:
-        lo = -2**31
+    if weak and dtype in (uint32, uint64):
+        lo = -hi // 2 - 1
     if not lo <= value <= hi:
         raise OverflowError(f"{where}: Python int {value} too large to convert to {dtype}")
 
@@ -205,8 +236,8 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
     Python floats (float64 in NumPy) give the default float (float32, or float64 with x64),
     as jnp.array does. Where `obj` is Python data (a scalar, list or tuple), ints out of the
     target integer dtype's range raise OverflowError, as in JAX: `jnp.array([2**31])` would
-    otherwise be -2**31. NumPy arrays keep x64-off semantics (int64 values wrap to int32, as
-    in JAX).
+    otherwise be -2**31 without x64. NumPy int64 arrays wrap to int32 without x64, as in
+    JAX.
 
     >>> from_python([1, 2**31], np.asarray([1, 2**31]), where="array")   # OverflowError
     """
@@ -219,7 +250,7 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
             host = np.asarray(obj, dtype=np.float64)  # 2**70 as a float is fine
         elif big is not None:
             raise OverflowError(f"{where}: Python int {big} too large to convert to "
-                                f"{dtype or int32}")
+                                f"{dtype or default_int_dtype()}")
     if kind(host.dtype) not in "biuf":
         raise TypeError(f"{where}: expected a numeric array, got {type(obj).__name__} "
                         f"(NumPy sees dtype {host.dtype})")
@@ -227,6 +258,8 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
         dtype = canonicalize_data(host.dtype, where=where)
         if python and host.dtype == float64:
             dtype = default_float_dtype()
+        elif python and kind(host.dtype) in "iu":   # (NumPy makes 2**63 uint64: JAX raises)
+            dtype = default_int_dtype()
     if python and kind(host.dtype) in "iu" and host.size and dtype in _INT_RANGE:
         lo, hi = int(host.min()), int(host.max())
         check_int(lo if lo < _INT_RANGE[dtype][0] else hi, dtype, where=where)
@@ -242,16 +275,51 @@ def is_int(dtype):
     return kind(dtype) in "iu"
 
 
-def promote_types(a, b):
-    """Promoted dtype of two strong dtypes (JAX's table, without 64-bit ints)."""
+# JAX's lattice over our dtypes: each dtype's immediate successors (a bool is below every
+# type; u32 and i32 meet at i64, u64 and the signed ints at the weak float, i.e. the default
+# float; the two 16-bit floats at float32).
+_WEAK_FLOAT = "weak float"    # (a name no np.dtype equals: np.dtype("float64") == "float")
+_UPPER = {bool_: (uint32, int32), uint32: (int64, uint64), int32: (int64,),
+          int64: (_WEAK_FLOAT,), uint64: (_WEAK_FLOAT,), _WEAK_FLOAT: (float16, bfloat16),
+          float16: (float32,), bfloat16: (float32,), float32: (float64,), float64: ()}
+
+
+def _above(d):
+    seen, todo = set(), [d]
+    while todo:
+        x = todo.pop()
+        if x not in seen:
+            seen.add(x)
+            todo.extend(_UPPER[x])
+    return seen
+
+
+_ABOVE = {d: _above(d) for d in _UPPER}
+
+
+def _lub(a, b):
+    """The least upper bound of two elements of JAX's lattice."""
     if a == b:
         return a
-    ra, rb = _RANK[a], _RANK[b]
-    if ra == rb == 1:  # int32 with uint32: JAX gives int64, canonical int32
-        return int32
-    if ra == rb == 2:  # float16 with bfloat16: neither holds the other
-        return float32
-    return a if ra > rb else b
+    common = _ABOVE[a] & _ABOVE[b]
+    return next(d for d in common if common <= _ABOVE[d])
+
+
+def _canonical(j):
+    """(dtype, weak) of a lattice element: the weak float is the default float, weakly
+    typed; 64-bit types give their 32-bit ones without x64."""
+    if j is _WEAK_FLOAT:
+        return default_float_dtype(), True
+    return (_X64_ONLY[j] if j in _X64_ONLY and not _x64() else j), False
+
+
+def promote_types(a, b):
+    """Promoted dtype of two strong dtypes: JAX's table (the least upper bound in its
+    lattice), canonicalised (int32 with uint32: int64, or int32 without x64).
+
+    >>> promote_types(int64, uint64)       # dtype('float64'), as in JAX
+    """
+    return _canonical(_lub(a, b))[0]
 
 
 def _weak_kind(dtype):
@@ -274,9 +342,13 @@ def result_type(*operands):
         if x.weak_type:
             weak = d if weak is None else promote_types(weak, d)
         else:
-            strong = d if strong is None else promote_types(strong, d)
+            strong = d if strong is None else _lub(strong, d)
+    if strong is _WEAK_FLOAT:     # uint64 met signed ints: the weak float, as in JAX
+        strong, weak = None, default_float_dtype() if weak is None else \
+            promote_types(weak, default_float_dtype())
     if strong is None:
         return weak, True
+    strong = _canonical(strong)[0]
     if weak is None or _weak_kind(weak) <= _weak_kind(strong):
         return strong, False
     # A weak float meeting strong ints/bools: the default float; weak int meeting bool: the
@@ -285,15 +357,19 @@ def result_type(*operands):
 
 
 def scalar_dtype(value, where="netcl"):
-    """The weak dtype of a Python scalar: the default float or int (float64 for a float with
-    x64, as in JAX). A Python int must fit int32 (OverflowError, as in JAX), since its weak
-    int32 would otherwise wrap."""
+    """The weak dtype of a Python scalar: the default float or int (float64 and int64 with
+    x64, as in JAX). A Python int must fit it (OverflowError, as in JAX), since it would
+    otherwise wrap.
+
+    >>> scalar_dtype(3)                    # dtype('int64') with x64, int32 without
+    """
     if isinstance(value, (bool, np.bool_)):
         return bool_
     if isinstance(value, (int, np.integer)):
+        d = default_int_dtype()
         if type(value) is int:
-            check_int(value, int32, where=where)
-        return int32
+            check_int(value, d, where=where)
+        return d
     if isinstance(value, (float, np.floating)):
         return default_float_dtype()
     raise TypeError(f"{type(value).__name__} is not a numeric scalar")

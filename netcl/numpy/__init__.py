@@ -32,11 +32,11 @@ from .surface_extras_hist import *  # noqa: F401,F403
 import numpy as _np
 
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
-bool_, float16, bfloat16, float32, float64, int32, uint32 = scalar_types(
+bool_, float16, bfloat16, float32, float64, int32, uint32, int64, uint64 = scalar_types(
     _dtypes.bool_, _dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.float64,
-    _dtypes.int32, _dtypes.uint32)
+    _dtypes.int32, _dtypes.uint32, _dtypes.int64, _dtypes.uint64)
 bool_.__name__ = bool_.__qualname__ = "bool_"
-int64, uint64 = int32, uint32  # JAX without x64 maps these to int32 / uint32
+# (int64, uint64, float64: without x64, arrays asked for them get int32, uint32, float32)
 # Named so that asking for them raises (dtypes.canonicalize) instead of giving int32 silently.
 int8, int16, uint8, uint16 = (_np.dtype(t) for t in (_np.int8, _np.int16, _np.uint8, _np.uint16))
 float_ = float64  # as in JAX; without x64 it gives float32 and warns, as jnp.float64 does

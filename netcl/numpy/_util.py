@@ -66,11 +66,13 @@ def promotion_operand(x, where):
     return asarray_arg(x, where)
 
 
-# Python scalar types and the weak dtypes they promote as: a float is float32, or float64
-# with x64 (`_py_scalars` picks the table at each call; its keys are the same either way).
+# Python scalar types and the weak dtypes they promote as: an int is int32 and a float
+# float32, or int64 and float64 with x64 (`_py_scalars` picks the table at each call; its
+# keys are the same either way).
 _PY_SCALARS = {bool: _WeakScalar(dtypes.bool_), int: _WeakScalar(dtypes.int32),
                float: _WeakScalar(dtypes.float32)}
-_PY_SCALARS_X64 = {**_PY_SCALARS, float: _WeakScalar(dtypes.float64)}
+_PY_SCALARS_X64 = {**_PY_SCALARS, int: _WeakScalar(dtypes.int64),
+                   float: _WeakScalar(dtypes.float64)}
 
 
 def _py_scalars():
@@ -116,10 +118,10 @@ def promote(where, *args, kinds=None, broadcast=False, check=None):
 
 
 def _scalar(value, dtype, weak, device, where):
-    if type(value) is int:  # OverflowError where it would wrap (uint32 also takes int32's)
+    if type(value) is int:  # OverflowError where it would wrap (uints also take signed ones)
         dtypes.check_int(value, dtype, where=where, weak=True)
-    if dtype == dtypes.uint32 and type(value) is int and value < 0:
-        value += 2**32   # modulo 2**32, as JAX converts a weak int32 scalar
+    if dtype.kind == "u" and type(value) is int and value < 0:
+        value += 2 ** (8 * dtype.itemsize)   # modulo 2**32 (2**64), as JAX converts a weak int
     return scalar_constant(np.asarray(value, dtype=dtype).item(), dtype, device, weak)
 
 

@@ -34,7 +34,7 @@ __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "atan2", "fabs", "
            "lcm", "ldexp", "frexp", "modf", "divmod", "spacing", "logaddexp2", "int_", "uint",
            "single", "double"]
 
-int_, uint, single, double = scalar_types(dtypes.int32, dtypes.uint32, dtypes.float32,
+int_, uint, single, double = scalar_types(dtypes.int64, dtypes.uint64, dtypes.float32,
                                           dtypes.float64)
 int_.__name__, uint.__name__, single.__name__, double.__name__ = \
     "int_", "uint", "single", "double"

@@ -285,12 +285,13 @@ def partition(a, kth, axis=-1):
 
 
 def argpartition(a, kth, axis=-1):
-    """Indices that partition a along axis (see partition; here: a stable argsort).
+    """Indices that partition a along axis (see partition; here: a stable argsort), int32
+    as JAX's (which come from lax.top_k).
 
     >>> jnp.argpartition(jnp.asarray([3, 1, 2]), 1)[1]   # 2
     """
     a, axis = _kth(a, kth, axis, "argpartition")
-    return jnp.argsort(a, axis=axis, stable=True)
+    return jnp.argsort(a, axis=axis, stable=True).astype(dtypes.int32)
 
 
 

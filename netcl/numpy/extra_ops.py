@@ -70,7 +70,8 @@ def indices(dimensions, dtype=None, sparse=False):
     >>> jnp.indices((2, 3))[1]     # [[0, 1, 2], [0, 1, 2]]
     """
     dims = _shape_arg(dimensions, "indices", "dimensions")
-    dt = dtypes.int32 if dtype is None else dtypes.canonicalize(dtype, where="indices")
+    dt = dtypes.default_int_dtype() if dtype is None else \
+        dtypes.canonicalize(dtype, where="indices")
     sparse = bool_arg(sparse, "indices", "sparse")
     out = []
     for i, d in enumerate(dims):

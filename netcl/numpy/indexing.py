@@ -24,6 +24,7 @@ from ..core.tracing import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
 from ..primitives import views
+from ..primitives.structural.common import index32
 from ._util import asarray_arg
 
 __all__ = ["_getitem", "nonzero", "argwhere", "flatnonzero"]
@@ -46,8 +47,14 @@ def _host_mask(m, where):
                         "netcl.numpy.where instead") from e
 
 
-def _upload_index(host):
-    return to_array(np.asarray(host, dtype=np.int32, order="C"), "indexing")
+def _upload_index(host, dtype=dtypes.int32):
+    """Host indices on the device: int32 to index with, or `dtype` for results (the
+    default int: JAX's nonzero and tril_indices give int64 with x64)."""
+    return to_array(np.asarray(host, dtype=dtype, order="C"), "indexing")
+
+
+def _result_index(host):
+    return _upload_index(host, dtypes.default_int_dtype())
 
 
 # ---- parsing ---------------------------------------------------------------------------------
@@ -152,8 +159,7 @@ def _expand(shape, items, where):
 
 def _normalize_dyn(i, n, mark):
     """Wrap negative device indices; with mark, also a bool mask of the in-range ones."""
-    if i.dtype != dtypes.int32:
-        i = ew.convert_element_type(i, dtypes.int32)
+    i = index32(i)
     valid = None
     if mark:
         valid = ew.and_(ew.ge(i, _i32(i.shape, -n)), ew.lt(i, _i32(i.shape, n)))
@@ -382,7 +388,8 @@ def _sized(idx, size, fill_value):
 
 
 def nonzero(a, size=None, fill_value=None):
-    """Indices of the non-zero elements, one int32 array per dimension.
+    """Indices of the non-zero elements, one array of the default int (int64 with x64) per
+    dimension.
 
     The values are copied to the host to count them (the result's shape depends on them),
     so this is not allowed under jit or vmap. `size` truncates or pads (with `fill_value`,
@@ -392,17 +399,21 @@ def nonzero(a, size=None, fill_value=None):
     if h.ndim == 0:
         raise ValueError("nonzero: calling nonzero on 0-d arrays is not allowed; use "
                          "atleast_1d(a).nonzero()")
-    return tuple(_upload_index(_sized(i, size, fill_value)) for i in np.nonzero(h))
+    return tuple(_result_index(_sized(i, size, fill_value)) for i in np.nonzero(h))
 
 
 def flatnonzero(a, size=None, fill_value=None):
     """Indices of the non-zero elements of the flattened array (host-side count, as nonzero)."""
     h = _host_bool(a, "flatnonzero").reshape(-1)
-    return _upload_index(_sized(np.flatnonzero(h), size, fill_value))
+    return _result_index(_sized(np.flatnonzero(h), size, fill_value))
 
 
 def argwhere(a, size=None, fill_value=None):
-    """(count, ndim) int32 array of the indices of non-zero elements (host-side count)."""
+    """(count, ndim) array (the default int) of the indices of non-zero elements (host-side
+    count).
+
+    >>> jnp.argwhere(jnp.asarray([0, 3, 4]))      # [[1], [2]]
+    """
     h = _host_bool(a, "argwhere")
     res = np.argwhere(h)
     if size is not None:
@@ -410,4 +421,4 @@ def argwhere(a, size=None, fill_value=None):
         fill = 0 if fill_value is None else fill_value
         res = res[:size] if len(res) >= size else np.concatenate(
             [res, np.full((size - len(res), res.shape[1]), fill, res.dtype)])
-    return _upload_index(res.reshape(-1, h.ndim))
+    return _result_index(res.reshape(-1, h.ndim))

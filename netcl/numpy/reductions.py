@@ -1,8 +1,9 @@
 """Reductions of netcl.numpy: sum, mean, var, std, max, min, prod, argmax, argmin, all, any,
 cumsum, cumprod, count_nonzero, average, ptp and the NaN-ignoring variants.
 
-JAX's dtype rules: the sum or product of bools and int32 is int32 (uint32 stays uint32), the
-mean / var / std / average of integers is float32, float16 and bfloat16 statistics are
+JAX's dtype rules: the sum or product of bools and ints is the default int or wider (int64
+and uint64 for int32 and uint32 with x64; cumulative ones keep the ints' dtype), the
+mean / var / std / average of 32-bit integers is float32 (of 64-bit ones float64), float16 and bfloat16 statistics are
 computed in float32 and returned in the input's dtype. `axis` is None (all axes), an int or
 a tuple; `keepdims`, `where` and `initial` follow NumPy.
 
@@ -112,27 +113,28 @@ def _float_work(a):
     return a.dtype, a.dtype
 
 
-def _sum_dtype(a, dtype):
-    """JAX's accumulation dtype: bools and ints give the default int (uint32 stays)."""
+def _sum_dtype(a, dtype, promote_integers=True):
+    """JAX's accumulation dtype: bools and narrower ints give the default int (its unsigned
+    counterpart for unsigned ints), unless `promote_integers` is off."""
     if dtype is not None:
         return dtype
-    if a.dtype == dtypes.bool_:
-        return dtypes.int32
-    return a.dtype
+    promote = promote_integers or a.dtype == dtypes.bool_
+    return dtypes.sum_dtype(a.dtype) if promote else a.dtype
 
 
 # ---- sum / prod / max / min ------------------------------------------------------------------
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers=True):  # noqa: A001 (numpy's name)
-    """Sum of array elements over the given axes (int32 wraps on overflow, as in JAX).
+    """Sum of array elements over the given axes (ints wrap on overflow, as in JAX; int32
+    sums are int64 with x64, as JAX's `promote_integers`).
 
     >>> netcl.numpy.sum(netcl.numpy.asarray([[1, 2], [3, 4]]), axis=1)   # [3, 7]
     """
     a = asarray_arg(a, "sum")
     _no_out(out, "sum")
     axes = _axes(a, axis, "sum")
-    dt = _sum_dtype(a, _dtype_arg(dtype, "sum"))
+    dt = _sum_dtype(a, _dtype_arg(dtype, "sum"), promote_integers)
     if dt == dtypes.bool_:  # numpy: a sum in bool is a logical or
         return any(a, axis=axis, keepdims=keepdims, where=where)
     x = _fill_where(_cast(a, dt), where, 0, "sum")
@@ -144,11 +146,15 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
-    """Product of array elements over the given axes (int32 wraps on overflow)."""
+    """Product of array elements over the given axes (ints wrap on overflow; int32
+    products are int64 with x64, as in JAX).
+
+    >>> netcl.numpy.prod(netcl.numpy.asarray([[1, 2], [3, 4]]), axis=1)   # [2, 12]
+    """
     a = asarray_arg(a, "prod")
     _no_out(out, "prod")
     axes = _axes(a, axis, "prod")
-    dt = _sum_dtype(a, _dtype_arg(dtype, "prod"))
+    dt = _sum_dtype(a, _dtype_arg(dtype, "prod"), promote_integers)
     if dt == dtypes.bool_:
         return all(a, axis=axis, keepdims=keepdims, where=where)
     x = _fill_where(_cast(a, dt), where, 1, "prod")
@@ -211,11 +217,15 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
 
 
 def count_nonzero(a, axis=None, keepdims=False):
-    """Number of nonzero elements over the given axes, as int32."""
+    """Number of nonzero elements over the given axes, as the default int (int64 with x64).
+
+    >>> netcl.numpy.count_nonzero(netcl.numpy.asarray([0, 3, 0, 1]))   # 2
+    """
     a = asarray_arg(a, "count_nonzero")
     axes = _axes(a, axis, "count_nonzero")
     nz = a if a.dtype == dtypes.bool_ else ew.ne(a, views.full_like(a, 0))
-    return _keep(red.reduce_sum(_cast(nz, dtypes.int32), axes), a.shape, axes, keepdims)
+    return _keep(red.reduce_sum(_cast(nz, dtypes.default_int_dtype()), axes), a.shape, axes,
+                 keepdims)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
@@ -332,15 +342,16 @@ def _arg(name, prim_fn):
         _no_out(out, name)
         if axis is None:
             x = views.reshape(a, (a.size,))
-            r = prim_fn(x, 0, dtypes.int32)
+            r = prim_fn(x, 0, dtypes.default_int_dtype())
             return views.reshape(r, (1,) * a.ndim) if keepdims else r
         ax = normalize_axis(axis, a.ndim, name)
-        r = prim_fn(a, ax, dtypes.int32)
+        r = prim_fn(a, ax, dtypes.default_int_dtype())
         return _keep(r, a.shape, (ax,), keepdims)
     f.__name__ = name
     f.__doc__ = (f"Index of the {'maximum' if name.endswith('max') else 'minimum'} along `axis` "
                  "(of the flattened array when axis is None); the first NaN wins, then the "
-                 "first occurrence. An empty axis raises ValueError.")
+                 "first occurrence, as the default int (int64 with x64). An empty axis raises "
+                 "ValueError.")
     return f
 
 
@@ -354,9 +365,9 @@ def _cumulative(name, prim_fn):
     def f(a, axis=None, dtype=None, out=None):
         a = asarray_arg(a, name)
         _no_out(out, name)
-        dt = _sum_dtype(a, _dtype_arg(dtype, name))
+        dt = _dtype_arg(dtype, name) or a.dtype     # (ints keep theirs, as in JAX)
         if dt == dtypes.bool_:
-            dt = dtypes.int32
+            dt = dtypes.default_int_dtype()
         ax = 0 if axis is None else normalize_axis(axis, a.ndim, name)  # before the cast
         x = _cast(a, dt)
         if axis is None:
@@ -364,7 +375,8 @@ def _cumulative(name, prim_fn):
         return prim_fn(x, ax)
     f.__name__ = name
     f.__doc__ = (f"Running {'sum' if 'sum' in name else 'product'} along `axis` (of the "
-                 "flattened array when axis is None); bools and int32 accumulate in int32.")
+                 "flattened array when axis is None); bools accumulate in the default int, ints "
+                 "in their own dtype.")
     return f
 
 

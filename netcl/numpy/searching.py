@@ -60,7 +60,7 @@ def _count_before(a, v, side):
         c = ew.le(A, V)
         if dtypes.kind(a.dtype) == "f":   # everything is at or before a NaN
             c = ew.or_(c, ew.ne(V, V))
-    return _sum(ew.convert_element_type(c, dtypes.int32), -1)
+    return _sum(ew.convert_element_type(c, dtypes.int32), -1, dtype=dtypes.int32)
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
@@ -204,9 +204,9 @@ def _argsort_small(a):
     j = views.broadcast_in_dim(_iota(n), (n, n), (1,))
     i = views.broadcast_in_dim(_iota(n), (n, n), (0,))
     before = ew.or_(ew.lt(A, Ai), ew.and_(ew.eq(A, Ai), ew.lt(j, i)))
-    rank = _sum(ew.convert_element_type(before, dtypes.int32), 1)          # (n,)
+    rank = _sum(ew.convert_element_type(before, dtypes.int32), 1, dtype=dtypes.int32)  # (n,)
     hit = ew.eq(views.broadcast_in_dim(rank, (n, n), (1,)), i)            # [k, i]
-    return _sum(where(hit, j, 0), 1)
+    return _sum(where(hit, j, 0), 1, dtype=dtypes.int32)
 
 
 def _iota(n):
@@ -289,8 +289,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         length = max(minlength, int(max(0, h.max())) + 1 if h.size else 0)
     if x.dtype == dtypes.bool_:
         x = ew.convert_element_type(x, dtypes.int32)
-    if weights is None:
-        weights = views.full(tuple(x.shape), 1, dtypes.int32)
+    if weights is None:     # counts: the default int, as JAX's
+        weights = views.full(tuple(x.shape), 1, dtypes.default_int_dtype())
     out = views.full((length,), 0, weights.dtype)
     if length == 0 or x.shape[0] == 0:
         return out

@@ -12,7 +12,8 @@ from ..primitives import elementwise as ew
 from ..primitives import structural as st
 from ..primitives import views
 from ._util import asarray_arg
-from .indexing import _i32, _is_array, _normalize_dyn, _normalize_static, _upload_index
+from .indexing import (_i32, _is_array, _normalize_dyn, _normalize_static, _result_index,
+                       _upload_index)
 
 __all__ = ["take", "take_along_axis", "diagonal", "diag", "diagflat", "tril", "triu", "trace",
            "diag_indices", "diag_indices_from", "tril_indices", "triu_indices",
@@ -24,12 +25,12 @@ _MODES = ("fill", "clip", "wrap", "promise_in_bounds", "raise")
 
 
 def _int_indices(indices, where):
-    """Host int array (np.ndarray) or a netcl int32 array."""
+    """Host int array (np.ndarray) or a netcl integer array (any width: _prepare makes it
+    int32)."""
     if _is_array(indices):
         if indices.dtype.kind not in "iu":
             raise TypeError(f"{where}: indices must be integers, got {indices.dtype}")
-        return indices if indices.dtype == dtypes.int32 else \
-            ew.convert_element_type(indices, dtypes.int32)
+        return indices
     h = np.asarray(indices)
     if isinstance(indices, (list, tuple)) and h.size == 0:
         h = h.astype(np.int64)
@@ -261,10 +262,14 @@ def triu(m, k=0):
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
-    """Sum along the `offset` diagonal of axes (axis1, axis2); bool sums as int32."""
+    """Sum along the `offset` diagonal of axes (axis1, axis2), in the dtype of `sum` (bools
+    and narrow ints as the default int).
+
+    >>> jnp.trace(jnp.eye(3, dtype=jnp.int32))     # 3
+    """
     from ..primitives.reductions import reduce_sum
     d = diagonal(a, offset, axis1, axis2)
-    dt = dtypes.int32 if d.dtype == dtypes.bool_ else d.dtype
+    dt = dtypes.sum_dtype(d.dtype)
     if dtype is not None:
         dt = dtypes.canonicalize(dtype, where="trace")
     if dt != d.dtype:
@@ -277,7 +282,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
 def diag_indices(n, ndim=2):
     """Indices of the main diagonal of an n x n x ... array: ndim copies of arange(n)."""
     n, ndim = _int(n, "diag_indices", "n"), _int(ndim, "diag_indices", "ndim")
-    i = _upload_index(np.arange(n))
+    i = _result_index(np.arange(n))
     return (i,) * ndim
 
 
@@ -292,13 +297,13 @@ def diag_indices_from(arr):
 def tril_indices(n, k=0, m=None):
     """Row and column indices of the lower triangle of an (n, m) array."""
     n, k, m = _tri_args(n, k, m, "tril_indices")
-    return tuple(_upload_index(i) for i in np.tril_indices(n, k, m))
+    return tuple(_result_index(i) for i in np.tril_indices(n, k, m))
 
 
 def triu_indices(n, k=0, m=None):
     """Row and column indices of the upper triangle of an (n, m) array."""
     n, k, m = _tri_args(n, k, m, "triu_indices")
-    return tuple(_upload_index(i) for i in np.triu_indices(n, k, m))
+    return tuple(_result_index(i) for i in np.triu_indices(n, k, m))
 
 
 def _tri_args(n, k, m, where):

@@ -50,7 +50,8 @@ def _check_kind(kind, order, where):
 
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """Indices that sort `a` along `axis` (stable: equal keys in index order; NaNs last).
+    """Indices that sort `a` along `axis` (stable: equal keys in index order; NaNs last), as
+    the default int (int64 with x64, as in JAX).
 
     >>> jnp.argsort(jnp.array([3.0, 1.0, 2.0]))     # [1, 2, 0]
     """
@@ -58,8 +59,9 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     x, back = _along_last(a, axis, "argsort")
     if x.ndim == 0:
         from .creation import zeros
-        return zeros((), dtypes.int32)
-    return _back(_order(x, descending), back)
+        return zeros((), dtypes.default_int_dtype())
+    order = _order(x, descending)
+    return _back(order.astype(dtypes.default_int_dtype()), back)
 
 
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
@@ -246,12 +248,13 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if return_index:
         firsts = full((size,), n, dtypes.int32).at[slot].min(order) if n else \
             zeros((size,), dtypes.int32)
-        outs.append(firsts)
+        outs.append(firsts.astype(dtypes.default_int_dtype()))
     if return_inverse:
         inv = zeros((n,), dtypes.int32).at[order].set(slot) if n else zeros((0,), dtypes.int32)
-        outs.append(inv.reshape(tuple(asarray_arg(ar, "unique").shape)))
+        outs.append(inv.reshape(tuple(asarray_arg(ar, "unique").shape)).astype(
+            dtypes.default_int_dtype()))
     if return_counts:
         counts = zeros((size,), dtypes.int32).at[slot].add(1, mode="drop") if n else \
             zeros((size,), dtypes.int32)
-        outs.append(counts)
+        outs.append(counts.astype(dtypes.default_int_dtype()))
     return outs[0] if len(outs) == 1 else tuple(outs)

@@ -5,8 +5,8 @@ bit-level functions nextafter and bitwise_count; einsum_path. Histograms, polyno
 setxor1d: surface_extras_hist.py.
 
 Host input follows `jnp.asarray`: data is parsed in the dtype asked for (any numeric NumPy
-dtype), then stored as netcl stores NumPy data (float64 becomes float32 unless x64 is on,
-int64 becomes int32, int8/int16/uint8/uint16 widen to int32/uint32, values kept).
+dtype), then stored as netcl stores NumPy data (float64 becomes float32 and int64 int32 unless
+x64 is on, int8/int16/uint8/uint16 widen to int32/uint32, values kept).
 
 >>> import netcl.numpy as jnp
 >>> jnp.frombuffer(b"\\x01\\x00\\x00\\x00", dtype=jnp.int32)     # [1]
@@ -325,8 +325,9 @@ _M1, _M2, _M4, _H01 = 0x55555555, 0x33333333, 0x0F0F0F0F, 0x01010101
 def bitwise_count(x, /):
     """The number of 1 bits in |x| (NumPy's and JAX's definition) of integer or bool x.
 
-    JAX returns uint8, which netcl cannot store: the counts (0-32) come as uint32, the type
-    netcl stores uint8 data in (as `jnp.asarray(np.uint8(...))` does).
+    JAX returns uint8, which netcl cannot store: the counts (0-32, or 0-64 for int64 and
+    uint64) come as uint32, the type netcl stores uint8 data in (as
+    `jnp.asarray(np.uint8(...))` does).
 
     >>> jnp.bitwise_count(jnp.asarray([0, 7, -1], jnp.int32))    # [0, 3, 1] uint32
     """
@@ -335,6 +336,11 @@ def bitwise_count(x, /):
         x = ew.convert_element_type(x, dtypes.uint32)
     elif x.dtype == dtypes.int32:
         x = bitcast_convert_type(ew.abs_(x), dtypes.uint32)   # |INT_MIN|: one bit, as NumPy
+    if x.dtype.itemsize == 8:       # the 32-bit halves counted apart
+        from ..lax_bits import population_count
+        if x.dtype == dtypes.int64:
+            x = bitcast_convert_type(ew.abs_(x), dtypes.uint64)
+        return ew.convert_element_type(population_count(x), dtypes.uint32)
 
     def c(v):
         return views.full_like(x, v, dtypes.uint32)

@@ -49,7 +49,7 @@ def _arr(x, where, arg="x"):
 def _complex_type(name, np_type):
     def __new__(cls, *args, **kwargs):
         raise TypeError(f"{name}: netcl has no complex dtype (its dtypes are bool, int32, "
-                        "uint32, float16, bfloat16, float32, float64)")
+                        "uint32, int64, uint64, float16, bfloat16, float32, float64)")
     return type(name, (), {"__new__": __new__, "dtype": np.dtype(np_type),
                            "__module__": "netcl.numpy",
                            "__doc__": f"jnp.{name}: not supported (no complex dtype); "

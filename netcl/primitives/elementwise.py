@@ -4,7 +4,9 @@ Operands of a binary or ternary op have equal shapes and dtypes (as in `jax.lax`
 `netcl.numpy` broadcasts and promotes before binding. Templates use {0}, {1}, {2} for the
 operands, {T} for the first operand's C compute type and {U} for the result's. Float16 is
 computed in float. Integer division and remainder follow XLA: x / 0 == -1, x % 0 == x,
-INT_MIN / -1 == INT_MIN (no undefined behaviour on any device).
+INT_MIN / -1 == INT_MIN (no undefined behaviour on any device), at 32 and 64 bits (int64 and
+uint64 compute in OpenCL's long and ulong; their templates are the "i64"/"u64" rows of a
+table, where the 32-bit one does not serve).
 """
 import math
 import operator
@@ -74,51 +76,80 @@ def _elementwise_prim(name, nargs, kinds, out_dtype=None, precision="follow_inpu
     return p
 
 
-def _by_kind(table):
-    """A lowering choosing the template by the first operand's dtype kind."""
-    return lambda in_dtypes, out_dtype, **params: table[dtypes.kind(in_dtypes[0])]
+def template_key(dtype):
+    """The row of a template table for `dtype`: its kind ('f', 'i', 'u', 'b'), or 'i64' /
+    'u64' for the 64-bit ints where a table has such a row.
+
+    >>> template_key(dtypes.int64)         # 'i64'
+    """
+    k = dtypes.kind(dtype)
+    return k + "64" if k in "iu" and dtype.itemsize == 8 else k
+
+
+def by_kind(table):
+    """A lowering choosing the template by the first operand's dtype: its `template_key`
+    row, else its kind's.
+
+    >>> by_kind({"i": "({0} + 1)"})([dtypes.int64], dtypes.int64)   # '({0} + 1)'
+    """
+    def lowering(in_dtypes, out_dtype, **params):
+        d = in_dtypes[0]
+        return table.get(template_key(d)) or table[dtypes.kind(d)]
+    return lowering
+
 
 
 def _unary(name, template, reference, kinds="f", precision="follow_inputs"):
     p = _elementwise_prim(name, 1, kinds, precision=precision)
-    p.lowering = _by_kind(template) if isinstance(template, dict) else template
+    p.lowering = by_kind(template) if isinstance(template, dict) else template
     p.reference = reference
     return p
 
 
 def _binary(name, template, reference, kinds="fiu", out_dtype=None):
     p = _elementwise_prim(name, 2, kinds, out_dtype)
-    p.lowering = _by_kind(template) if isinstance(template, dict) else template
+    p.lowering = by_kind(template) if isinstance(template, dict) else template
     p.reference = reference
     return p
 
 
 # ---- C helpers for integer semantics and erf_inv --------------------------------------
 
-HELPERS["idiv"] = """
-inline int netcl_idiv(int a, int b) { return b == 0 ? -1 : ((a == INT_MIN && b == -1) ? a : a / b); }
-inline uint netcl_udiv(uint a, uint b) { return b == 0 ? 0xffffffffu : a / b; }
-"""
-HELPERS["udiv"] = HELPERS["idiv"]
-HELPERS["irem"] = """
-inline int netcl_irem(int a, int b) { return b == 0 ? a : ((a == INT_MIN && b == -1) ? 0 : a % b); }
-inline uint netcl_urem(uint a, uint b) { return b == 0 ? a : a % b; }
-"""
-HELPERS["urem"] = HELPERS["irem"]
-HELPERS["ifloordiv"] = """
-inline int netcl_ifloordiv(int a, int b) {
+def _int_helpers(i, u, imin, sfx):
+    """The integer division, remainder and power helpers for signed type `i` and unsigned
+    `u` (int/uint or long/ulong), named netcl_{i,u}{div,rem,pow}{sfx} and
+    netcl_ifloordiv{sfx}."""
+    return {
+        f"idiv{sfx}": f"""
+inline {i} netcl_idiv{sfx}({i} a, {i} b) {{ return b == 0 ? -1 : ((a == {imin} && b == -1) ? a : a / b); }}
+inline {u} netcl_udiv{sfx}({u} a, {u} b) {{ return b == 0 ? ({u})-1 : a / b; }}
+""",
+        f"irem{sfx}": f"""
+inline {i} netcl_irem{sfx}({i} a, {i} b) {{ return b == 0 ? a : ((a == {imin} && b == -1) ? 0 : a % b); }}
+inline {u} netcl_urem{sfx}({u} a, {u} b) {{ return b == 0 ? a : a % b; }}
+""",
+        f"ifloordiv{sfx}": f"""
+inline {i} netcl_ifloordiv{sfx}({i} a, {i} b) {{
   if (b == 0) return 0;
-  if (a == INT_MIN && b == -1) return a;
-  int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
-"""
-HELPERS["ipow"] = """
-inline int netcl_ipow(int x, int y) {
+  if (a == {imin} && b == -1) return a;
+  {i} q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }}
+""",
+        f"ipow{sfx}": f"""
+inline {i} netcl_ipow{sfx}({i} x, {i} y) {{
   if (y < 0) return x == 1 ? 1 : (x == -1 ? ((y & 1) ? -1 : 1) : 0);
-  int r = 1; while (y) { if (y & 1) r *= x; x *= x; y >>= 1; } return r; }
-inline uint netcl_upow(uint x, uint y) {
-  uint r = 1; while (y) { if (y & 1) r *= x; x *= x; y >>= 1; } return r; }
-"""
-HELPERS["upow"] = HELPERS["ipow"]
+  {i} r = 1; while (y) {{ if (y & 1) r *= x; x *= x; y >>= 1; }} return r; }}
+inline {u} netcl_upow{sfx}({u} x, {u} y) {{
+  {u} r = 1; while (y) {{ if (y & 1) r *= x; x *= x; y >>= 1; }} return r; }}
+"""}
+
+
+for _sfx, _i, _u, _min in (("", "int", "uint", "INT_MIN"), ("64", "long", "ulong", "LONG_MIN")):
+    _h = _int_helpers(_i, _u, _min, _sfx)
+    HELPERS.update(_h)
+    # (a helper named by its first function: the unsigned ones live with the signed)
+    HELPERS[f"udiv{_sfx}"] = _h[f"idiv{_sfx}"]
+    HELPERS[f"urem{_sfx}"] = _h[f"irem{_sfx}"]
+    HELPERS[f"upow{_sfx}"] = _h[f"ipow{_sfx}"]
 # Giles, "Approximating the erfinv function" (single precision), as XLA uses for float32.
 HELPERS["erfinv"] = """
 inline float netcl_erfinv(float x) {
@@ -146,9 +177,10 @@ inline double netcl_erfinv_d(double x) {
 # ---- unary -------------------------------------------------------------------------------
 
 neg_p = _unary("neg", "(-{0})", lambda x: np.negative(x), "fiu")
-abs_p = _unary("abs", {"f": "netcl_fabs({0})", "i": "(int)abs({0})", "u": "{0}"}, np.abs, "fiu")
+abs_p = _unary("abs", {"f": "netcl_fabs({0})", "i": "({T})abs({0})", "u": "{0}"}, np.abs, "fiu")
 sign_p = _unary("sign", {"f": "({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : {0}))",
-                         "i": "(({0} > 0) - ({0} < 0))", "u": "(uint)({0} > 0)"}, _sign_ref, "fiu")
+                         "i": "({T})(({0} > 0) - ({0} < 0))", "u": "({T})({0} > 0)"}, _sign_ref,
+                "fiu")
 # (netcl_exp, netcl_tanh: the builtins, or core.wide_math's on 16-float vectors)
 exp_p = _unary("exp", "netcl_exp({0})", _np_float(np.exp), precision="keep_fp32")
 exp2_p = _unary("exp2", "exp2({0})", _np_float(np.exp2), precision="keep_fp32")
@@ -256,10 +288,14 @@ def _ctype(d):
 
 def _convert_ref(x, new_dtype, weak_type=False):
     if dtypes.kind(x.dtype) == "f" and new_dtype.kind in "iu":
+        # saturated: compared as floats, since int64's max is no float64 (it rounds to 2**63)
         info = np.iinfo(new_dtype)
         with np.errstate(all="ignore"):
-            y = np.where(np.isnan(x), 0, np.clip(np.trunc(x.astype(np.float64)), info.min, info.max))
-        return y.astype(new_dtype)
+            y = np.trunc(x.astype(np.float64))
+            over, under = y >= float(info.max), y <= float(info.min)
+            inside = np.where(over | under | np.isnan(y), 0, y).astype(new_dtype)
+            return np.where(over, new_dtype.type(info.max),
+                            np.where(under, new_dtype.type(info.min), inside))
     with np.errstate(invalid="ignore", over="ignore"):   # NaN and inf narrowed, as kernels do
         return x.astype(new_dtype)
 
@@ -295,15 +331,19 @@ add_p = _binary("add", "({0} + {1})", lambda a, b: np.add(a, b))
 sub_p = _binary("sub", "({0} - {1})", lambda a, b: np.subtract(a, b))
 mul_p = _binary("mul", "({0} * {1})", lambda a, b: np.multiply(a, b))
 div_p = _binary("div", {"f": "({0} / {1})", "i": "netcl_idiv({0}, {1})",
-                        "u": "netcl_udiv({0}, {1})"}, _div_ref)
+                        "u": "netcl_udiv({0}, {1})", "i64": "netcl_idiv64({0}, {1})",
+                        "u64": "netcl_udiv64({0}, {1})"}, _div_ref)
 rem_p = _binary("rem", {"f": "fmod({0}, {1})", "i": "netcl_irem({0}, {1})",
-                        "u": "netcl_urem({0}, {1})"}, _rem_ref)
+                        "u": "netcl_urem({0}, {1})", "i64": "netcl_irem64({0}, {1})",
+                        "u64": "netcl_urem64({0}, {1})"}, _rem_ref)
 floor_div_p = _binary("floor_div", {"f": "netcl_floor({0} / {1})",
                                     "i": "netcl_ifloordiv({0}, {1})",
-                                    "u": "({1} == 0 ? 0u : {0} / {1})"}, _floor_div_ref)
+                                    "i64": "netcl_ifloordiv64({0}, {1})",
+                                    "u": "({1} == 0 ? ({T})0 : {0} / {1})"}, _floor_div_ref)
 floor_div_p.vector_safe = False
 pow_p = _binary("pow", {"f": "pow({0}, {1})", "i": "netcl_ipow({0}, {1})",
-                        "u": "netcl_upow({0}, {1})"}, _pow_ref)
+                        "u": "netcl_upow({0}, {1})", "i64": "netcl_ipow64({0}, {1})",
+                        "u64": "netcl_upow64({0}, {1})"}, _pow_ref)
 pow_p.precision = "keep_fp32"       # (autocast keeps it in float32, as PyTorch's)
 atan2_p = _binary("atan2", "atan2({0}, {1})", _np_float(np.arctan2), kinds="f")
 # NaN tests as x != x and integer max/min as selects: inline on every compiler (PoCL calls
@@ -351,9 +391,11 @@ clamp_p = _elementwise_prim("clamp", 3, "fiu")  # clamp(lo, x, hi), NaN anywhere
 # NaN-propagating max then min written as selects (as max_p/min_p): OpenCL's max/min leave
 # NaN operands undefined (PoCL's clamp(-3.3, lo=nan, hi=-0.) gave -0., JAX and NumPy NaN)
 _CLAMP_LO = "(({1} > {0} || {1} != {1}) ? {1} : {0})"
-clamp_p.lowering = _by_kind({"f": f"(({_CLAMP_LO} < {{2}} || {_CLAMP_LO} != {_CLAMP_LO}) ? "
+# (selects, not min/max: OpenCL's long min() of a variable and an int literal is ambiguous)
+_CLAMP_INT = "(({1} > {0} ? {1} : {0}) < {2} ? ({1} > {0} ? {1} : {0}) : {2})"
+clamp_p.lowering = by_kind({"f": f"(({_CLAMP_LO} < {{2}} || {_CLAMP_LO} != {_CLAMP_LO}) ? "
                                   f"{_CLAMP_LO} : {{2}})",
-                             "i": "min(max({1}, {0}), {2})", "u": "min(max({1}, {0}), {2})"})
+                             "i": _CLAMP_INT, "u": _CLAMP_INT})
 clamp_p.reference = lambda lo, x, hi: np.where(np.isnan(x), x, np.minimum(np.maximum(x, lo), hi)) \
     if dtypes.kind(x.dtype) == "f" else np.minimum(np.maximum(x, lo), hi)
 

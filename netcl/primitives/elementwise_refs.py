@@ -1,6 +1,6 @@
 """NumPy references of the elementwise primitives (the test oracle and the NumPy fallback):
 float math computed in at least float32 and returned in the input dtype, integer division,
-remainder and powers with the kernels' 32-bit wrap-around semantics, erf_inv as devices
+remainder and powers with the kernels' wrap-around semantics in the operands' width, erf_inv as devices
 compute it."""
 import math
 
@@ -28,23 +28,31 @@ def _np_via_float64(fn):
     return ref
 
 
+def _safe_divisor(a, b):
+    """b with 1 where the kernels do not divide: b == 0, and INT_MIN / -1 (which traps)."""
+    special = b == 0
+    if a.dtype.kind == "i":
+        special |= (a == np.iinfo(a.dtype).min) & (b == -1)
+    return np.where(special, np.ones_like(b), b), special
+
+
 def _int_div(a, b):
+    """Truncating division in the operands' dtype: x / 0 is -1 (all ones unsigned),
+    INT_MIN / -1 is INT_MIN (XLA's semantics, any width)."""
     with np.errstate(all="ignore"):
-        if a.dtype.kind == "u":
-            return np.where(b == 0, np.array(0xFFFFFFFF, a.dtype), a // np.where(b == 0, 1, b))
-        a64, b64 = a.astype(np.int64), b.astype(np.int64)
-        q = np.abs(a64) // np.where(b64 == 0, 1, np.abs(b64)) * np.sign(a64) * np.sign(b64)
-        q = np.where(b64 == 0, -1, q)
-        return ((q + 2**31) % 2**32 - 2**31).astype(a.dtype)  # INT_MIN / -1 wraps to INT_MIN
+        d, special = _safe_divisor(a, b)
+        q = a // d
+        if a.dtype.kind == "i":   # floor to truncation: one up where a remainder is left
+            q = q + ((q * d != a) & ((a < 0) != (d < 0))).astype(a.dtype)
+        return np.where(b == 0, np.array(-1).astype(a.dtype), np.where(special, a, q))
 
 
 def _int_rem(a, b):
+    """C's remainder (sign of the dividend) in the operands' dtype: x % 0 is x,
+    INT_MIN % -1 is 0."""
     with np.errstate(all="ignore"):
-        if a.dtype.kind == "u":
-            return np.where(b == 0, a, a % np.where(b == 0, 1, b))
-        a64, b64 = a.astype(np.int64), b.astype(np.int64)
-        r = np.fmod(a64, np.where(b64 == 0, 1, b64))
-        return np.where(b64 == 0, a64, r).astype(a.dtype)
+        d, special = _safe_divisor(a, b)
+        return np.where(b == 0, a, np.where(special, np.zeros_like(a), np.fmod(a, d)))
 
 
 def _div_ref(a, b):
@@ -61,24 +69,26 @@ def _rem_ref(a, b):
 
 def _floor_div_ref(a, b):
     if a.dtype.kind in "iu":
-        with np.errstate(all="ignore"):
-            a64, b64 = a.astype(np.int64), b.astype(np.int64)
-            q = np.where(b64 == 0, 0, a64 // np.where(b64 == 0, 1, b64))
-            return ((q + 2**31) % 2**32 - 2**31).astype(a.dtype) if a.dtype.kind == "i" \
-                else q.astype(a.dtype)
+        with np.errstate(all="ignore"):   # x // 0 is 0; INT_MIN // -1 is INT_MIN
+            d, special = _safe_divisor(a, b)
+            return np.where(b == 0, np.zeros_like(a), np.where(special, a, a // d))
     return _np_float(lambda x, y: np.floor(x / y))(a, b)
 
 
 def _pow_ref(a, b):
     if a.dtype.kind in "iu":
+        bits = 8 * a.dtype.itemsize
         out = np.empty(a.shape, a.dtype)
         for idx in np.ndindex(a.shape):
             x, y = int(a[idx]), int(b[idx])
             if y < 0:
                 r = 1 if x == 1 else ((-1 if y & 1 else 1) if x == -1 else 0)
             else:
-                r = pow(x, y, 2**32)
-            out[idx] = np.array(r % 2**32, np.uint32).view(a.dtype) if a.dtype.kind == "i" else r
+                r = pow(x, y, 2**bits)
+            r %= 2**bits
+            if a.dtype.kind == "i" and r >= 2**(bits - 1):
+                r -= 2**bits
+            out[idx] = r
         return out
     return _np_float(np.power)(a, b)
 

@@ -1,5 +1,5 @@
-"""The simple tiled batched GEMM: integers (int32/uint32, accumulating in uint so that
-products wrap as 32-bit arithmetic does), and the fallback where gemm.py's tuned kernel
+"""The simple tiled batched GEMM: integers (int32/uint32 accumulating in uint, int64/uint64
+in ulong, so that products wrap as the type's arithmetic does), and the fallback where gemm.py's tuned kernel
 fails to build. gemm.py's signature (``netcl_gemm``), one thread per element of C."""
 from ..core import dtypes, kernels
 
@@ -33,7 +33,8 @@ void netcl_gemm(__global T* C, __global const T* A, __global const T* B,
 """
 
 _SIMPLE_CTYPES = {dtypes.float32: ("float", "float"), dtypes.float64: ("double", "double"),
-                  dtypes.int32: ("int", "uint"), dtypes.uint32: ("uint", "uint")}
+                  dtypes.int32: ("int", "uint"), dtypes.uint32: ("uint", "uint"),
+                  dtypes.int64: ("long", "ulong"), dtypes.uint64: ("ulong", "ulong")}
 
 
 def _simple_tile(device):

@@ -117,16 +117,14 @@ def _dot_general_ref(lhs, rhs, dimension_numbers, precision=None, preferred_elem
     B = prod(lhs.shape[d] for d in lb)
     M, N, K = (prod(lhs.shape[d] for d in lf), prod(rhs.shape[d] for d in rf),
                prod(lhs.shape[d] for d in lc))
-    work = np.int64 if kd.kind == "i" else (np.uint64 if kd.kind == "u" else kd)
+    work = np.uint64 if kd.kind in "iu" else kd    # (wrapping: the low bits of any width)
     a = np.transpose(lhs, lb + lf + lc).astype(work).reshape(B, M, K)
     b = np.transpose(rhs, rb + rc + rf).astype(work).reshape(B, K, N)
     with np.errstate(all="ignore"):
         out = np.matmul(a, b)
-    if kd.kind in "iu":  # wrap around as 32-bit integer arithmetic does
-        out = out.astype(np.uint64 if kd.kind == "u" else np.int64) % (2**32)
-        out = out.astype(np.uint32)
-        if kd.kind == "i":
-            out = out.view(np.int32)
+    if kd.kind in "iu":  # wrap around as the kernel dtype's arithmetic does
+        unsigned = np.dtype(f"uint{8 * kd.itemsize}")
+        out = out.astype(unsigned).view(kd)
     return out.astype(kd).reshape(out_shape).astype(out_dtype)
 
 

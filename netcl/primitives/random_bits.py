@@ -27,6 +27,7 @@ from ..core.array import Array
 from ..core.codegen import HELPERS, input_kind, make_elementwise_launcher, render_elementwise
 from ..core.shapes import canonical_shape, prod
 from ..core.tracing import Primitive, ShapedArray
+from .elementwise import by_kind
 
 __all__ = ["threefry2x32", "iota_2x32_shape", "shift_left", "shift_right_logical",
            "shift_right_arithmetic", "bitcast_convert_type", "nextafter"]
@@ -288,8 +289,7 @@ def _ew_prim(name, nargs, kinds, template, reference):
         return ShapedArray(args[0].shape, args[0].dtype, all(a.weak_type for a in args))
 
     p.abstract_eval = abstract_eval
-    p.lowering = (lambda in_dtypes, out_dtype: template[dtypes.kind(in_dtypes[0])]) \
-        if isinstance(template, dict) else template
+    p.lowering = by_kind(template) if isinstance(template, dict) else template
     p.reference = reference
     p.make_launcher = lambda device, args, params, out: make_elementwise_launcher(
         p, device, args, params, out)
@@ -311,32 +311,47 @@ def _batch_elementwise(prim):
 
 def _shift_ref(kind):
     def ref(x, y):
-        bits, s = x.view(np.uint32), y.view(np.uint32)
-        big = s >= 32
-        safe = np.where(big, 0, s).astype(np.uint32)
+        nbits = 8 * x.dtype.itemsize
+        u, i = np.dtype(f"uint{nbits}"), np.dtype(f"int{nbits}")
+        bits, s = x.view(u), y.view(u)
+        big = s >= nbits
+        safe = np.where(big, 0, s).astype(u)
         if kind == "left":
-            out = np.where(big, np.uint32(0), bits << safe)
+            out = np.where(big, u.type(0), bits << safe)
         elif kind == "logical":
-            out = np.where(big, np.uint32(0), bits >> safe)
+            out = np.where(big, u.type(0), bits >> safe)
         else:
-            out = (x.view(np.int32) >> np.minimum(s, 31).astype(np.int32)).view(np.uint32)
-        return np.asarray(out, np.uint32).view(x.dtype)
+            out = (x.view(i) >> np.minimum(s, nbits - 1).astype(i)).view(u)
+        return np.asarray(out, u).view(x.dtype)
     return ref
 
 
-shift_left_p = _ew_prim(
-    "shift_left", 2, "iu",
-    {"u": "((uint){1} < 32u ? ({0} << {1}) : 0u)",
-     "i": "((uint){1} < 32u ? as_int(as_uint({0}) << as_uint({1})) : 0)"}, _shift_ref("left"))
-shift_right_logical_p = _ew_prim(
-    "shift_right_logical", 2, "iu",
-    {"u": "((uint){1} < 32u ? ({0} >> {1}) : 0u)",
-     "i": "((uint){1} < 32u ? as_int(as_uint({0}) >> as_uint({1})) : 0)"},
-    _shift_ref("logical"))
-shift_right_arithmetic_p = _ew_prim(
-    "shift_right_arithmetic", 2, "iu",
-    {"u": "as_uint(as_int({0}) >> (int)min({1}, 31u))",
-     "i": "({0} >> (int)min(as_uint({1}), 31u))"}, _shift_ref("arithmetic"))
+def _shift_templates(kind):
+    """Shift templates of each integer width: a count of the width or more shifts every bit
+    out (XLA's semantics; C leaves it undefined), read as unsigned so negatives count big.
+    Operands are cast before as_type() and min(): under jit they may be int literals."""
+    rows = {}
+    for key, (i, u, n) in {"": ("int", "uint", 32), "64": ("long", "ulong", 64)}.items():
+        fits = f"(({u}){{1}} < {n}u)"
+        x, s = f"(({i}){{0}})", f"(({i}){{1}})"
+        if kind == "left":
+            rows["u" + key] = f"({fits} ? (({u}){{0}} << ({u}){{1}}) : ({u})0)"
+            rows["i" + key] = f"({fits} ? as_{i}(as_{u}({x}) << as_{u}({s})) : ({i})0)"
+        elif kind == "logical":
+            rows["u" + key] = f"({fits} ? (({u}){{0}} >> ({u}){{1}}) : ({u})0)"
+            rows["i" + key] = f"({fits} ? as_{i}(as_{u}({x}) >> as_{u}({s})) : ({i})0)"
+        else:
+            rows["u" + key] = f"as_{u}(as_{i}(({u}){{0}}) >> ({i})min(({u}){{1}}, ({u}){n - 1}))"
+            rows["i" + key] = f"({x} >> ({i})min(as_{u}({s}), ({u}){n - 1}))"
+    return rows
+
+
+shift_left_p = _ew_prim("shift_left", 2, "iu", _shift_templates("left"), _shift_ref("left"))
+shift_right_logical_p = _ew_prim("shift_right_logical", 2, "iu", _shift_templates("logical"),
+                                 _shift_ref("logical"))
+shift_right_arithmetic_p = _ew_prim("shift_right_arithmetic", 2, "iu",
+                                    _shift_templates("arithmetic"),
+                                    _shift_ref("arithmetic"))
 
 for _p in (shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
     defjvp(_p, None, None)
@@ -344,30 +359,44 @@ for _p in (shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
 
 
 def shift_left(x, y):
-    """lax.shift_left: x << y elementwise (equal shapes and dtypes); y >= 32 gives 0."""
+    """lax.shift_left: x << y elementwise (equal shapes and dtypes); a count of the width
+    (32, 64) or more gives 0.
+
+    >>> shift_left(jnp.array([1], jnp.int32), jnp.array([3], jnp.int32))   # [8]
+    """
     return shift_left_p.bind(x, y)
 
 
 def shift_right_logical(x, y):
-    """lax.shift_right_logical: zero-filling right shift; y >= 32 gives 0."""
+    """lax.shift_right_logical: zero-filling right shift; a count of the width or more
+    gives 0.
+
+    >>> shift_right_logical(jnp.array([-8], jnp.int32), jnp.array([28], jnp.int32))   # [15]
+    """
     return shift_right_logical_p.bind(x, y)
 
 
 def shift_right_arithmetic(x, y):
-    """lax.shift_right_arithmetic: sign-filling right shift (of the bits read as int32)."""
+    """lax.shift_right_arithmetic: sign-filling right shift (of the bits read as signed).
+
+    >>> shift_right_arithmetic(jnp.array([-8], jnp.int32), jnp.array([1], jnp.int32))  # [-4]
+    """
     return shift_right_arithmetic_p.bind(x, y)
 
 
 # ---- bitcast_convert_type ------------------------------------------------------------------
 
-_BITCASTABLE = (dtypes.int32, dtypes.uint32, dtypes.float32)
+# the types of one width reinterpret each other (32 or 64 bits)
+_BITCASTABLE = ((dtypes.int32, dtypes.uint32, dtypes.float32),
+                (dtypes.int64, dtypes.uint64, dtypes.float64))
 bitcast_convert_type_p = Primitive("bitcast_convert_type", fusion="elementwise")
 
 
 def _bitcast_abstract(x, *, new_dtype):
-    if x.dtype not in _BITCASTABLE or new_dtype not in _BITCASTABLE:
-        raise TypeError(f"bitcast_convert_type: only int32, uint32 and float32 can be "
-                        f"reinterpreted, got {x.dtype} -> {new_dtype}")
+    if not any(x.dtype in g and new_dtype in g for g in _BITCASTABLE):
+        raise TypeError(f"bitcast_convert_type: only int32, uint32 and float32 (or int64, "
+                        f"uint64 and float64) reinterpret each other, got {x.dtype} -> "
+                        f"{new_dtype}")
     return ShapedArray(x.shape, new_dtype, False)
 
 
@@ -383,7 +412,8 @@ defvjp(bitcast_convert_type_p, None)
 
 
 def bitcast_convert_type(x, new_dtype):
-    """lax.bitcast_convert_type between the 32-bit types: the same bits, another dtype.
+    """lax.bitcast_convert_type between the types of one width (32 or 64 bits): the same
+    bits, another dtype.
 
     >>> bitcast_convert_type(netcl.numpy.array(0x3f800000, netcl.uint32), 'float32')  # 1.0
     """

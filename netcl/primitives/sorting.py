@@ -49,14 +49,17 @@ def _batch(args, dims):
     return argsort_p.bind(x), d
 
 
-_PAD = {"f": "NAN", "i": "INT_MAX", "u": "UINT_MAX", "b": "INT_MAX"}
+# Pads sort last: the greatest key (ties go by index, and pads' indices are the greatest)
+_PAD = {"f": "NAN", "i": "INT_MAX", "u": "UINT_MAX", "b": "INT_MAX", "i64": "LONG_MAX",
+        "u64": "ULONG_MAX"}
 
 
 def _sources(dtype):
     """(init, stage, finish) kernel sources for keys of `dtype`."""
     T, K = storage_ctype(dtype), compute_ctype(dtype)
     nan_last = dtypes.kind(dtype) == "f"
-    pad = _PAD[dtypes.kind(dtype)]
+    k = dtypes.kind(dtype)
+    pad = _PAD[k + "64" if k in "iu" and dtype.itemsize == 8 else k]
     before = ("  if (a != a) return (b != b) && ia < ib;\n  if (b != b) return 1;\n"
               if nan_last else "")
     init = f"""
@@ -178,6 +181,10 @@ argsort_p.batch = _batch
 
 
 def argsort(x):
-    """The stable ascending order (int32 indices) of `x` along its last axis."""
+    """The stable ascending order (int32 indices) of `x` along its last axis (jnp.argsort
+    gives them as the default int).
+
+    >>> argsort(jnp.array([3, 1, 2], jnp.int64))     # [1, 2, 0]
+    """
     from .views import operand
     return argsort_p.bind(operand(x, "argsort"))

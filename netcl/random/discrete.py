@@ -17,7 +17,7 @@ from ..core.shapes import broadcast_shapes, canonical_shape, normalize_axis, pro
 from ..primitives import elementwise as ew
 from ..primitives import views
 from .continuous import _check_shape, _gumbel, _param, _shape_of, _uniform
-from .keys import _U32, _bits32, _check_key, _counters, _device, _is_array, split
+from .keys import _U32, _bits, _bits32, _check_key, _counters, _device, _is_array, split
 
 
 @compiled_when_eager
@@ -50,7 +50,8 @@ def bernoulli(key, p=0.5, shape=None):
 
 def _int_bound(name, arg, x, dtype, device):
     """(bound as `dtype`, whether it exceeds dtype's max): JAX's convert-and-clip of an
-    integer bound (float bounds are truncated to int32 first, as JAX's astype(int))."""
+    integer bound (float bounds are truncated to the default int first, as JAX's
+    astype(int))."""
     info = np.iinfo(dtype)
     if isinstance(x, (int, np.integer, np.bool_)):  # exact on the host
         v = int(x)
@@ -61,18 +62,19 @@ def _int_bound(name, arg, x, dtype, device):
         if dtypes.kind(host.dtype) not in "biuf":
             raise TypeError(f"{name}: {arg} must be an integer or an array, got "
                             f"{type(x).__name__}")
-        x = to_array(host if dtypes.kind(host.dtype) != "f" else host.astype(np.int32), name,
-                     device)
+        x = to_array(host if dtypes.kind(host.dtype) != "f" else
+                     host.astype(dtypes.default_int_dtype()), name, device)
     if x.dtype.kind not in "iu":
-        x = ew.convert_element_type(x, dtypes.int32)
+        x = ew.convert_element_type(x, dtypes.default_int_dtype())
     over = False
     if x.dtype != dtype:
-        if x.dtype == _U32:  # uint32 bound, int32 result: clip above
+        xinfo = np.iinfo(x.dtype)
+        if xinfo.max > info.max:  # clip above (where the bound is beyond dtype's max)
             top = views.full_like(x, info.max)
             over = ew.gt(x, top)
             x = ew.min_(x, top)
-        else:  # int32 bound, uint32 result: clip below
-            x = ew.max_(x, views.full_like(x, 0))
+        if xinfo.min < info.min:  # clip below
+            x = ew.max_(x, views.full_like(x, info.min))
         x = ew.convert_element_type(x, dtype)
     return x, over
 
@@ -85,9 +87,10 @@ def _is_static_number(x):
 
 
 @compiled_when_eager
-def randint(key, shape, minval, maxval, dtype=dtypes.int32):
-    """Integers uniform in [minval, maxval) (bounds broadcast to `shape`). JAX's method: two
-    words of bits reduced modulo the span.
+def randint(key, shape, minval, maxval, dtype=int):
+    """Integers uniform in [minval, maxval) (bounds broadcast to `shape`), of the default int
+    unless `dtype` says (int64 with x64, as in JAX). JAX's method: two words of bits (32 or
+    64, as dtype's width) reduced modulo the span.
 
     Scalar bounds with minval >= maxval raise ValueError (an empty range); array bounds are
     data and follow JAX: where maxval <= minval the result is minval.
@@ -112,28 +115,30 @@ def randint(key, shape, minval, maxval, dtype=dtypes.int32):
     keys = split(key)
     k_hi = views.reshape(views.slice(keys, (0, 0), (1, 2)), (2,))
     k_lo = views.reshape(views.slice(keys, (1, 0), (2, 2)), (2,))
-    higher = _bits32("randint", k_hi, shape)
-    lower = _bits32("randint", k_lo, shape)
+    nbits = 8 * dtype.itemsize
+    U = dtypes.uint64 if nbits == 64 else _U32
+    higher = _bits("randint", k_hi, shape, nbits)
+    lower = _bits("randint", k_lo, shape, nbits)
 
-    span = ew.sub(ew.convert_element_type(hi_p, _U32), ew.convert_element_type(lo_p, _U32))
+    span = ew.sub(ew.convert_element_type(hi_p, U), ew.convert_element_type(lo_p, U))
     span = ew.select(ew.le(hi_p, lo_p), views.full_like(span, 1), span)
     if over is not False:
         grow = ew.gt(hi_p, lo_p)
         if over is not True:
             grow = ew.and_(views.broadcast_to_rank(over, pshape), grow)
         span = ew.select(grow, ew.add(span, views.full_like(span, 1)), span)
-    mult = ew.rem(views.full_like(span, 2 ** 16), span)
+    mult = ew.rem(views.full_like(span, 2 ** (nbits // 2)), span)
     mult = ew.rem(ew.mul(mult, mult), span)
 
     span_s, mult_s = views.broadcast_to_rank(span, shape), views.broadcast_to_rank(mult, shape)
     offset = ew.add(ew.mul(ew.rem(higher, span_s), mult_s), ew.rem(lower, span_s))
     offset = ew.rem(offset, span_s)
-    low_s = ew.convert_element_type(views.broadcast_to_rank(lo, shape), _U32)
+    low_s = ew.convert_element_type(views.broadcast_to_rank(lo, shape), U)
     return ew.convert_element_type(ew.add(low_s, offset), dtype)
 
 
 @compiled_when_eager
-def rademacher(key, shape=(), dtype=dtypes.int32):
+def rademacher(key, shape=(), dtype=int):
     """-1 or +1 with equal probability."""
     dtype = dtypes.canonicalize(dtype, where="rademacher")
     shape = canonical_shape(shape, "rademacher")
@@ -150,7 +155,8 @@ def jnp_take(*args, **kwargs):
 
 def categorical(key, logits, axis=-1, shape=None):
     """Samples of categorical distributions given by unnormalised log-probabilities along
-    `axis` (the Gumbel-max trick: argmax(logits + gumbel noise)); int32 indices.
+    `axis` (the Gumbel-max trick: argmax(logits + gumbel noise)); indices of the default
+    int (int64 with x64, as in JAX).
 
     `shape` defaults to logits' shape without `axis`; a longer shape draws several samples
     per distribution (its leading dimensions).
@@ -176,12 +182,12 @@ def categorical(key, logits, axis=-1, shape=None):
     from ..primitives.reductions import argmax
     noise = _gumbel("categorical", key, full_shape, logits.dtype)
     scores = ew.add(noise, views.broadcast_to_rank(logits, full_shape))
-    return argmax(scores, len(prefix) + ax, dtypes.int32)
+    return argmax(scores, len(prefix) + ax, dtypes.default_int_dtype())
 
 
 def _arange(n, key):
     _, lo = _counters(key, (n,))
-    return ew.convert_element_type(lo, dtypes.int32)
+    return ew.convert_element_type(lo, dtypes.default_int_dtype())
 
 
 def _searchsorted_left(sorted_1d, values_1d):
@@ -281,7 +287,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
         axis = normalize_axis(axis, arr.ndim, "choice")
         n_inputs = arr.shape[axis]
     n_draws = prod(shape)
-    out_dtype = dtypes.int32 if arr is None else arr.dtype
+    out_dtype = dtypes.default_int_dtype() if arr is None else arr.dtype
     if n_draws == 0:
         out_shape = shape if arr is None else arr.shape[:axis] + shape + arr.shape[axis + 1:]
         return views.full(out_shape, 0, out_dtype, device=_device(key))

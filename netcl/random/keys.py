@@ -28,6 +28,7 @@ from ..core.eval import to_array
 from ..core.shapes import canonical_shape
 from ..core.tracing import Tracer
 from ..primitives import elementwise as ew
+from ..primitives.random_bits import shift_left, shift_right_logical
 from ..primitives import views
 from ..primitives.random_bits import iota_2x32_shape, threefry2x32
 
@@ -100,8 +101,9 @@ def _stack_pair(a, b):
 
 
 def PRNGKey(seed, *, impl=None):
-    """A PRNG key (uint32[2]) from an integer seed, as jax.random.PRNGKey without x64:
-    [0, seed mod 2^32].
+    """A PRNG key (uint32[2]) from an integer seed, as jax.random.PRNGKey: the seed's high
+    and low 32 bits as a 64-bit int with x64 (and for int64 seed arrays), [0, seed mod 2^32]
+    without.
 
     `seed` is a Python or NumPy integer in [-2^63, 2^63), or a 0-d integer array (which may
     be traced, e.g. under vmap over seeds).
@@ -116,7 +118,12 @@ def PRNGKey(seed, *, impl=None):
         if seed.dtype.kind not in "iu":
             raise TypeError(f"PRNGKey: seed must be an integer, got dtype {seed.dtype}")
         low = ew.convert_element_type(seed, _U32)
-        return _stack_pair(views.full((), 0, _U32, device=_device(seed)), low)
+        if seed.dtype.itemsize == 8:
+            high = ew.convert_element_type(
+                shift_right_logical(seed, views.full((), 32, seed.dtype)), _U32)
+        else:
+            high = views.full((), 0, _U32, device=_device(seed))
+        return _stack_pair(high, low)
     if isinstance(seed, (bool, np.bool_)):
         raise TypeError("PRNGKey: seed must be an integer, got a bool")
     try:
@@ -129,7 +136,8 @@ def PRNGKey(seed, *, impl=None):
                         f"{seed!r}") from None
     if not -2**63 <= s < 2**63:
         raise ValueError(f"PRNGKey: seed {s} does not fit in 64 bits")
-    return Array.from_numpy(default_device(), np.array([0, s & _M32], dtype=np.uint32))
+    high = (s % 2**64) >> 32 if dtypes.default_int_dtype() == dtypes.int64 else 0
+    return Array.from_numpy(default_device(), np.array([high, s & _M32], dtype=np.uint32))
 
 
 def key(seed, *, impl=None):
@@ -215,9 +223,24 @@ def _bits32(name, key, shape):
     return ew.xor(y1, y2)
 
 
+def _bits64(name, key, shape):
+    """64 random bits per element as JAX draws them (threefry, partitionable): the pair's
+    first word high, its second low."""
+    y1, y2 = _threefry_pairs(name, key, shape)
+    hi = ew.convert_element_type(y1, dtypes.uint64)
+    hi = shift_left(hi, views.full(tuple(hi.shape), 32, dtypes.uint64))
+    return ew.or_(hi, ew.convert_element_type(y2, dtypes.uint64))
+
+
+def _bits(name, key, shape, nbits):
+    """`nbits` (32 or 64) random bits per element, as uint32 or uint64."""
+    return _bits64(name, key, shape) if nbits == 64 else _bits32(name, key, shape)
+
+
 @compiled_when_eager
 def bits(key, shape=(), dtype=None):
-    """Uniform random uint32 values of `shape` (JAX's `jax.random.bits` with x64 off).
+    """Uniform random unsigned values of `shape`: uint32, or with dtype=uint64 (x64) 64 bits
+    each, as JAX's `jax.random.bits`.
 
     >>> netcl.random.bits(netcl.random.PRNGKey(0), (4,))
     """
@@ -230,5 +253,7 @@ def bits(key, shape=(), dtype=None):
             raise ValueError(f"bits: dtype must be an unsigned integer dtype, got {d}")
         if d.itemsize < 4:
             raise TypeError(f"bits: netcl has no {d} dtype; use uint32")
+        if dtypes.canonicalize(d, where="bits") == dtypes.uint64:
+            return _bits64("bits", key, canonical_shape(shape, "bits"))
     shape = canonical_shape(shape, "bits")
     return _bits32("bits", key, shape)

@@ -519,11 +519,13 @@ def fori_loop(lower, upper, body_fun, init_val):
             val = body_fun(i, val)
         return _as_arrays(val)
     from .. import numpy as jnp
-    i0 = jnp.asarray(lower, dtype=jnp.int32)
+    # the counter's dtype is the bounds' (Python ints: the default int), as JAX's
+    i_dtype = jnp.result_type(lower, upper)
+    i0 = jnp.asarray(lower, dtype=i_dtype)
     step = (lambda c: (c[0] + 1, body_fun(c[0], c[1])))
     if lo is not None:      # static bounds: a counted loop (no predicate read each step)
         return _staged_while(None, step, (i0, init_val), count=max(hi - lo, 0))[1]
-    hi_arr = jnp.asarray(upper, dtype=jnp.int32)
+    hi_arr = jnp.asarray(upper, dtype=i_dtype)
     _, out = while_loop(lambda c: c[0] < hi_arr, step, (i0, init_val))
     return out
 

@@ -33,7 +33,7 @@ def _vec_type(dtype):
 def _mask_conv(dtype, mask):
     """`mask` (an int8 comparison) as the mask type of `dtype`'s comparisons: double vectors
     compare to long vectors, everything else to int vectors."""
-    return f"netcl_convert8(long, {mask})" if dtype == dtypes.float64 else f"({mask})"
+    return f"netcl_convert8(long, {mask})" if dtype.itemsize == 8 else f"({mask})"
 
 
 def _load8(dtype, ptr, index):
@@ -138,8 +138,8 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
                   "  int8 bi = (int8)(INT_MAX);",
                   "  const int8 lane = (int8)(0, 1, 2, 3, 4, 5, 6, 7);",
                   ]
-            mt = "long8" if acc_dt == dtypes.float64 else "int8"
-            im = "netcl_convert8(int, m)" if acc_dt == dtypes.float64 else "m"
+            mt = "long8" if acc_dt.itemsize == 8 else "int8"
+            im = "netcl_convert8(int, m)" if acc_dt.itemsize == 8 else "m"
 
             def arg_loop(i_expr, mask, indent="  "):
                 return [f"{indent}for (; k + 8 <= end; k += 8) {{",
@@ -202,8 +202,8 @@ def _cpu_reduce_kernel(kind, name, op, in_dt, out_dt, acc_dt, in_idx=False, out_
               "    int8 bi = (int8)(INT_MAX);",
               "    for (int k = start; k < end; ++k, p += B) {",
               f"      const {v8} x = {_load8(in_dt, 'in', 'p')};"]
-        mt = "long8" if acc_dt == dtypes.float64 else "int8"
-        im = "netcl_convert8(int, m)" if acc_dt == dtypes.float64 else "m"
+        mt = "long8" if acc_dt.itemsize == 8 else "int8"
+        im = "netcl_convert8(int, m)" if acc_dt.itemsize == 8 else "m"
         if in_idx:
             L += [f"      const int8 i = {_load8(dtypes.int32, 'iidx', 'p - off')};",
                   f"      const {mt} m = {_better8(op, acc_dt)};"]

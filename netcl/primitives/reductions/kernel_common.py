@@ -12,10 +12,13 @@ def _init_expr(op, dtype):
         return f"(({acc})0)"
     if op == "prod":
         return f"(({acc})1)"
+    wide = dtype.itemsize == 8 and k in "iu"
     if op in ("max", "argmax"):
-        return {"f": f"(({acc})-INFINITY)", "i": "INT_MIN", "u": "0u", "b": "0"}[k]
+        return {"f": f"(({acc})-INFINITY)", "i": "LONG_MIN" if wide else "INT_MIN",
+                "u": f"(({acc})0)", "b": "0"}[k]
     if op in ("min", "argmin"):
-        return {"f": f"(({acc})INFINITY)", "i": "INT_MAX", "u": "UINT_MAX", "b": "1"}[k]
+        return {"f": f"(({acc})INFINITY)", "i": "LONG_MAX" if wide else "INT_MAX",
+                "u": "ULONG_MAX" if wide else "UINT_MAX", "b": "1"}[k]
     if op == "ffill":
         return f"(({acc})NAN)"
     raise AssertionError(op)
@@ -24,10 +27,12 @@ def _init_expr(op, dtype):
 def _combine(op, dtype, n=""):
     """C template combining {a} (earlier) with {b} (later); n is a vector width ("", "8")."""
     k = dtypes.kind(dtype)
+    # signed sums and products wrap through the unsigned type (signed overflow is undefined)
+    i, u = ("long", "ulong") if dtype.itemsize == 8 else ("int", "uint")
     if op == "sum":
-        return f"as_int{n}(as_uint{n}({{a}}) + as_uint{n}({{b}}))" if k == "i" else "({a} + {b})"
+        return f"as_{i}{n}(as_{u}{n}({{a}}) + as_{u}{n}({{b}}))" if k == "i" else "({a} + {b})"
     if op == "prod":
-        return f"as_int{n}(as_uint{n}({{a}}) * as_uint{n}({{b}}))" if k == "i" else "({a} * {b})"
+        return f"as_{i}{n}(as_{u}{n}({{a}}) * as_{u}{n}({{b}}))" if k == "i" else "({a} * {b})"
     # float max/min propagate NaN: take {b} when it is greater or NaN. {a} (the accumulator)
     # stays off the NaN test, and the masks combine with `|` (vector-friendly: `||` and
     # isnan() compile to scalarised code on PoCL)

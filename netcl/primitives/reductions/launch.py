@@ -143,9 +143,9 @@ def _split(device, A, K, B, rows, op="sum", max_parts=256):
 
 
 def _options(style, dtype):
-    """Build options: double8 is wider than AVX2 registers, which clang notes as an ABI
+    """Build options: double8 and long8 are wider than AVX2 registers, which clang notes as an ABI
     warning for every vector builtin; the code is right, so keep the build log quiet."""
-    return ("-w",) if style == "cpu" and dtype == dtypes.float64 else ()
+    return ("-w",) if style == "cpu" and dtype.itemsize == 8 else ()
 
 
 def _cpu_geometry(device, n, total):

@@ -1,8 +1,10 @@
-"""Helpers every structural primitive shares: the int32 size limit of the kernels, the
-metadata buffers and raw item types they take, and small pieces of the rules."""
+"""Helpers every structural primitive shares: the int32 size limit of the kernels and the
+int32 indices they take (`index32`), the metadata buffers and raw item types, and small
+pieces of the rules."""
 import numpy as np
 import pyopencl as cl
 
+from ...core import dtypes
 from ...core.ad_util import Zero
 from ...core.array import Array
 from ...core.shapes import prod
@@ -18,6 +20,22 @@ def _check_size(name, shape):
 
 
 _RAW_CTYPE = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}
+
+
+def index32(i):
+    """Device integer indices as the int32 the kernels index with. Values beyond int32's
+    range (of int64, uint64, or uint32 past 2**31) are clamped into it first, so that an
+    index out of range stays out of range instead of wrapping into it.
+
+    >>> index32(jnp.asarray(np.array([2**40, -1]))).dtype      # int32: [2147483647, -1]
+    """
+    from .. import elementwise as ew
+    if i.dtype == dtypes.int32:
+        return i
+    if i.dtype.itemsize == 8 or i.dtype == dtypes.uint32:
+        lo = 0 if i.dtype.kind == "u" else -2**31
+        i = ew.clamp(full(i.shape, lo, i.dtype), i, full(i.shape, _INT_LIMIT, i.dtype))
+    return ew.convert_element_type(i, dtypes.int32)
 
 
 def _const_buffer(device, values):

@@ -16,7 +16,7 @@ from ...core.tracing import Primitive, ShapedArray
 from .. import elementwise as ew
 from ..views import bdim_at_front, broadcast_in_dim, full, move_batch_axis, reshape
 from ..views import operand as _operand
-from .common import _batch_size, _empty_launcher, _zero_tangent, _zeros
+from .common import _batch_size, _empty_launcher, _zero_tangent, _zeros, index32
 from .copy_kernels import _copy_piece, _copy_piece_at, _pack_starts
 from .gather_scatter import gather
 from .shape_ops import iota
@@ -313,7 +313,7 @@ def _start_index(s, name):
             raise TypeError(f"{name}: start indices must be scalars, got shape {tuple(s.shape)}")
         if s.dtype.kind not in "iu":
             raise TypeError(f"{name}: start indices must be integers, got {s.dtype}")
-        return s if s.dtype == dtypes.int32 else ew.convert_element_type(s, dtypes.int32)
+        return index32(s)
     try:
         v = operator.index(s)
     except TypeError:

@@ -38,7 +38,7 @@ from .. import elementwise as ew
 from ..views import bdim_at_front, broadcast_in_dim, full, move_batch_axis, reshape
 from ..views import operand as _operand
 from .common import (_RAW_CTYPE, _batch_size, _check_size, _const_buffer, _empty_launcher,
-                     _zero_tangent, _zeros)
+                     _zero_tangent, _zeros, index32)
 from .shape_ops import iota
 
 # ---- kernels -------------------------------------------------------------------------------
@@ -266,19 +266,19 @@ def _index_array(indices, name):
         host = np.asarray(indices)
         if host.dtype.kind not in "iu":
             raise TypeError(f"{name}: indices must be integers, got {host.dtype}")
-        if host.size and (host.min() < -2**31 or host.max() > 2**31 - 1):
-            raise ValueError(f"{name}: indices do not fit in int32")
-        return to_array(host.astype(np.int32), name)
-    if indices.dtype == dtypes.uint32:
-        return ew.convert_element_type(indices, dtypes.int32)
-    return indices
+        # (clamped into int32: the kernels clamp into the axis anyway)
+        return to_array(np.clip(host, -2**31, 2**31 - 1).astype(np.int32), name)
+    if dtypes.kind(indices.dtype) not in "iu":
+        return indices      # (the primitive's abstract_eval names the dtype)
+    return index32(indices)
 
 
 def gather(operand, indices, axis, batch_dims=0):
     """operand[b..., a..., indices[b..., i...], c...]: np.take along `axis` with the first
     `batch_dims` dimensions of operand and indices paired (take_along_axis style).
 
-    Indices are int32 and clamped into [0, operand.shape[axis]) (never read out of range).
+    Indices are integers of any width, clamped into [0, operand.shape[axis]) (never read
+    out of range); the primitive takes them as int32.
     The output shape is operand.shape[:axis] + indices.shape[batch_dims:] +
     operand.shape[axis + 1:].
     """
