@@ -11,13 +11,10 @@ import netcl.numpy as jnp
 import netcl.scipy.special as sp
 import netcl.scipy.stats as st
 from netcl.test_util import check_grads
-from util import raises_with
+from util import assert_agrees, raises_with
 
 ss = pytest.importorskip("scipy.special")
 sst = pytest.importorskip("scipy.stats")
-
-F32_TINY = float(np.finfo(np.float32).tiny)
-
 
 def _f32(x):
     return jnp.asarray(np.asarray(x, np.float32))
@@ -25,29 +22,6 @@ def _f32(x):
 
 def _f64(x):
     return jnp.asarray(np.asarray(x, np.float64))
-
-
-def assert_agrees(got, want, rtol, atol=0.0, what=""):
-    """got == want within atol + rtol |want|, with NaN and +-inf in the same places. For
-    float32 results, values below the smallest normal float32 get that much slack."""
-    got_h = np.asarray(got)
-    if got_h.dtype == np.float32:
-        atol = max(atol, F32_TINY)
-    g, w = got_h.astype(np.float64), np.asarray(want, np.float64)
-    assert g.shape == w.shape, f"{what}: shape {g.shape} != {w.shape}"
-    nan_g, nan_w = np.isnan(g), np.isnan(w)
-    assert (nan_g == nan_w).all(), (f"{what}: NaN at {np.flatnonzero(nan_g != nan_w)[:5]}: "
-                                    f"got {g[nan_g != nan_w][:5]}, want {w[nan_g != nan_w][:5]}")
-    inf_w = np.isinf(w)
-    assert (g[inf_w] == w[inf_w]).all() and not np.isinf(g[~inf_w]).any(), \
-        f"{what}: infinities differ: got {g[inf_w | np.isinf(g)]}, want {w[inf_w | np.isinf(g)]}"
-    fin = np.isfinite(w)
-    err = np.abs(g[fin] - w[fin])
-    bad = err > atol + rtol * np.abs(w[fin])
-    if bad.any():
-        i = np.argmax(np.where(bad, err / (atol + rtol * np.abs(w[fin])), 0))
-        raise AssertionError(f"{what}: {bad.sum()} values off (worst: got {g[fin][i]!r}, want "
-                             f"{w[fin][i]!r}, rtol={rtol}, atol={atol})")
 
 
 # ---- values against scipy, float32 ----------------------------------------------------------

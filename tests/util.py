@@ -99,3 +99,29 @@ def raises_with(exc, fn, *words):
     msg = str(info.value)
     for w in words:
         assert w in msg, f"{w!r} not in {msg!r}"
+
+
+F32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def assert_agrees(got, want, rtol, atol=0.0, what=""):
+    """got == want within atol + rtol |want|, with NaN and +-inf in the same places (values
+    below the result dtype's smallest normal number get that much slack)."""
+    got_h = np.asarray(got)
+    atol = max(atol, F32_TINY if got_h.dtype == np.float32 else
+               float(np.finfo(np.float64).tiny))
+    g, w = got_h.astype(np.float64), np.asarray(want, np.float64)
+    assert g.shape == w.shape, f"{what}: shape {g.shape} != {w.shape}"
+    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    assert (nan_g == nan_w).all(), (f"{what}: NaN at {np.flatnonzero(nan_g != nan_w)[:5]}: "
+                                    f"got {g[nan_g != nan_w][:5]}, want {w[nan_g != nan_w][:5]}")
+    inf_w = np.isinf(w)
+    assert (g[inf_w] == w[inf_w]).all() and not np.isinf(g[~inf_w]).any(), \
+        f"{what}: infinities differ: got {g[inf_w | np.isinf(g)]}, want {w[inf_w | np.isinf(g)]}"
+    fin = np.isfinite(w)
+    err = np.abs(g[fin] - w[fin])
+    bad = err > atol + rtol * np.abs(w[fin])
+    if bad.any():
+        i = np.argmax(np.where(bad, err / (atol + rtol * np.abs(w[fin])), 0))
+        raise AssertionError(f"{what}: {bad.sum()} values off (worst: got {g[fin][i]!r}, want "
+                             f"{w[fin][i]!r}, rtol={rtol}, atol={atol})")

@@ -93,14 +93,21 @@ def _shape(name, shape, named):
     return shape
 
 
-def _setup(name, key, shape, dtype, named):
-    """(checked key, float dtype, shape, parameters as arrays of dtype broadcast to shape)."""
+def checked_arguments(name, key, shape, dtype, named):
+    """(checked key, float dtype, shape) of sampler `name` whose parameters are `named`
+    [(argument, value)], with JAX's checks and errors."""
     key = _check_key(name, key)
     dtype = _dtype(name, dtype, key)
     for arg, x in named:
         _arg_dtype(name, arg, x)
     shape = _shape(name, shape, named)
     _check_safe_cast(name, dtype, named)
+    return key, dtype, shape
+
+
+def _setup(name, key, shape, dtype, named):
+    """(checked key, float dtype, shape, parameters as arrays of dtype broadcast to shape)."""
+    key, dtype, shape = checked_arguments(name, key, shape, dtype, named)
     device = _device(key)
     params = [views.broadcast_to_rank(_param(name, arg, x, dtype, device), shape)
               for arg, x in named]

@@ -21,7 +21,8 @@ stop_gradient) raises NotImplementedError when differentiated; a constant parame
 from ..core.shapes import prod
 from ..transforms.custom import custom_jvp
 from .continuous import _normal, _uniform
-from .distributions import _arg_dtype, _check_safe_cast, _dtype, _jnp, _shape, _split2
+from .distributions import (_arg_dtype, _check_safe_cast, _dtype, _jnp, _shape, _split2,
+                            checked_arguments)
 from .keys import _check_key, split
 
 __all__ = ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "f"]
@@ -191,12 +192,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 
 def _checked(name, key, dtype, shape, named):
-    key = _check_key(name, key)
-    dtype = _dtype(name, dtype, key)
-    for arg, x in named:
-        _arg_dtype(name, arg, x)
-    shape = _shape(name, shape, named)
-    _check_safe_cast(name, dtype, named)
+    key, dtype, shape = checked_arguments(name, key, shape, dtype, named)
     jnp = _jnp()
     return key, dtype, shape, [jnp.asarray(x).astype(dtype) for _, x in named]
 
