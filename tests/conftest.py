@@ -77,3 +77,20 @@ def device_work(monkeypatch):
     """What ran on a device from now on: kernels, fills and host transfers."""
     yield from _recording(monkeypatch, ("enqueue_nd_range_kernel", "enqueue_fill_buffer",
                                         "enqueue_copy"))
+
+
+@pytest.fixture(params=[False, True], ids=["x64_off", "x64_on"])
+def x64(request):
+    """netcl and JAX both with x64 set to the parameter; both restored after."""
+    import netcl
+    jax = pytest.importorskip("jax")
+    if request.param and not netcl.default_device().capabilities.fp64:
+        pytest.skip("the device has no fp64")
+    old, old_jax = netcl.config.enable_x64, jax.config.jax_enable_x64
+    netcl.config.update("enable_x64", request.param)
+    jax.config.update("jax_enable_x64", request.param)
+    try:
+        yield request.param
+    finally:
+        netcl.config.update("enable_x64", old)
+        jax.config.update("jax_enable_x64", old_jax)

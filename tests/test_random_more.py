@@ -14,19 +14,7 @@ jax = pytest.importorskip("jax")
 jr = jax.random
 
 
-@pytest.fixture(params=[False, True], ids=["x64_off", "x64_on"])
-def x64(request):
-    """netcl and JAX both with x64 set to the parameter; both restored after."""
-    if request.param and not netcl.default_device().capabilities.fp64:
-        pytest.skip("the device has no fp64")
-    old, old_jax = netcl.config.enable_x64, jax.config.jax_enable_x64
-    netcl.config.update("enable_x64", request.param)
-    jax.config.update("jax_enable_x64", request.param)
-    try:
-        yield request.param
-    finally:
-        netcl.config.update("enable_x64", old)
-        jax.config.update("jax_enable_x64", old_jax)
+# (the fixture `x64`: tests/conftest.py)
 
 
 def _cmp(got, want, rtol, atol=0.0):
