@@ -36,11 +36,16 @@ def _combine(op, dtype, n=""):
     # float max/min propagate NaN: take {b} when it is greater or NaN. {a} (the accumulator)
     # stays off the NaN test, and the masks combine with `|` (vector-friendly: `||` and
     # isnan() compile to scalarised code on PoCL)
+    # 64-bit integers compare with `?:`, not the max/min builtins: PoCL 3.0 on AVX-512 hosts
+    # compiles kernels for an AVX2 CPU but links AVX-512 builtins, and a 512-bit long8
+    # passed to one breaks the calling convention (garbage results)
     if op == "max":
         return "(((({b}) > ({a})) | (({b}) != ({b}))) ? ({b}) : ({a}))" if k == "f" \
+            else "((({b}) > ({a})) ? ({b}) : ({a}))" if dtype.itemsize == 8 \
             else "max({a}, {b})"
     if op == "min":
         return "(((({b}) < ({a})) | (({b}) != ({b}))) ? ({b}) : ({a}))" if k == "f" \
+            else "((({b}) < ({a})) ? ({b}) : ({a}))" if dtype.itemsize == 8 \
             else "min({a}, {b})"
     if op == "ffill":
         return "((({b}) != ({b})) ? ({a}) : ({b}))"
