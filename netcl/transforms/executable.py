@@ -63,14 +63,15 @@ class Executable:
             return self._first_call(flat_args)
         return run(*flat_args)
 
-    def in_slices(self, flat_args, size=16):
-        """A generator that enqueues this call `size` launches per `next()` and returns
-        the outputs (StopIteration's value): pmap alternates the devices' calls so that every
+    def in_slices(self, flat_args, sizes):
+        """A generator that enqueues this call a slice of launches per `next()`, of
+        `sizes[0]`, `sizes[1]`, ... launches (the last size repeating), and returns the
+        outputs (StopIteration's value): pmap alternates the devices' calls so that every
         device has work queued early, not only after the previous device's whole step."""
         if self.plan is None or tuple(a._layout_id() if isinstance(a, Array) else None
                                       for a in flat_args) != self._arg_layouts:
             return _finished(self(flat_args))
-        return self.plan.in_slices(size)(*flat_args)
+        return self.plan.in_slices(sizes)(*flat_args)
 
     def _on_device(self, fn, *args):
         """fn(*args) with the compiled-for device as the default: steps with no array input

@@ -181,12 +181,14 @@ class Plan:
             fn = self._compiled[None] = _straight_line(self)
         return fn(*arguments)
 
-    def in_slices(self, size):
-        """`run` as a generator function: each `next()` enqueues `size` more steps; the
-        outputs are the StopIteration's value (pmap alternates its devices this way)."""
-        fn = self._compiled.get(size)
+    def in_slices(self, sizes):
+        """`run` as a generator function: each `next()` enqueues the next slice of steps,
+        of `sizes[0]`, `sizes[1]`, ... steps (the last size repeating); the outputs are the
+        StopIteration's value (pmap alternates its devices this way)."""
+        fn = self._compiled.get(sizes)
         if fn is None:
-            fn = self._compiled[size] = _straight_line(self, yield_every=size)
+            fn = self._compiled[sizes] = _straight_line(
+                self, yield_after=_slice_ends(sizes, len(self.steps)))
         return fn
 
     @property
@@ -202,12 +204,27 @@ def _donor(x):
     return [x._storage] if sys.getrefcount(x._storage) == 2 else []
 
 
-def _straight_line(plan, yield_every=None):
+def _slice_ends(sizes, n):
+    """The step counts, below n, at which slices of `sizes` (the last repeating) end.
+
+    >>> sorted(_slice_ends((1, 2, 4), 12))
+    [1, 3, 7, 11]
+    """
+    ends, at = set(), 0
+    for k in range(n):
+        at += sizes[min(k, len(sizes) - 1)]
+        if at >= n:
+            return ends
+        ends.add(at)
+    return ends
+
+
+def _straight_line(plan, yield_after=None):
     """The plan as one generated Python function ``(*arguments) -> outputs``: each step a
     call on local variables, each freed slot a ``del``. The objects a call touches are out
     of the caches after a train step's kernels, so what counts is how few it touches: no
-    environment list, no per-step argument lists. With `yield_every`, a generator that
-    yields after every that many steps."""
+    environment list, no per-step argument lists. With `yield_after` (a set of step
+    counts), a generator that yields after those many steps."""
     env = {"_donor": _donor}
     lines = []
     for slot, c in plan.const_slots:
@@ -232,9 +249,9 @@ def _straight_line(plan, yield_every=None):
             lines.append(f"s{step.outputs[0]} = {call}")
         if step.frees:
             lines.append(f"del {', '.join(f's{i}' for i in step.frees)}")
-        if yield_every and (k + 1) % yield_every == 0 and k + 1 < len(plan.steps):
+        if yield_after and k + 1 in yield_after:
             lines.append("yield")
-    if yield_every and len(plan.steps) < yield_every:
+    if yield_after is not None and not yield_after:
         lines.append("yield")       # (a generator however short)
     lines.append(f"return [{', '.join(f's{i}' for i in plan.out_slots)}]")
     src = f"def run({', '.join(f's{i}' for i in range(plan.n_args))}):\n" + \

@@ -274,6 +274,13 @@ def _overwritable(program, k, env, donated):
     return check
 
 
+# Launches per slice when the devices' segments alternate (the last size repeats). The
+# first slices are short so that every device starts almost at once: a device waits for the
+# host to enqueue every other device's slice before its own, and enqueueing costs several
+# microseconds a launch on GPUs. Later slices are long, so flushes stay few.
+ENQUEUE_SLICES = (1, 2, 4, 8, 16)
+
+
 def _run(program, per_device_inputs, devices, world=None, donated=frozenset()):
     """Per device, the outputs of one call (`donated`: the ids of the arguments' variables
     the caller donated)."""
@@ -288,7 +295,7 @@ def _run(program, per_device_inputs, devices, world=None, donated=frozenset()):
             # the devices' launches alternate, a slice each, and each slice is flushed: every
             # device starts at once, where device by device the last would start a whole
             # step's enqueueing late
-            running = {i: exe.in_slices([env[i][vid] for vid in ins])
+            running = {i: exe.in_slices([env[i][vid] for vid in ins], ENQUEUE_SLICES)
                        for i, exe in enumerate(seg.executables)}
             while running:
                 for i, slices in list(running.items()):
