@@ -5,7 +5,9 @@
   convolution.py        conv_general_dilated_p with its rules; conv_general_dilated, conv,
                         conv_with_general_padding, conv_transpose
   conv_kernels.py       OpenCL source of the direct / im2col / split-K kernels, _ConvGeometry
-  conv_gemm.py          the im2col + GEMM path for large convolutions (_plan_gemm decides)
+  conv_gemm.py          the im2col + GEMM path for large convolutions: its kernels and launchers
+  conv_gemm_plan.py     whether a convolution takes that path and how (_plan_gemm): P's layout,
+                        the im2col's slots, split-K counts, 16-bit operands
   pooling.py            reduce_window_{sum,max,min}_p, select_and_scatter_add_p,
                         select_and_gather_add_p with their rules; reduce_window and friends
   window_kernels.py     OpenCL source and launchers of the window kernels

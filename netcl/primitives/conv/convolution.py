@@ -18,7 +18,8 @@ from ...core.array import Array
 from ...core.ad_util import Zero, is_zero
 from ...core.shapes import contiguous_strides, prod
 from ...core.tracing import Primitive, ShapedArray
-from .conv_gemm import _gemm_launcher, _plan_gemm
+from .conv_gemm import _gemm_launcher
+from .conv_gemm_plan import _plan_gemm
 from .conv_kernels import _ConvGeometry, _conv_source, _gemm_dtype
 from .dimension_numbers import (ConvDimensionNumbers, _canonical_precision, _dilate,
                                 _explicit_padding, _int_tuple, conv_dimension_numbers,
