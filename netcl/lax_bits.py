@@ -85,9 +85,9 @@ def _clz32(u):
 
 
 def mulhi(x, y):
-    """The high 32 bits of the 64-bit product of int32 (or uint32) elements, as
-    jax.lax.mulhi (64-bit operands raise a TypeError: their 128-bit product is not
-    written yet).
+    """The high half of the double-width product of integer elements: the high 32 bits of
+    int32 (uint32) products, the high 64 bits of int64 (uint64) ones under x64, as
+    jax.lax.mulhi.
 
     >>> netcl.lax.mulhi(jnp.array([2 ** 30], jnp.int32), jnp.array([16], jnp.int32))   # [4]
     """
@@ -96,18 +96,27 @@ def mulhi(x, y):
     if a.dtype != b.dtype or tuple(a.shape) != tuple(b.shape):
         raise TypeError(f"mulhi: x and y must have one shape and dtype, got "
                         f"{a.dtype}{list(a.shape)} and {b.dtype}{list(b.shape)}")
-    ua, ub = _int_bits(a, "mulhi"), _int_bits(b, "mulhi")
-    c = lambda v: _u32(v, ua)    # noqa: E731
-    srl = _lax.shift_right_logical
-    ah, al = srl(ua, c(16)), ua & c(0xFFFF)
-    bh, bl = srl(ub, c(16)), ub & c(0xFFFF)
-    lo, m1, m2, hi = al * bl, ah * bl, al * bh, ah * bh
-    t = srl(lo, c(16)) + (m1 & c(0xFFFF)) + (m2 & c(0xFFFF))
-    r = hi + srl(m1, c(16)) + srl(m2, c(16)) + srl(t, c(16))
-    if a.dtype == np.int32:     # signed: subtract the other operand where one is negative
-        r = r - jnp.where(a < 0, ub, c(0)) - jnp.where(b < 0, ua, c(0))
-        return _lax.bitcast_convert_type(r, np.int32)
+    ua, ub = _int_bits(a, "mulhi", wide=True), _int_bits(b, "mulhi", wide=True)
+    r = _mulhi_unsigned(ua, ub)
+    if a.dtype.kind == "i":     # signed: subtract the other operand where one is negative
+        zero = jnp.zeros(ua.shape, ua.dtype)
+        r = r - jnp.where(a < 0, ub, zero) - jnp.where(b < 0, ua, zero)
+        return _lax.bitcast_convert_type(r, a.dtype)
     return r
+
+
+def _mulhi_unsigned(ua, ub):
+    """The high half of the products of unsigned ua and ub, schoolbook on half-width digits
+    (each partial product fits the operands' width)."""
+    from . import lax as _lax
+    half = ua.dtype.itemsize * 4
+    c = lambda v: jnp.full(ua.shape, v, ua.dtype)    # noqa: E731
+    srl, mask = _lax.shift_right_logical, c((1 << half) - 1)
+    ah, al = srl(ua, c(half)), ua & mask
+    bh, bl = srl(ub, c(half)), ub & mask
+    lo, m1, m2, hi = al * bl, ah * bl, al * bh, ah * bh
+    t = srl(lo, c(half)) + (m1 & mask) + (m2 & mask)
+    return hi + srl(m1, c(half)) + srl(m2, c(half)) + srl(t, c(half))
 
 
 def reduce_precision(operand, exponent_bits, mantissa_bits):

@@ -239,7 +239,16 @@ def test_python_ints_and_numpy_data_keep_64_bits():
         _arr([1], np.int32) + 2**40     # a weak int64 that does not fit int32: no wrap
 
 
-def test_primitives_without_64_bit_ints_raise_a_clear_type_error():
-    x = _arr([1, 2], np.int64)
-    with pytest.raises(TypeError, match=r"mulhi: .*int64"):
-        lax.mulhi(x, x)
+@pytest.mark.parametrize("dtype,bounds", [(np.int64, I64), (np.uint64, U64)])
+@given(data=st.data())
+@SETTINGS
+def test_mulhi_is_the_high_64_bits_of_the_128_bit_product(dtype, bounds, data):
+    pairs = data.draw(_pairs(*bounds))
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    want = [_wrap((x * y) >> 64, dtype == np.int64) for x, y in pairs]
+    _same(lax.mulhi(_arr(a, dtype), _arr(b, dtype)), want, dtype)
+
+
+def test_mulhi_of_mixed_widths_raises_a_clear_type_error():
+    with pytest.raises(TypeError, match=r"mulhi: .*int64.*int32"):
+        lax.mulhi(_arr([1, 2], np.int64), _arr([1, 2], np.int32))
