@@ -46,6 +46,7 @@ KERNEL_FILES = {
     "test_jit_in_place.py": "in-place fused kernels (none on the fallback)",
     "test_jit_horizontal.py": "horizontal kernels against each group's own",
     "test_pmap_pack.py": "pmap's bucket-packing kernel against NumPy",
+    "test_peer_memory.py": "GPU memory other GPUs read (none on the fallback)",
     "test_program_batch.py": "OpenCL programs built together (none on the fallback)",
     "test_autotune.py": "GEMM tiles timed on the device (none on the fallback)",
     "test_tree_util.py": "pure Python, no device involved",

@@ -95,6 +95,10 @@ class Target:
     # bytes of arguments one kernel may take (CL_DEVICE_MAX_PARAMETER_SIZE; OpenCL 1.2
     # guarantees 1024): how many segments a horizontal kernel holds
     kernel_argument_bytes: int = 1024
+    # memory another API allocated can be imported as a buffer ("opaque_fd": NVIDIA's
+    # cl_khr_external_memory_opaque_fd, through which GPUs of one host read each other's
+    # memory: core/peer_memory.py); "" where not
+    external_memory: str = ""
 
     @property
     def host_cpu(self):
@@ -153,6 +157,13 @@ def _pocl(cl_device):
         return False
 
 
+def _has_extension(cl_device, name):
+    try:
+        return name in cl_device.extensions.split()
+    except Exception:
+        return False
+
+
 def target_for(cl_device, kind):
     """The Target of an OpenCL device of `kind` ("cpu", "gpu" or "accel")."""
     preferred = int(getattr(cl_device, "preferred_vector_width_float", 1) or 1)
@@ -177,4 +188,6 @@ def target_for(cl_device, kind):
                   reduction_style="gpu", gemm_tiers="gpu", conv_lowering="implicit",
                   split_k=True, tensor_cores=nvidia_tensor_cores(cl_device), column_sum_width=1,
                   max_dense_epilogue_extras=-1, kernel_argument_bytes=arg_bytes,
-                  local_mem_limit=max(local_mem, nvidia_local_mem_limit(cl_device) or 0))
+                  local_mem_limit=max(local_mem, nvidia_local_mem_limit(cl_device) or 0),
+                  external_memory="opaque_fd" if _has_extension(
+                      cl_device, "cl_khr_external_memory_opaque_fd") else "")

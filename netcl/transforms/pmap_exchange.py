@@ -1,13 +1,15 @@
-"""How pmap runs collectives across OpenCL devices: through pinned host memory, with the
-arithmetic in kernels on the devices and the order kept by events, so the host enqueues a
-whole step and never waits.
+"""How pmap runs collectives across OpenCL devices: through staging memory that every
+device reaches, with the arithmetic in kernels on the devices and the order kept by events,
+so the host enqueues a whole step and never waits.
 
 Each device keeps its one in-order queue (the buffer pools rely on that order). A
-collective enqueues on every device's queue copies between the device and pinned
-(page-locked, mapped once) host memory; a copy that reads what another device wrote waits
-on that copy's event. Pinned memory is the portable path between devices: OpenCL has no
-peer copy, and a copy between buffers last used on different devices goes through the
-driver's own staging at a few GB/s (OPENCL_NOTES.md).
+collective enqueues on every device's queue copies into its own staging buffers (its send
+and result buffers) and out of the others'; a copy that reads what another device wrote
+waits on that copy's event. Staging memory is the devices' own where they can read each
+other's (NVIDIA GPUs with peer access: core/peer_memory.py, copies over NVLink), else
+pinned (page-locked, mapped once) host memory, the portable path: OpenCL has no peer copy,
+and a copy between buffers last used on different devices goes through the driver's own
+staging at a few GB/s (OPENCL_NOTES.md).
 
 Schedules, with host memory as the hub every device reaches over its own link:
 
@@ -41,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyopencl as cl
 
-from ..core import dtypes
+from ..core import dtypes, peer_memory
 from ..core.shapes import prod
 from ..core.array import Array
 from ..core.kernels import compute_ctype, grid_1d, kernel, load, storage_ctype, store
@@ -82,17 +84,15 @@ def run_collectives(eqns, env, devices, world=None, overwritable=None):
         d.queue.flush()     # (other devices' queues wait on these copies)
 
 
-# ---- pinned host memory ----------------------------------------------------------------------
+# ---- staging memory: pinned host memory, or the devices' own (peer memory) ------------------
 
 @dataclass
-class _Pinned:
-    """A pinned host buffer that one device writes (its send or result buffer) and the
-    others read: `readers` are the uploads from it since its last write, which the next
-    write waits for."""
-    buffer: cl.Buffer
-    host: np.ndarray                    # the mapped bytes
-    readers: list = field(default_factory=list)
-    writes: list = field(default_factory=list)
+class _Staging:
+    """A buffer that one device writes (its send or result buffer) and the others read:
+    `readers` are the copies out of it since its last write, which the next write waits
+    for."""
+    readers: list = field(default_factory=list, kw_only=True)
+    writes: list = field(default_factory=list, kw_only=True)
 
     def claim(self):
         """The events a new write must wait for (the uploads of the previous contents)."""
@@ -100,6 +100,13 @@ class _Pinned:
         _retire(self.readers + self.writes)
         self.readers, self.writes = [], []
         return wait or None
+
+
+@dataclass
+class _Pinned(_Staging):
+    """Pinned host memory, mapped once: every device reaches it over its own link."""
+    buffer: cl.Buffer
+    host: np.ndarray                    # the mapped bytes
 
     def download(self, queue, start, x, x_start, nbytes, wait):
         """Copy `nbytes` from buffer `x` at byte `x_start` to bytes [start, start+nbytes)."""
@@ -118,7 +125,28 @@ class _Pinned:
         return ev
 
 
+@dataclass
+class _Peer(_Staging):
+    """Memory of the writing device that the other devices copy from over the peer link
+    (core/peer_memory.py): the same protocol as _Pinned, each copy on its own device."""
+    memory: peer_memory.PeerBuffer
+
+    def download(self, queue, start, x, x_start, nbytes, wait):
+        ev = cl.enqueue_copy(queue, self.memory.on(queue.device), x, byte_count=nbytes,
+                             src_offset=x_start, dst_offset=start, wait_for=wait)
+        self.writes.append(ev)
+        return ev
+
+    def upload(self, queue, start, y, y_start, nbytes, written):
+        ev = cl.enqueue_copy(queue, y, self.memory.on(queue.device), byte_count=nbytes,
+                             src_offset=start, dst_offset=y_start,
+                             wait_for=None if written is None else [written])
+        self.readers.append(ev)
+        return ev
+
+
 _PINNED = {}    # (device, role) -> _Pinned
+_PEER = {}      # (device, role, devices) -> _Peer
 
 # Copies to and from host memory return PyOpenCL "nanny" events, whose deletion waits for the
 # copy (they guard the host memory): events no longer needed wait here until complete.
@@ -132,12 +160,41 @@ def _retire(events):
     _IN_FLIGHT.extend(events)
 
 
+def _staging(device, role, nbytes, devices):
+    """`device`'s send or result buffer for a collective among `devices`: in its own
+    memory, which the others copy from directly, where they can (peer_memory.available),
+    else pinned host memory."""
+    if not peer_memory.available(devices):
+        return _pinned(device, role, nbytes)
+    key = (device, role, tuple(devices))
+    p = _PEER.get(key)
+    if p is None or p.memory.nbytes < nbytes:
+        size = max(nbytes, 1 << 20)
+        if p is not None:
+            _drain(p)
+            p.memory.release()
+            size = max(size, 2 * p.memory.nbytes)
+        try:
+            p = _PEER[key] = _Peer(peer_memory.PeerBuffer(device, devices, size))
+        except peer_memory.PeerMemoryError as e:    # (out of device memory, say)
+            _PEER.pop(key, None)
+            peer_memory.disable(devices, e)
+            return _pinned(device, role, nbytes)
+    return p
+
+
+def _drain(staging):
+    """Wait for the copies that may still use a staging buffer about to be replaced."""
+    if staging.readers or staging.writes:
+        cl.wait_for_events(staging.readers + staging.writes)
+        staging.readers, staging.writes = [], []
+
+
 def _pinned(device, role, nbytes):
     p = _PINNED.get((device, role))
     if p is None or p.host.nbytes < nbytes:
-        if p is not None and (p.readers or p.writes):   # (copies may still use it)
-            cl.wait_for_events(p.readers + p.writes)
-            p.readers, p.writes = [], []
+        if p is not None:
+            _drain(p)
         size = max(nbytes, 2 * p.host.nbytes if p is not None else 0, 1 << 16)
         buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
                         size)
@@ -228,7 +285,7 @@ def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
     count, n, isz = len(devices), sum(sizes), dtype.itemsize
     sends, sent, own = [], [], []
     for i, d in enumerate(devices):
-        send = _pinned(d, "send", n * isz)
+        send = _staging(d, "send", n * isz, devices)
         # (the values end to end by one kernel, then one copy: a command each costs more)
         flat, start, _ = _pack([env[i][e.inputs[0].id] for e in eqns], dtype)
         last = send.download(d.queue, 0, flat._buf, start * isz, n * isz, send.claim())
@@ -327,9 +384,12 @@ def _all_reduce(prim, dtype, flats, devices, world=None, what=None, in_place=Fal
         return outs
     parts = _parts(n, count)
     # reduce-scatter: every device sends the parts it does not own ...
+    # (across processes MPI reduces the results in host memory)
+    stage = _pinned if world is not None else \
+        (lambda d, role, nbytes: _staging(d, role, nbytes, devices))
     sends, sent = [], []
     for i, (d, (x, off, _)) in enumerate(zip(devices, flats)):
-        send = _pinned(d, "send", n * isz)
+        send = stage(d, "send", n * isz)
         wait = send.claim()
         sent.append({j: send.download(d.queue, a * isz, x._buf, (off + a) * isz,
                                       (b - a) * isz, wait)
@@ -356,7 +416,7 @@ def _all_reduce(prim, dtype, flats, devices, world=None, what=None, in_place=Fal
     results, published = [], []
     for k, d in enumerate(devices):
         a, b = parts[k]
-        result = _pinned(d, "result", n * isz)
+        result = stage(d, "result", n * isz)
         wait = result.claim()
         published.append(result.download(d.queue, a * isz, outs[k]._buf, a * isz,
                                           (b - a) * isz, wait) if b > a else None)
@@ -457,7 +517,7 @@ def _sent(env, v, devices, senders):
     for i in senders:
         x = env[i][v.id]
         x = x if x._contig else x._dense()
-        send = _pinned(devices[i], "send", max(x.size * x.dtype.itemsize, 1))
+        send = _staging(devices[i], "send", max(x.size * x.dtype.itemsize, 1), devices)
         ev = send.download(devices[i].queue, 0, x._buf, x.offset * x.dtype.itemsize,
                            x.size * x.dtype.itemsize, send.claim()) if x.size else None
         out[i] = (send, x, ev)
