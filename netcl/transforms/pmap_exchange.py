@@ -52,7 +52,7 @@ from ..primitives.collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p
                                       psum_p)
 from ..primitives.elementwise import add_p, max_p, min_p
 from ..primitives.views import reshape, transpose
-from .pmap_pack import pack
+from .pmap_pack import pack, pack_into
 from . import pmap_host_memory as host_memory
 
 
@@ -283,6 +283,10 @@ def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
     kernels combine the values in device order, its own read where they are (every device
     computes the same sums), and write each output."""
     count, n, isz = len(devices), sum(sizes), dtype.itemsize
+    if peer_memory.available(devices):
+        sends = [_staging(d, "send", n * isz, devices) for d in devices]
+        if all(isinstance(s, _Peer) for s in sends):
+            return _one_round_in_peer_memory(prim, dtype, eqns, sizes, env, devices, sends)
     sends, sent, own = [], [], []
     for i, d in enumerate(devices):
         send = _staging(d, "send", n * isz, devices)
@@ -315,11 +319,47 @@ def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
             env[k][e.outputs[0].id] = o
 
 
-def _scatter_kernels(prim, device, k, dtype, count, sizes):
+def _one_round_in_peer_memory(prim, dtype, eqns, sizes, env, devices, sends):
+    """`_one_round_bucket` where every device's send buffer is its own memory, which the
+    others read (peer memory): each device packs its inputs straight into its send buffer,
+    and each device's combine kernels read every send buffer where it is, the others' over
+    the peer link: no copy on either side."""
+    count = len(devices)
+    packed = []
+    for i, d in enumerate(devices):
+        send = sends[i]
+        # (after the others' reads of the previous contents)
+        event = pack_into(send.memory.on(d), [env[i][e.inputs[0].id] for e in eqns], dtype,
+                          send.claim())
+        send.writes.append(event)
+        packed.append(event)
+        d.queue.flush()
+    for k, d in enumerate(devices):
+        values = [send.memory.on(d) for send in sends]
+        wait = [packed[i] for i in range(count) if i != k]
+        outs = [Array.empty(d, tuple(e.outputs[0].aval.shape), dtype,
+                            e.outputs[0].aval.weak_type) for e in eqns]
+        for kern, first, stop, total, _ in _scatter_kernels(prim, d, k, dtype, count,
+                                                            tuple(sizes), peer=True):
+            for i, buf in enumerate(values):
+                kern.set_arg(i, buf)
+            for j, o in enumerate(outs[first:stop]):
+                kern.set_arg(count + j, o._buf)
+            g, lws = grid_1d(d, total)
+            last = cl.enqueue_nd_range_kernel(d.queue, kern, g, lws, wait_for=wait)
+        for i in range(count):      # (the queue is in order: its last kernel reads last)
+            if i != k:
+                sends[i].readers.append(last)
+        for e, o in zip(eqns, outs):
+            env[k][e.outputs[0].id] = o
+
+
+def _scatter_kernels(prim, device, k, dtype, count, sizes, peer=False):
     """[(kernel, first output, stop, elements, [its start argument as set])] of device `k`
-    of `count`: kernels that combine its own values with the others' uploaded and write
-    outputs [first, stop) (empty ones skipped), built once per bucket layout."""
-    key = (prim, device, k, dtype, count, sizes)
+    of `count`: kernels that combine its own values with the others' uploaded (with
+    `peer`: every device's values read from its send buffer) and write outputs
+    [first, stop) (empty ones skipped), built once per bucket layout."""
+    key = (prim, device, k, dtype, count, sizes, peer)
     got = _KERNELS.get(key)
     if got is not None:
         return got
@@ -332,20 +372,25 @@ def _scatter_kernels(prim, device, k, dtype, count, sizes):
         base = starts[group[0]]
         total = starts[group[-1]] + sizes[group[-1]] - base
         source, name = _scatter_source(prim, dtype, count, k, n, base, total,
-                                       [(starts[j] - base, sizes[j]) for j in group])
+                                       [(starts[j] - base, sizes[j]) for j in group], peer)
         got.append((kernel(device, source, name), group[0], group[-1] + 1, total, [None]))
     # (outputs not in a group are empty: their arrays need no kernel)
     return got
 
 
-def _scatter_source(prim, dtype, count, k, n, base, total, ranges):
+def _scatter_source(prim, dtype, count, k, n, base, total, ranges, peer=False):
     """OpenCL C of one combine-and-scatter kernel of device `k` (its name from a hash of
     its body): the values of devices 0..count-1 in order, k's from `own` (at `start`), the
-    others' from their slots of `others`."""
+    others' from their slots of `others`; with `peer`, device i's from `v<i>` (its send
+    buffer)."""
     template = _template(prim, dtype)
     T, C = storage_ctype(dtype), compute_ctype(dtype)
-    sources = [load(dtype, "own", "start + f") if i == k else
-               load(dtype, "others", f"{(i if i < k else i - 1) * n} + f") for i in range(count)]
+    if peer:
+        sources = [load(dtype, f"v{i}", "f") for i in range(count)]
+    else:
+        sources = [load(dtype, "own", "start + f") if i == k else
+                   load(dtype, "others", f"{(i if i < k else i - 1) * n} + f")
+                   for i in range(count)]
     lines = [f"if (i >= {total}) return;", f"const long f = {base} + i;",
              f"{C} a = {sources[0]};", f"{C} b;"]
     for value in sources[1:]:
@@ -353,9 +398,9 @@ def _scatter_source(prim, dtype, count, k, n, base, total, ranges):
     for j, (start, m) in enumerate(ranges):
         lines.append(f"if (i < {start + m}) {{ {store(dtype, f'y{j}', f'i - {start}', 'a')} "
                      "return; }")
-    params = ", ".join([f"__global const {T}* own", "const long start",
-                        f"__global const {T}* others"] +
-                       [f"__global {T}* y{j}" for j in range(len(ranges))])
+    inputs = [f"__global const {T}* v{i}" for i in range(count)] if peer else \
+        [f"__global const {T}* own", "const long start", f"__global const {T}* others"]
+    params = ", ".join(inputs + [f"__global {T}* y{j}" for j in range(len(ranges))])
     body = "  const long i = get_global_id(0);\n  " + "\n  ".join(lines)
     name = f"netcl_{prim.name}_scatter_" + hashlib.sha1(body.encode()).hexdigest()[:12]
     return f"__kernel void {name}({params}) {{\n{body}\n}}\n", name

@@ -30,25 +30,32 @@ def pack(xs, dtype):
     """A new dense 1-d array of `dtype` holding the values of `xs` (arrays of one device,
     any layouts) end to end."""
     device, dtype = xs[0].device, np.dtype(dtype)
-    total = sum(x.size for x in xs)
-    flat = Array.empty(device, (total,), dtype)
-    if not total:
-        return flat
+    flat = Array.empty(device, (sum(x.size for x in xs),), dtype)
+    if flat.size:
+        pack_into(flat._buf, xs, dtype)
+    return flat
+
+
+def pack_into(buffer, xs, dtype, wait_for=None):
+    """Enqueue the packing of `xs` (arrays of one device, at least one element in all) into
+    the first elements of `buffer` (a cl.Buffer of that device: a collective's staging
+    memory), after the events `wait_for`; the last kernel's event."""
+    device, dtype = xs[0].device, np.dtype(dtype)
     layouts = tuple((x.shape, x.strides, x._contig) for x in xs)
     key = (device, dtype.itemsize, layouts)
     built = _KERNELS.get(key)
     if built is None:
         built = _KERNELS[key] = _build(device, dtype.itemsize, layouts)
     for k, first, stop, n, offsets in built:
-        k.set_arg(0, flat._buf)
+        k.set_arg(0, buffer)
         for j, x in enumerate(xs[first:stop]):
             k.set_arg(1 + 2 * j, x._buf)
             if offsets[j] != x.offset:      # (a scalar argument costs PyOpenCL ~10 us)
                 k.set_arg(2 + 2 * j, np.int64(x.offset))
                 offsets[j] = x.offset
         g, lws = grid_1d(device, n)
-        cl.enqueue_nd_range_kernel(device.queue, k, g, lws)
-    return flat
+        event = cl.enqueue_nd_range_kernel(device.queue, k, g, lws, wait_for=wait_for)
+    return event
 
 
 def _build(device, itemsize, layouts):
