@@ -239,6 +239,26 @@ def test_exchange_on_three_devices_odd_sizes_buckets_and_back_to_back_calls():
 
 
 @multi
+def test_64_bit_integers_through_the_collectives():
+    """int64 and uint64 (x64, as the suite runs) through the device path's all-reduce
+    (a bucket of two), pmax/pmin, all_gather and ppermute: exact past 2**32."""
+    run_on(2, """
+    assert netcl.config.enable_x64
+    x = np.array([[2**40 + 1, -5, 2**62], [3, 2**40, -2**62]], dtype=np.int64)
+    u = x.astype(np.uint64)
+    body = lambda a, b: (lax.psum(a, "i"), lax.pmax(a, "i"), lax.pmin(b, "i"),
+                         lax.all_gather(a, "i"), lax.ppermute(a, "i", [(0, 1), (1, 0)]),
+                         lax.psum((a, a * 2), "i"))
+    got = netcl.pmap(body, axis_name="i")(x, u)
+    want = (x.sum(0), x.max(0), u.min(0), x, x[::-1], (x.sum(0), 2 * x.sum(0)))
+    for g, w in zip(netcl.tree_util.tree_leaves(got), netcl.tree_util.tree_leaves(want)):
+        g = np.asarray(g)
+        w = np.broadcast_to(w, g.shape) if w.shape != g.shape else w
+        assert g.dtype == w.dtype and g.tolist() == w.tolist(), (g, w)
+    """)
+
+
+@multi
 def test_grad_and_jvp_of_a_pmapped_function():
     """grad and jvp outside pmap (pmap_call.py): mapped and broadcast arguments, another
     mapped axis, a collective inside, checked against float64 finite differences and
