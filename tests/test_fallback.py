@@ -21,6 +21,7 @@ FALLBACK_FILES = [
     "test_jax_surface2.py", "test_jit.py", "test_jit_casts.py",
     "test_linalg_decomp.py", "test_lu_surface.py",
     "test_linalg_surface.py", "test_random_more.py",
+    "test_random_samplers.py",
     "test_numpy_api.py", "test_numpy_composites.py",
     "test_numpy_more.py", "test_optim.py", "test_optim_extras.py",
     "test_pmap.py", "test_random.py", "test_runtime_safety.py", "test_scan.py",

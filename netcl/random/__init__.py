@@ -12,6 +12,8 @@ PRNGKey, split, fold_in, bits, randint, bernoulli and uniform are bit-identical 
   multivariate.py   multivariate_normal, orthogonal
   key_extras.py  clone, key_impl, key_dtype
   gamma.py       gamma, loggamma (JAX's rejection sampler), beta, dirichlet, chisquare, t, f
+  samplers.py    poisson, binomial (JAX's loops, run per key as JAX's vmap runs them)
+  vectors.py     multinomial, generalized_normal, ball
 
 >>> from netcl import random
 >>> key = random.PRNGKey(0)
@@ -27,6 +29,8 @@ from .gamma import beta, chisquare, dirichlet, f, gamma, loggamma, t
 from .key_extras import clone, key_dtype, key_impl
 from .keys import PRNGKey, bits, fold_in, key, key_data, split, wrap_key_data
 from .multivariate import multivariate_normal, orthogonal
+from .samplers import binomial, poisson
+from .vectors import ball, generalized_normal, multinomial
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
            "uniform", "normal", "truncated_normal", "bernoulli", "randint", "categorical",
@@ -34,4 +38,5 @@ __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "b
            "permutation", "choice", "lognormal", "rayleigh", "pareto", "weibull_min",
            "maxwell", "double_sided_maxwell", "geometric", "triangular", "wald",
            "multivariate_normal", "orthogonal", "clone", "key_impl", "key_dtype", "gamma",
-           "loggamma", "beta", "dirichlet", "chisquare", "t", "f"]
+           "loggamma", "beta", "dirichlet", "chisquare", "t", "f", "poisson", "binomial",
+           "multinomial", "generalized_normal", "ball"]
