@@ -38,6 +38,7 @@ class Executable:
         self._arg_layouts = None    # the layout ids the plan was built for
         self._run = None            # plan.run (the hot path of every call after the first)
         self._frees = None          # per equation, values that die there (see _frees)
+        self._strided = {}          # equation index -> overwritten inputs that were not dense
 
     @property
     def steps(self):
@@ -92,9 +93,10 @@ class Executable:
             launch = launcher_for(prim, args, params)
             recorded.append(launch)
             return launch
+        self._strided = {}
         outs = self._on_device(self._execute, flat_args, lookup)
         if all(launch is not None for launch in recorded):
-            self.plan = Plan.build(self.ir, recorded)
+            self.plan = Plan.build(self.ir, recorded, self._strided)
             self._arg_layouts = tuple(a._layout_id() for a in flat_args)
             # run_dense, jit's hot path, checks no layout: it takes plans of dense arguments
             # only (a call on dense arguments after others builds one)
@@ -115,13 +117,16 @@ class Executable:
         arg_ids = {v.id for v in ir.invars}
         # (an output written over a donated argument shares the caller's dead array's buffer)
         arg_buffers = {id(getattr(x, "_storage", None)) for x in flat_args}
-        for e, frees in zip(ir.eqns, self._frees):
+        for k, (e, frees) in enumerate(zip(ir.eqns, self._frees)):
             args = [env[v.id] for v in e.inputs]
             launch = None if lookup is None else lookup(e.prim, args, e.params)
             if launch is None:
                 res = e.prim.bind(*args, **e.params)
             elif e.overwrites and launch.run_into is not None:
-                res = launch.run_into(_offers(e, args, arg_ids, arg_buffers), *args)
+                strided = [j for j in e.overwrites if not _dense(args[j])]
+                if strided:
+                    self._strided[k] = frozenset(strided)
+                res = launch.run_into(_offers(e, args, arg_ids, arg_buffers, strided), *args)
             else:
                 res = launch.run(*args)
             del args
@@ -158,14 +163,26 @@ def _frees(ir):
             for k, e in enumerate(ir.eqns)]
 
 
-def _offers(e, args, arg_ids, arg_buffers):
-    """The buffers equation `e` writes over (the IR's `overwrites`) as the plan offers them:
-    donated arguments where the caller holds no other array on them (plan._donor). Under
-    NETCL_CHECK_IR, an intermediate offered must be the only array on its buffer (a
-    primitive returning a view without saying so in `returns_view` would let the in-place
-    pass write over a buffer a view still reads)."""
+def _dense(x):
+    """Whether `x` is laid out densely from its buffer's start: an output written over its
+    buffer is written at the index each element is read from. The IR does not know
+    layouts: a reduction or scan of a permuted or reversed input returns its result in the
+    input's memory order (a permuted view of a dense buffer), and an argument may be any
+    view, so the plan drops the overwrites of inputs that are not dense."""
+    return x._contig and x.offset == 0
+
+
+def _offers(e, args, arg_ids, arg_buffers, strided=()):
+    """The buffers equation `e` writes over (the IR's `overwrites`, but for the inputs
+    `strided`, not dense) as the plan offers them: donated arguments where the caller holds
+    no other array on them (plan._donor). Under NETCL_CHECK_IR, an intermediate offered
+    must be the only array on its buffer (a primitive returning a view without saying so
+    in `returns_view` would let the in-place pass write over a buffer a view still
+    reads)."""
     offers = []
     for j in e.overwrites:
+        if j in strided:
+            continue
         x = args[j]
         if e.inputs[j].id in arg_ids:
             offers += _donor(x)

@@ -148,8 +148,11 @@ class Plan:
     _compiled: dict = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
-    def build(ir, launches):
-        """The plan of an optimised IR whose k-th equation runs `launches[k]`."""
+    def build(ir, launches, strided=None):
+        """The plan of an optimised IR whose k-th equation runs `launches[k]`; `strided`
+        maps equation indices to the inputs it must not write over after all (laid out
+        other than densely in this plan's call: executable._dense)."""
+        strided = strided or {}
         slot = {v.id: i for i, v in enumerate(list(ir.invars) + list(ir.constvars))}
         for e in ir.eqns:
             for o in e.outputs:
@@ -164,7 +167,8 @@ class Plan:
         for k, (e, launch) in enumerate(zip(ir.eqns, launches)):
             frees = tuple(sorted({slot[v.id] for v in e.inputs
                                   if last_use.get(v.id) == k and v.id not in keep}))
-            over = tuple(j for j in e.overwrites if launch.run_into is not None)
+            over = tuple(j for j in e.overwrites
+                         if launch.run_into is not None and j not in strided.get(k, ()))
             steps.append(Step(launch, tuple(slot[v.id] for v in e.inputs),
                               tuple(slot[o.id] for o in e.outputs), e.prim.multiple_results,
                               frees, over, tuple(j for j in over if e.inputs[j].id in args)))
