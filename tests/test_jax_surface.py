@@ -265,6 +265,34 @@ def test_while_loop_under_vmap_with_a_batched_predicate():
     np.testing.assert_array_equal(nested[1][:, :, 0], [[1, 4], [8, 2]])
 
 
+def test_while_loop_under_vmap_and_jit_in_either_order():
+    """A batched predicate under a trace (jit of vmap, vmap of jit, nested vmaps): the
+    loop is staged once and batched by its rule, as in JAX; the body closes over a batched
+    value and the carry mixes batched and unbatched leaves."""
+    def f(lib, np_):
+        def run(n, scale):
+            return lib.lax.while_loop(lambda c: c[0] < n,
+                                      lambda c: (c[0] + 1, c[1] * scale + 1.0), (0, np_.ones(2)))
+        return run
+    n = np.array([0, 2, 5, 3], np.int32)
+    scale = np.array([1.5, -1.0, 0.5, 2.0], np.float32)
+    theirs = jax.jit(jax.vmap(f(jax, jax.numpy)))(n, scale)
+    ours = f(netcl, jnp)
+    for wrapped, args, want in (
+            (netcl.jit(netcl.vmap(ours)), (n, scale), theirs),
+            (netcl.vmap(netcl.jit(ours)), (n, scale), theirs),
+            (netcl.jit(netcl.vmap(ours, in_axes=(0, None))), (n, np.float32(2.0)),
+             jax.vmap(f(jax, jax.numpy), in_axes=(0, None))(n, np.float32(2.0)))):
+        got = wrapped(*[jnp.asarray(a) for a in args])
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+    grid = np.array([[0, 2], [3, 1]], np.int32)
+    nested = netcl.jit(netcl.vmap(netcl.vmap(lambda k: ours(k, jnp.float32(2.0)))))(
+        jnp.asarray(grid))
+    np.testing.assert_array_equal(nested[0], grid)
+    np.testing.assert_array_equal(nested[1][:, :, 0], 2.0 ** (grid + 1) - 1)
+
+
 def test_einops_works_on_netcl_arrays_and_traced_values():
     einops = pytest.importorskip("einops")
     h = np.arange(24, dtype=np.float32).reshape(2, 3, 4)

@@ -106,8 +106,11 @@ class _Loop:
     device array per step) or as arrays made from it, and runs as one Plan per step."""
 
     def __init__(self, cond_exe, body_exe, n_carry, cond_captured=(), body_captured=(),
-                 count=None, counter=None):
+                 count=None, counter=None, staged=(None, None)):
         self.cond_exe, self.body_exe = cond_exe, body_exe
+        # the condition's and the body's IRs as staged (captured values trailing, before
+        # jit's passes and the counter split): what the batching rule vmaps
+        self.cond_ir, self.body_ir = staged
         self.n_carry = n_carry
         self.cond_captured, self.body_captured = cond_captured, body_captured
         self.count = count
@@ -386,6 +389,43 @@ while_p.reference = lambda *xs, loop, avals: tuple(
         tuple(_wrap_np(x) for x in xs)))
 
 
+def _while_batch(vals, dims, *, loop, avals):
+    """vmap of a staged loop: the batched condition and body (vmaps of the loop's staged
+    IRs) run while any example's condition holds, each example keeping its carry once its
+    own condition fails (JAX's rule); a counted loop runs its count for every example."""
+    from .. import numpy as jnp
+    from ..core.ir import eval_ir
+    from .batching import vmap
+    n = loop.n_carry
+    size = next(v.shape[d] for v, d in zip(vals, dims) if d is not None)
+    at0 = [v if d is None else jnp.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+    carry = tuple(v if d is not None else jnp.broadcast_to(v, (size,) + tuple(v.shape))
+                  for v, d in zip(at0[:n], dims[:n]))
+    captured, cap_axes = at0[n:], [None if d is None else 0 for d in dims[n:]]
+
+    def batched(ir, positions):
+        """(the IR's function vmapped over carry and its captured values, those values)"""
+        fn = vmap(lambda *xs: tuple(eval_ir(ir, ir.consts, xs)),
+                  in_axes=(0,) * n + tuple(cap_axes[k] for k in positions))
+        return fn, [captured[k] for k in positions]
+    body, body_in = batched(loop.body_ir, loop.body_captured)
+    if loop.count is not None:
+        out = _staged_while(None, lambda c: body(*c, *body_in), carry, count=loop.count)
+        return tuple(out), [0] * n
+    cond, cond_in = batched(loop.cond_ir, loop.cond_captured)
+
+    def step(c):
+        holds = cond(*c, *cond_in)[0]
+        new = body(*c, *body_in)
+        return tuple(jnp.where(jnp.reshape(holds, (size,) + (1,) * (x.ndim - 1)), y, x)
+                     for x, y in zip(c, new))
+    out = while_loop(lambda c: jnp.any(cond(*c, *cond_in)[0]), step, carry)
+    return tuple(out), [0] * n
+
+
+while_p.batch = _while_batch
+
+
 def _wrap_np(x):
     from ..core.devices import default_device
     from ..core.eval import to_array
@@ -422,6 +462,7 @@ def _staged_while(cond_fun, body_fun, init_val, count=None):
         cond_exe = Executable(optimize(cond_ir), cond_tree)
     body_ir, body_tree = stage(body_flat, avals)
     body_ir, body_at = _lift_captured(body_ir, captured)
+    staged = (cond_ir if count is None else None, body_ir)
     split = _split_counter(body_ir, len(flat), flat[0]) if count is not None else None
     counter = None
     if split is not None:       # the index on the host (see _Loop)
@@ -429,7 +470,7 @@ def _staged_while(cond_fun, body_fun, init_val, count=None):
         body_tree = None
     body_exe = Executable(optimize(body_ir, donated=range(len(flat) - (split is not None))),
                           body_tree)
-    loop = _Loop(cond_exe, body_exe, len(flat), cond_at, body_at, count, counter)
+    loop = _Loop(cond_exe, body_exe, len(flat), cond_at, body_at, count, counter, staged)
     outs = while_p.bind(*flat, *captured, loop=loop, avals=avals)
     return tree_unflatten(tree, list(outs))
 
@@ -466,10 +507,8 @@ def while_loop(cond_fun, body_fun, init_val):
         c = _concrete_pred(pred)
         if c is None:       # under vmap, one predicate per example: run while any holds,
             c = _any_of_batch(pred)     # and keep the carry of those whose does not
-            if c is None:
-                raise TypeError("while_loop: the predicate has no concrete value here (a "
-                                "transform nested inside jit); use fori_loop with static "
-                                "bounds or lax.scan")
+            if c is None:   # (vmap inside jit or jit inside vmap: the loop is staged and
+                return _staged_while(cond_fun, body_fun, val)   # _while_batch batches it)
             if not c:
                 return _as_arrays(val)
             from .. import numpy as jnp
