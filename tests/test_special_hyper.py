@@ -9,21 +9,9 @@ import pytest
 import netcl
 import netcl.numpy as jnp
 import netcl.scipy.special as sp
-from util import assert_agrees, raises_with
+from util import as_dtype, assert_agrees, concat_points, grid_points, raises_with
 
 ss = pytest.importorskip("scipy.special")
-
-
-def _arr(x, dt):
-    return jnp.asarray(np.asarray(x, dt))
-
-
-def _cat(*parts):
-    return np.concatenate([np.asarray(p, np.float64).ravel() for p in parts])
-
-
-def _mesh(*axes):
-    return [g.ravel() for g in np.meshgrid(*[np.asarray(a, np.float64) for a in axes])]
 
 
 def _bessel_ref(z):
@@ -31,15 +19,15 @@ def _bessel_ref(z):
 
 
 _SPECIAL = [0.0, np.inf, -np.inf, np.nan]
-_TRIG = _cat(np.linspace(-30, 30, 241), np.logspace(-20, 9, 30), -np.logspace(-20, 9, 30),
+_TRIG = concat_points(np.linspace(-30, 30, 241), np.logspace(-20, 9, 30), -np.logspace(-20, 9, 30),
              _SPECIAL)
-_OWENS = _mesh([0, 0.01, 0.1, 0.5, 1, 2, 3, 5, 8, 10, 20, 35, -1.5, np.inf, np.nan],
+_OWENS = grid_points([0, 0.01, 0.1, 0.5, 1, 2, 3, 5, 8, 10, 20, 35, -1.5, np.inf, np.nan],
                [0, 0.01, 0.1, 0.5, 0.9, 0.99, 1, 1.01, 1.5, 3, 10, 100, 1e5, -0.7, np.inf])
 # hyp1f1: a - b up to about 10 where x < 0 (Kummer's transformation leaves a series in
 # b - a, which cancels when that is far below 0; 1.6e-7 at a = 20, b = -2.5, x = -30)
-_H1 = _mesh([-10, -3.5, -1, 0, 0.5, 1, 2.5, 7, 12.2], [-2.5, 0.5, 1, 2, 3.7, 10, 20],
+_H1 = grid_points([-10, -3.5, -1, 0, 0.5, 1, 2.5, 7, 12.2], [-2.5, 0.5, 1, 2, 3.7, 10, 20],
             [-150, -90, -30, -5, -1, -0.1, 0, 0.3, 1, 5, 30, 80, 99, 120, 300])
-_H2 = _mesh([-3, -1.5, 0, 0.5, 1, 2.3, 5, 12.5], [0.5, 1, 2.3, -2, 4.1],
+_H2 = grid_points([-3, -1.5, 0, 0.5, 1, 2.3, 5, 12.5], [0.5, 1, 2.3, -2, 4.1],
             [-2.5, 0.5, 1, 2, 3.3, 7.5, 15],
             [-20, -3, -1, -0.6, -0.3, 0, 0.2, 0.5, 0.6, 0.8, 0.9, 0.95, 0.99, 1.0, 1.5])
 _H2_F32 = (_H2[0] <= 5) & (_H2[1] <= 2.3)      # (float32: away from the largest cancellations)
@@ -67,7 +55,7 @@ VALUE_CASES = [
      (1e-12, 0)),
     ("owens_t", sp.owens_t, ss.owens_t, _OWENS, (1e-5, 0), (5e-13, 0)),
     ("bessel_jn", lambda z: sp.bessel_jn(z, v=7), _bessel_ref,
-     (_cat(np.linspace(-22, 22, 177), np.logspace(-20, 0, 11), _SPECIAL),), (0, 2e-7),
+     (concat_points(np.linspace(-22, 22, 177), np.logspace(-20, 0, 11), _SPECIAL),), (0, 2e-7),
      (0, 2e-15)),
     ("bessel_jn_far", lambda z: sp.bessel_jn(z, v=7, n_iter=160),  _bessel_ref,
      (np.linspace(20, 100, 33),), (0, 2e-6), (0, 1e-14)),
@@ -95,7 +83,7 @@ def test_values_match_scipy(case, dtype):
 
 def test_edge_conventions():
     nan, inf = np.nan, np.inf
-    f = lambda v: _arr(v, np.float64)                        # noqa: E731
+    f = lambda v: as_dtype(v, np.float64)                        # noqa: E731
     # bessel_jn: (v + 1, *z.shape); J_k(0) = [k == 0] (JAX: NaN), 0 at +-inf
     out = sp.bessel_jn(jnp.zeros((2, 3)), v=2)
     assert out.shape == (3, 2, 3)
@@ -122,13 +110,13 @@ def test_against_jax():
     try:
         x = np.array([-7.5, -1.0, 0.3, 2.0, 6.0, 40.0])
         # (fresnel: the same Cephes port; JAX's takes 1.5 s to compile)
-        for g, w in zip(sp.sici(_arr(x, np.float64)), jsp.sici(x)):
+        for g, w in zip(sp.sici(as_dtype(x, np.float64)), jsp.sici(x)):
             assert_agrees(g, np.asarray(w), 1e-14, 1e-16, "sici")
         h, a = np.array([0.0, 0.5, 2.0, -1.0]), np.array([0.3, 1.0, 3.0, -0.8])
-        assert_agrees(sp.owens_t(_arr(h, np.float64), _arr(a, np.float64)),
+        assert_agrees(sp.owens_t(as_dtype(h, np.float64), as_dtype(a, np.float64)),
                       np.asarray(jsp.owens_t(h, a)), 1e-13)
         z = np.array([0.5, 3.0, -8.0])
-        assert_agrees(sp.bessel_jn(_arr(z, np.float64), v=3),
+        assert_agrees(sp.bessel_jn(as_dtype(z, np.float64), v=3),
                       np.asarray(jsp.bessel_jn(z, v=3)), 1e-12, 1e-15)
         # (hyp1f1, hyp2f1: JAX's only agree where its plain series are right, and take
         # seconds to compile; they are checked against scipy above)
@@ -150,7 +138,7 @@ def test_derivatives():
     # (not at 0: there Ci' = 1/x is inf, and reverse mode multiplies it by Ci's zero
     # cotangent, NaN, also when only Si is differentiated)
     x = np.array([1e-3, 0.4, 2.5, -3.0, 12.0])
-    f64 = lambda v: _arr(v, np.float64)                          # noqa: E731
+    f64 = lambda v: as_dtype(v, np.float64)                          # noqa: E731
     # JAX's rules: Si' = sin x / x, Ci' = cos x / x, S' = sin(pi x^2/2), C' = cos(pi x^2/2)
     assert_agrees(_vgrad(lambda v: sp.sici(v)[0])(f64(x)), np.sinc(x / np.pi), 1e-15)
     assert_agrees(_vgrad(lambda v: sp.sici(v)[1])(f64(x)), np.cos(x) / x, 1e-14)
@@ -196,7 +184,7 @@ def test_derivatives():
 # ---- jit and vmap -------------------------------------------------------------------------
 
 def test_jit_and_vmap_agree_with_eager():
-    x = _arr(np.linspace(-9, 9, 7), np.float64)
+    x = as_dtype(np.linspace(-9, 9, 7), np.float64)
     cases = [("sici", lambda v: sp.sici(v)[1], (x,)),
              ("owens_t", sp.owens_t, (x, x * 0.3)),
              ("bessel_jn", lambda v: sp.bessel_jn(v, v=2), (x,)),
@@ -208,8 +196,8 @@ def test_jit_and_vmap_agree_with_eager():
             assert_agrees(netcl.vmap(fn)(*args), eager, 1e-14, 1e-16, f"vmap {name}")
     b = np.asarray(sp.bessel_jn(x, v=2))
     assert_agrees(netcl.vmap(lambda v: sp.bessel_jn(v, v=2))(x), b.T, 1e-14, 1e-16)
-    a = _arr([0.5, 1.0, 2.0], np.float64)
-    args = (a, a + 0.5, a + 2.0, _arr([-2.0, 0.4, 0.97], np.float64))
+    a = as_dtype([0.5, 1.0, 2.0], np.float64)
+    args = (a, a + 0.5, a + 2.0, as_dtype([-2.0, 0.4, 0.97], np.float64))
     assert_agrees(netcl.vmap(sp.hyp2f1)(*args), np.asarray(sp.hyp2f1(*args)), 1e-14)
 
 

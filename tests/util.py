@@ -125,3 +125,18 @@ def assert_agrees(got, want, rtol, atol=0.0, what=""):
         i = np.argmax(np.where(bad, err / (atol + rtol * np.abs(w[fin])), 0))
         raise AssertionError(f"{what}: {bad.sum()} values off (worst: got {g[fin][i]!r}, want "
                              f"{w[fin][i]!r}, rtol={rtol}, atol={atol})")
+
+
+def as_dtype(x, dtype):
+    """A netcl array of `x`'s values in `dtype`."""
+    return jnp.asarray(np.asarray(x, dtype))
+
+
+def concat_points(*parts):
+    """The values of `parts` (scalars or arrays) as one flat float64 array."""
+    return np.concatenate([np.asarray(p, np.float64).ravel() for p in parts])
+
+
+def grid_points(*axes):
+    """The points of the grid over `axes`, one flat float64 array per axis."""
+    return [g.ravel() for g in np.meshgrid(*[np.asarray(a, np.float64) for a in axes])]

@@ -25,7 +25,7 @@ from ..transforms.ad import jvp, stop_gradient
 from ..transforms.custom import custom_jvp
 from . import _util as _u
 from .special import _digamma_impl, _gammaln, _is64
-from .special_more import _gammasgn
+from .special_more import _gammasgn, parameter_derivatives
 
 __all__ = ["hyp1f1", "hyp2f1"]
 
@@ -116,9 +116,7 @@ def _hyp1f1(a, b, x):
 def _hyp1f1_jvp(primals, tangents):
     a, b, x = primals
     ta, tb, tx = tangents
-    xc = stop_gradient(x)
-    out, da = jvp(lambda a_: _hyp1f1_impl(a_, stop_gradient(b), xc), (a,), (jnp.ones_like(a),))
-    _, db = jvp(lambda b_: _hyp1f1_impl(stop_gradient(a), b_, xc), (b,), (jnp.ones_like(b),))
+    out, da, db = parameter_derivatives(_hyp1f1_impl, a, b, x)
     dx = a / b * _hyp1f1(a + 1.0, b + 1.0, x)
     return out, ta * da + tb * db + tx * dx
 
