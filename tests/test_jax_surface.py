@@ -293,6 +293,39 @@ def test_while_loop_under_vmap_and_jit_in_either_order():
     np.testing.assert_array_equal(nested[1][:, :, 0], 2.0 ** (grid + 1) - 1)
 
 
+def test_forward_mode_through_staged_while_loops_as_jax():
+    """jvp of a while_loop (and of a fori_loop with traced bounds) under jit, in either
+    order, and jacfwd, against JAX and float64 finite differences; reverse mode through a
+    trip count that depends on traced values raises, as in JAX."""
+    from netcl.transforms.ad import MissingRuleError
+    from netcl.test_util import check_grads
+
+    def make(lib, np_):
+        def f(x, a):
+            return lib.lax.while_loop(lambda c: c[0] < 5, lambda c: (
+                c[0] + 1, c[1] * a + np_.sin(c[1])), (0, x))[1]
+        return f
+    ours, theirs = make(netcl, jnp), make(jax, jax.numpy)
+    x, a = np.float32(0.3), np.float32(1.1)
+    want = jax.jvp(theirs, (x, a), (np.float32(1.0), np.float32(0.5)))
+    one, half = np.float32(1.0), np.float32(0.5)
+    for got in (netcl.jit(lambda x, a: netcl.jvp(ours, (x, a), (one, half)))(x, a),
+                netcl.jvp(netcl.jit(ours), (jnp.asarray(x), jnp.asarray(a)),
+                          (jnp.float32(1.0), jnp.float32(0.5)))):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    v = np.array([x, a])
+    np.testing.assert_allclose(
+        netcl.jit(netcl.jacfwd(lambda v: ours(v[0], v[1]) * v))(jnp.asarray(v)),
+        jax.jacfwd(lambda v: theirs(v[0], v[1]) * v)(v), rtol=1e-5)
+    check_grads(netcl.jit(ours), (np.float64(0.3), np.float64(1.1)), order=1, modes=("fwd",))
+    counted = netcl.jit(lambda x, n: netcl.jvp(
+        lambda y: netcl.lax.fori_loop(0, n, lambda i, c: c * 1.5 + i, y), (x,), (one,)))
+    np.testing.assert_allclose(counted(jnp.float32(2.0), jnp.int32(4)), (18.375, 5.0625))
+    grows = netcl.jit(lambda x: netcl.lax.while_loop(lambda v: v < 10.0, lambda v: v * 1.7, x))
+    with pytest.raises(MissingRuleError, match="reverse-mode"):     # (a traced trip count)
+        netcl.grad(grows)(jnp.float32(1.3))
+
+
 def test_einops_works_on_netcl_arrays_and_traced_values():
     einops = pytest.importorskip("einops")
     h = np.arange(24, dtype=np.float32).reshape(2, 3, 4)

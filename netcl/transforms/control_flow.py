@@ -426,6 +426,39 @@ def _while_batch(vals, dims, *, loop, avals):
 while_p.batch = _while_batch
 
 
+def _while_jvp(primals, tangents, *, loop, avals):
+    """Forward mode through a staged loop: the loop over (carry, tangent) pairs, the body
+    differentiated by jvp (of its staged IR), the condition read from the carry alone."""
+    from ..core.ad_util import instantiate
+    from ..core.ir import eval_ir
+    from .ad import jvp
+    n = loop.n_carry
+    tangents = [instantiate(t) for t in tangents]
+    captured, d_captured = primals[n:], tangents[n:]
+    body_in = [captured[k] for k in loop.body_captured]
+    d_body_in = [d_captured[k] for k in loop.body_captured]
+
+    def body(*xs):
+        return tuple(eval_ir(loop.body_ir, loop.body_ir.consts, xs))
+
+    def step(state):
+        c, dc = state
+        out, d_out = jvp(body, (*c, *body_in), (*dc, *d_body_in))
+        return tuple(out), tuple(d_out)
+    state = (tuple(primals[:n]), tuple(tangents[:n]))
+    if loop.count is not None:
+        out, d_out = _staged_while(None, step, state, count=loop.count)
+    else:
+        cond_in = [captured[k] for k in loop.cond_captured]
+        out, d_out = while_loop(
+            lambda s: eval_ir(loop.cond_ir, loop.cond_ir.consts, (*s[0], *cond_in))[0],
+            step, state)
+    return tuple(out), tuple(d_out)
+
+
+while_p.jvp = _while_jvp
+
+
 def _wrap_np(x):
     from ..core.devices import default_device
     from ..core.eval import to_array
