@@ -273,7 +273,7 @@ def test_control_flow_eager_jit_and_grad():
     assert float(d) == 32.0  # d/dx x^4
     c, ys = lax.scan(lambda c, x: (c + x, c * x), 0.0, jnp.arange(4.0))
     assert float(c) == 6.0 and np.asarray(ys).tolist() == [0.0, 0.0, 2.0, 9.0]
-    with pytest.raises(TypeError, match="while_loop: body_fun must return"):
+    with pytest.raises(TypeError, match="while_loop: the body must return"):
         netcl.jit(lambda x: lax.while_loop(lambda v: v < 3.0, lambda v: (v + 1.0, v), x))(
             jnp.array(0.0))
 

@@ -87,9 +87,59 @@ def test_scan_bad_inputs():
     with pytest.raises(TypeError, match="unroll must be a positive int"):
         netcl.lax.scan(lambda c, x: (c, x), 0.0, jnp.ones(3), unroll=0)
     with pytest.raises(TypeError, match="carry of the init's structure"):
-        netcl.jit(lambda xs: netcl.lax.scan(lambda c, x: (c + x, x), 0, xs))(jnp.ones(N))
+        netcl.jit(lambda xs: netcl.lax.scan(lambda c, x: ((c, c), x), 0.0, xs))(jnp.ones(N))
     with pytest.raises(TypeError, match="pair \\(carry, y\\)"):
         netcl.jit(lambda xs: netcl.lax.scan(lambda c, x: c, 0.0, xs))(jnp.ones(N))
+
+
+def _carry_cases(lib, np_, n):
+    """Loops whose body changes the carry's dtype: a Python scalar init (weakly typed) takes
+    the dtype it promotes to, as JAX retraces with it; a strongly typed one is an error."""
+    lax = lib.lax
+    return {
+        "fori weak int to float": lambda: lax.fori_loop(0, n, lambda i, c: c + 0.5, 0),
+        "fori weak float to float32": lambda: lax.fori_loop(
+            0, n, lambda i, c: c * np_.float32(1.5), 1.0),
+        "fori int32 to int64": lambda: lax.fori_loop(
+            0, n, lambda i, c: c + np_.int64(1), np_.int32(0)),
+        "fori weak float to int32": lambda: lax.fori_loop(0, n, lambda i, c: np_.int32(i), 1.0),
+        "scan int32 to float32": lambda: lax.scan(
+            lambda c, x: (c.astype(np_.float32), c), np_.int32(0), None, length=n),
+        "scan weak int to float32": lambda: lax.scan(
+            lambda c, x: (c + x, c), 0, np_.arange(n, dtype=np_.float32)),
+        "while weak int to float": lambda: lax.while_loop(lambda c: c < n, lambda c: c + 1.5, 0),
+        "while float32 to float64": lambda: lax.while_loop(
+            lambda c: c < n, lambda c: c + np_.float64(1.5), np_.float32(0)),
+    }
+
+
+@pytest.mark.parametrize("n", [3, N], ids=["short", "long"])
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+def test_loop_carry_dtype_changes_follow_jax(jitted, n):
+    """(A scan whose int32 carry took an int64 random.categorical ran on, changing dtype,
+    where JAX raises.) Eager, written out and staged loops all follow JAX's rule."""
+    ours, theirs = _carry_cases(netcl, jnp, n), _carry_cases(jax, jax.numpy, n)
+    for name in ours:
+        try:
+            with jax.enable_x64(netcl.config.enable_x64):
+                want = (jax.jit if jitted else lambda f: f)(theirs[name])()
+        except TypeError:
+            with pytest.raises(TypeError, match="carry of the init's structure, shapes and dtypes"):
+                (netcl.jit if jitted else lambda f: f)(ours[name])()
+            continue
+        got = (netcl.jit if jitted else lambda f: f)(ours[name])()
+        for g, w in zip(netcl.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            assert (g.dtype, g.weak_type) == (w.dtype, w.weak_type), name
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w), err_msg=name)
+
+
+def test_loop_carry_of_numpy_data_has_the_dtype_netcl_stores_it_in(x64):
+    """A NumPy float64 init is float32 data without x64 (as in JAX): a body returning
+    float32 keeps its carry's dtype."""
+    def run(lib, np_):
+        return lib.lax.fori_loop(0, 3, lambda i, c: c + np_.ones(2), np.zeros(2))
+    got, want = run(netcl, jnp), run(jax, jax.numpy)
+    assert got.dtype == want.dtype and np.asarray(got).tolist() == [3.0, 3.0]
 
 
 def test_compiled_scan_stacks_outputs_in_place_and_keeps_the_callers_arrays():

@@ -36,6 +36,76 @@ def _check_scalar(v, where, arg, kinds="biuf"):
         raise TypeError(f"{where}: {arg} must be a scalar, got {type(v).__name__} {v!r}")
 
 
+def _carry_aval(x):
+    """The abstract value of a loop carry's leaf: an array, a tracer, a NumPy value or a
+    Python scalar (weakly typed, as JAX's)."""
+    if isinstance(x, (Array, Tracer, ShapedArray)):
+        return ShapedArray(tuple(x.shape), x.dtype, x.weak_type)
+    if isinstance(x, (bool, int, float)):
+        return ShapedArray((), dtypes.scalar_dtype(x), not isinstance(x, bool))
+    x = np.asarray(x)       # (NumPy data: stored as netcl stores it, float32 without x64)
+    return ShapedArray(x.shape, dtypes.canonicalize_data(x.dtype, where="loop"), False)
+
+
+class PromoteCarry(Exception):
+    """Raised while staging a loop body that returned a weakly typed carry leaf in the dtype
+    it promotes to: the caller converts the init to `dtypes` (None: unchanged) and stages
+    again, as JAX does."""
+
+    def __init__(self, dtypes):
+        super().__init__(dtypes)
+        self.dtypes = dtypes
+
+
+def check_carry(what, ins, in_tree, outs, out_tree):
+    """JAX's rule for a loop's carry: the body returns the structure, shapes and dtypes it
+    was given, except that a weakly typed leaf (a Python scalar init: `0` as a counter,
+    `0.0` as a sum) may come back in the dtype it promotes to with the returned one
+    (`fori_loop(0, n, lambda i, c: c + x32, 0.0)` carries float32). Anything else is a
+    TypeError (a carry that changed dtype would otherwise run on silently, unlike JAX).
+    Returns the promoted dtypes per leaf (None where unchanged)."""
+    a_in, a_out = [_carry_aval(x) for x in ins], [_carry_aval(x) for x in outs]
+    promoted, bad = [], in_tree != out_tree
+    for a, b in zip(a_in, a_out):
+        p = None
+        if a.dtype != b.dtype and a.weak_type and \
+                dtypes.result_type(a, b)[0] == b.dtype:
+            p = b.dtype
+        promoted.append(p)
+        bad = bad or a.shape != b.shape or (a.dtype != b.dtype and p is None)
+    if bad:
+        raise TypeError(f"{what}: the body must return a carry of the init's structure, "
+                        f"shapes and dtypes: init {[a.str_short() for a in a_in]} ({in_tree}), "
+                        f"carry {[b.str_short() for b in a_out]} ({out_tree})")
+    return promoted
+
+
+def _promoted_leaves(flat, promoted):
+    """The init's leaves converted to the dtypes a PromoteCarry named."""
+    from ..core.eval import to_array
+    from .. import numpy as jnp
+    return [x if d is None else jnp.asarray(x if isinstance(x, (Array, Tracer))
+                                             else to_array(x, "loop"), dtype=d)
+            for x, d in zip(flat, promoted)]
+
+
+def _checked_step(what, step, carry, carry_of=lambda out: out):
+    """(carry, out = step(carry)) for one step of a loop run in Python, the returned carry
+    (`carry_of(out)`) checked by check_carry. Where a weakly typed leaf came back promoted,
+    the step runs again from the carry converted: JAX converts the init and traces again,
+    so that the loop carries a strongly typed value from then on."""
+    out = step(carry)
+    c_flat, c_tree = tree_flatten(carry)
+    o_flat, o_tree = tree_flatten(carry_of(out))
+    promoted = check_carry(what, c_flat, c_tree, o_flat, o_tree)
+    if any(d is not None for d in promoted):
+        carry = tree_unflatten(c_tree, _promoted_leaves(c_flat, promoted))
+        out = step(carry)
+        o_flat, o_tree = tree_flatten(carry_of(out))
+        check_carry(what, tree_flatten(carry)[0], c_tree, o_flat, o_tree)
+    return carry, out
+
+
 def _concrete_pred(pred):
     """bool(pred) when it has a value, else None."""
     if isinstance(pred, (bool, int)):
@@ -465,9 +535,9 @@ def _wrap_np(x):
     return to_array(x, "while", default_device())
 
 
-def _staged_while(cond_fun, body_fun, init_val, count=None):
+def _staged_while(cond_fun, body_fun, init_val, count=None, what="while_loop"):
     """The loop as one `while` equation (a compiled body; `count`: a trip count known
-    now, instead of `cond_fun`)."""
+    now, instead of `cond_fun`; `what`: the caller's name, for errors)."""
     from ..core.eval import to_array
     from .executable import Executable
     from .passes import optimize
@@ -481,11 +551,9 @@ def _staged_while(cond_fun, body_fun, init_val, count=None):
     def body_flat(*xs):
         out = body_fun(tree_unflatten(tree, list(xs)))
         out_flat, out_tree = tree_flatten(out)
-        if out_tree != tree or any(tuple(o.shape) != a.shape or o.dtype != a.dtype
-                                   for o, a in zip(out_flat, avals)):
-            raise TypeError(f"while_loop: body_fun must return the carry's structure and "
-                            f"types {[a.str_short() for a in avals]}, got {out_tree} with "
-                            f"{[(o.dtype.name, tuple(o.shape)) for o in out_flat]}")
+        promoted = check_carry(what, avals, tree, out_flat, out_tree)
+        if any(d is not None for d in promoted):
+            raise PromoteCarry(promoted)
         return tuple(out_flat)
     captured = []           # traced values of the enclosing function the loop closed over
     cond_exe, cond_at = None, ()
@@ -493,7 +561,11 @@ def _staged_while(cond_fun, body_fun, init_val, count=None):
         cond_ir, cond_tree = stage(cond_flat, avals)
         cond_ir, cond_at = _lift_captured(cond_ir, captured)
         cond_exe = Executable(optimize(cond_ir), cond_tree)
-    body_ir, body_tree = stage(body_flat, avals)
+    try:
+        body_ir, body_tree = stage(body_flat, avals)
+    except PromoteCarry as p:    # a Python scalar init: the loop carries its promotion
+        return _staged_while(cond_fun, body_fun,
+                             tree_unflatten(tree, _promoted_leaves(flat, p.dtypes)), count, what)
     body_ir, body_at = _lift_captured(body_ir, captured)
     staged = (cond_ir if count is None else None, body_ir)
     split = _split_counter(body_ir, len(flat), flat[0]) if count is not None else None
@@ -546,11 +618,12 @@ def while_loop(cond_fun, body_fun, init_val):
                 return _as_arrays(val)
             from .. import numpy as jnp
             from ..tree_util import tree_map
-            val = tree_map(lambda new, old: jnp.where(pred, new, old), body_fun(val), val)
+            val, new = _checked_step("while_loop", body_fun, val)
+            val = tree_map(lambda new, old: jnp.where(pred, new, old), new, val)
             continue
         if not c:
             return _as_arrays(val)
-        val = body_fun(val)
+        val = _checked_step("while_loop", body_fun, val)[1]
 
 
 def _any_of_batch(pred):
@@ -588,7 +661,7 @@ def fori_loop(lower, upper, body_fun, init_val):
                            not isinstance(current_interpreter(), StagingInterpreter)):
         val = init_val
         for i in range(lo, hi):
-            val = body_fun(i, val)
+            val = _checked_step("fori_loop", lambda v: body_fun(i, v), val)[1]
         return _as_arrays(val)
     from .. import numpy as jnp
     # the counter's dtype is the bounds' (Python ints: the default int), as JAX's
@@ -596,7 +669,8 @@ def fori_loop(lower, upper, body_fun, init_val):
     i0 = jnp.asarray(lower, dtype=i_dtype)
     step = (lambda c: (c[0] + 1, body_fun(c[0], c[1])))
     if lo is not None:      # static bounds: a counted loop (no predicate read each step)
-        return _staged_while(None, step, (i0, init_val), count=max(hi - lo, 0))[1]
+        return _staged_while(None, step, (i0, init_val), count=max(hi - lo, 0),
+                             what="fori_loop")[1]
     hi_arr = jnp.asarray(upper, dtype=i_dtype)
     _, out = while_loop(lambda c: c[0] < hi_arr, step, (i0, init_val))
     return out
@@ -640,8 +714,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=None):
     order = range(n - 1, -1, -1) if reverse else range(n)
     for i in order:
         x = tree_unflatten(xs_tree, [v[i] for v in xs_flat]) if xs_flat else None
-        carry, y = f(carry, x)
-        _check_carry(init, carry)
+        carry, (carry, y) = _checked_step("scan", lambda c: _pair(f(c, x)), carry,
+                                          lambda out: out[0])
         ys.append(y)
     if reverse:
         ys.reverse()
@@ -653,16 +727,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=None):
     return carry, tree_unflatten(y_tree, stacked)
 
 
-def _check_carry(init, carry):
-    """f's carry keeps init's structure and shapes (as JAX requires: else the stacked ys
-    would fail later with a less clear error)."""
-    import numpy as np
-    i_leaves, i_tree = tree_flatten(init)
-    c_leaves, c_tree = tree_flatten(carry)
-    if i_tree != c_tree or any(np.shape(a) != np.shape(b) for a, b in zip(i_leaves, c_leaves)):
-        raise TypeError(f"scan: f must return a carry of the init's structure and shapes: "
-                        f"init {[np.shape(a) for a in i_leaves]} ({i_tree}), carry "
-                        f"{[np.shape(b) for b in c_leaves]} ({c_tree})")
+def _pair(out):
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError("scan: f must return a pair (carry, y)")
+    return out
 
 
 def map(f, xs):  # noqa: A001 (jax.lax.map)

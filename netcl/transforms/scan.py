@@ -40,6 +40,7 @@ class _Body:
 
 def _trace_body(f, init_flat, carry_tree, x_avals, xs_tree):
     """(_Body, the traced values it closed over)."""
+    from .control_flow import PromoteCarry, check_carry
     from .staging import stage
     carry_avals = [ShapedArray(c.shape, c.dtype, c.weak_type) for c in init_flat]
     y_tree_box = []
@@ -52,14 +53,9 @@ def _trace_body(f, init_flat, carry_tree, x_avals, xs_tree):
             raise TypeError("scan: f must return a pair (carry, y)")
         new_carry, y = out
         c_flat, c_tree = tree_flatten(new_carry)
-        if c_tree != carry_tree or any(
-                tuple(getattr(a, "shape", ())) != tuple(b.shape) or
-                getattr(a, "dtype", None) != b.dtype for a, b in zip(c_flat, carry_avals)):
-            got = [f"{getattr(a, 'dtype', type(a).__name__)}{list(getattr(a, 'shape', ()))}"
-                   for a in c_flat]
-            raise TypeError(f"scan: f must return a carry of the init's structure, shapes and "
-                            f"dtypes: init {[b.str_short() for b in carry_avals]} "
-                            f"({carry_tree}), carry {got} ({c_tree})")
+        promoted = check_carry("scan", carry_avals, carry_tree, c_flat, c_tree)
+        if any(d is not None for d in promoted):
+            raise PromoteCarry(promoted)
         y_flat, y_tree = tree_flatten(y)
         y_tree_box[:] = [y_tree]
         return tuple(c_flat) + tuple(y_flat)
@@ -95,8 +91,14 @@ def scan_flat(f, init, xs, length, reverse, unroll=1):
     xs_flat = [x if isinstance(x, Tracer) or hasattr(x, "_buf") else to_array(x, "scan")
                for x in xs_flat]
     x_avals = [ShapedArray(tuple(x.shape[1:]), x.dtype, x.weak_type) for x in xs_flat]
-    body, captured = _trace_body(f, init_flat, carry_tree, x_avals,
-                                 xs_tree if xs_flat else None)
+    from .control_flow import PromoteCarry, _promoted_leaves
+    try:
+        body, captured = _trace_body(f, init_flat, carry_tree, x_avals,
+                                     xs_tree if xs_flat else None)
+    except PromoteCarry as p:   # a Python scalar init: the loop carries its promotion
+        init_flat = _promoted_leaves(init_flat, p.dtypes)
+        body, captured = _trace_body(f, init_flat, carry_tree, x_avals,
+                                     xs_tree if xs_flat else None)
     outs = scan_p.bind(*captured, *init_flat, *xs_flat, body=body, length=length,
                        reverse=reverse, unroll=unroll)
     carry = tree_unflatten(carry_tree, list(outs[:body.n_carry]))
