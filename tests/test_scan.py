@@ -7,7 +7,7 @@ import pytest
 
 import netcl
 import netcl.numpy as jnp
-from netcl.transforms import control_flow, scan as scan_mod
+from netcl.transforms import scan as scan_mod, staged_loop
 
 jax = pytest.importorskip("jax")
 N = scan_mod.UNROLL_UP_TO + 9          # long enough to be a loop
@@ -69,8 +69,8 @@ def test_long_scan_under_jit_is_one_loop_with_a_trip_count(monkeypatch):
     iterations, plus N % unroll steps written out."""
     W, h0, xs = _data(2)
     loops = []
-    run = control_flow._Loop.run
-    monkeypatch.setattr(control_flow._Loop, "run",
+    run = staged_loop._Loop.run
+    monkeypatch.setattr(staged_loop._Loop, "run",
                         lambda self, ops: loops.append(self) or run(self, ops))
     theirs = _rnn(jax, jax.numpy)(W, h0, xs)
     np.testing.assert_allclose(netcl.jit(_rnn(netcl, jnp, unroll=4))(W, h0, xs), theirs,

@@ -8,6 +8,8 @@
   jit.py        jit: the cache, the optimising passes, the executable
   fusion.py, row_fusion.py, epilogue_fusion.py   jit's fusion passes
   control_flow.py   cond, switch, while_loop, fori_loop, scan
+  staged_loop.py    the loop primitive under jit, with its batching and forward-mode rules
+  loop_carry.py     JAX's rule for a loop carry's dtypes (weak scalars may promote)
 """
 from .ad import grad, jvp, stop_gradient, value_and_grad, vjp
 from .batching import vmap

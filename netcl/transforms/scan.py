@@ -40,7 +40,7 @@ class _Body:
 
 def _trace_body(f, init_flat, carry_tree, x_avals, xs_tree):
     """(_Body, the traced values it closed over)."""
-    from .control_flow import PromoteCarry, check_carry
+    from .loop_carry import PromoteCarry, check_carry
     from .staging import stage
     carry_avals = [ShapedArray(c.shape, c.dtype, c.weak_type) for c in init_flat]
     y_tree_box = []
@@ -91,7 +91,7 @@ def scan_flat(f, init, xs, length, reverse, unroll=1):
     xs_flat = [x if isinstance(x, Tracer) or hasattr(x, "_buf") else to_array(x, "scan")
                for x in xs_flat]
     x_avals = [ShapedArray(tuple(x.shape[1:]), x.dtype, x.weak_type) for x in xs_flat]
-    from .control_flow import PromoteCarry, _promoted_leaves
+    from .loop_carry import PromoteCarry, _promoted_leaves
     try:
         body, captured = _trace_body(f, init_flat, carry_tree, x_avals,
                                      xs_tree if xs_flat else None)
@@ -134,7 +134,7 @@ def _staged_loop(body, consts, carry, xs, length, reverse, unroll):
     from .. import numpy as jnp
     from ..primitives.structural.dynamic_slices import (dynamic_index_in_dim,
                                                         dynamic_update_slice_in_dim)
-    from .control_flow import _staged_while
+    from .staged_loop import _staged_while
     from ..primitives.views import reshape
     steps = max(1, min(int(unroll), length)) if length else 1
 
