@@ -91,8 +91,11 @@ def _create_buffer_with_properties():
     """clCreateBufferWithProperties of the OpenCL library PyOpenCL loaded (OpenCL 3.0)."""
     with _LOCK:
         if "create" not in _state:
-            with open("/proc/self/maps") as f:
-                loaded = [ln.split()[-1] for ln in f if "libOpenCL" in ln]
+            try:
+                with open("/proc/self/maps") as f:
+                    loaded = [ln.split()[-1] for ln in f if "libOpenCL" in ln]
+            except OSError:     # (no /proc: not Linux, where the extension is not offered)
+                loaded = []
             fn = None
             if loaded:
                 fn = getattr(ctypes.CDLL(loaded[0]), "clCreateBufferWithProperties", None)
