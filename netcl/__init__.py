@@ -17,6 +17,7 @@ from . import nn  # noqa: F401
 from . import random  # noqa: F401
 from . import data, io, optim, stax  # noqa: F401
 from . import example_libraries, scipy  # noqa: F401
+from . import experimental  # noqa: F401  (jax.experimental.ode's odeint)
 from .numpy.creation import device_put
 from . import test_util  # noqa: F401
 from .transforms.jit import clear_caches, jit

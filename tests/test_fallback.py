@@ -30,6 +30,7 @@ FALLBACK_FILES = [
     "test_random_samplers.py",
     "test_numpy_api.py", "test_numpy_composites.py",
     "test_numpy_more.py", "test_optim.py", "test_optim_extras.py",
+    "test_ode.py",
     "test_pmap.py", "test_random.py", "test_runtime_safety.py", "test_scan.py",
     "test_scipy.py", "test_silent_errors.py", "test_sorting.py", "test_stax.py",
     "test_special_more.py",
