@@ -4,11 +4,10 @@ access: what pmap's collectives stage through on NVIDIA GPUs instead of pinned h
 OpenCL has no peer copy. NVIDIA's driver offers `cl_khr_external_memory_opaque_fd`: memory
 that the CUDA driver API allocates (`cuMemCreate`, exported as a POSIX file descriptor) is
 imported as an OpenCL buffer, once for each device that uses it, and a copy or a kernel on
-another GPU then reaches it over the peer link. Measured on two H100s: a kernel on one GPU
-reads the other's memory at 324 GB/s and a copy runs at 367 GB/s, where a copy through
-pinned host memory runs at ~27 GB/s. libcuda ships with NVIDIA's driver and is loaded
-through ctypes, so this adds no dependency; it is optional, detected at run time
-(`available`), and `NETCL_PEER_MEMORY=0` turns it off.
+another GPU then reaches it over the peer link (NVLink: an order of magnitude faster than
+a copy through pinned host memory; the README has the figures). libcuda ships with
+NVIDIA's driver and is loaded through ctypes, so this adds no dependency; it is optional,
+detected at run time (`available`), and `NETCL_PEER_MEMORY=0` turns it off.
 
     >>> if peer_memory.available(devices):
     ...     buf = peer_memory.PeerBuffer(devices[0], devices, 1 << 20)
