@@ -172,8 +172,8 @@ def _hoist_closed_over(func, y0, t0, args):
     closes over as trailing arguments `extra` (JAX's closure_convert): the integrator's
     custom_vjp sees them, so they get cotangents under grad and a batch axis under vmap.
     With none, `func` itself and ()."""
-    from ..core.ir import IR, eval_ir
-    from ..transforms.staging import stage
+    from ..core.ir import eval_ir
+    from ..transforms.staging import lift_traced_consts, stage
     flat, in_tree = tree_flatten((y0, t0, args))
     avals = [ShapedArray(tuple(x.shape), x.dtype, x.weak_type) for x in flat]
     out_tree_box = []
@@ -183,18 +183,9 @@ def _hoist_closed_over(func, y0, t0, args):
         leaves, out_tree = tree_flatten(func(y, t, *a))
         out_tree_box[:] = [out_tree]
         return tuple(leaves)
-    ir, _ = stage(flat_func, tuple(avals))
-    captured, lifted, consts, constvars = [], [], [], []
-    for v, c in zip(ir.constvars, ir.consts):
-        if isinstance(c, Tracer):
-            captured.append(c)
-            lifted.append(v)
-        else:
-            constvars.append(v)
-            consts.append(c)
+    ir, captured = lift_traced_consts(stage(flat_func, tuple(avals))[0])
     if not captured:
         return func, ()
-    ir = IR(list(ir.invars) + lifted, constvars, consts, ir.eqns, ir.outvars)
     n_args, out_tree = len(args), out_tree_box[0]
 
     def converted(y, t, *rest):

@@ -19,7 +19,7 @@ its rules each express the transformed scan as another scan at the parent interp
   values' cotangents in its carry;
 - vmap: a scan of vmap(body), the batch axis of xs and ys moved behind the scanned axis.
 """
-from ..core.ir import IR, eval_ir
+from ..core.ir import eval_ir
 from ..core.tracing import Primitive, ShapedArray, Tracer, current_interpreter, set_interpreter
 from ..tree_util import tree_flatten, tree_unflatten
 
@@ -41,7 +41,7 @@ class _Body:
 def _trace_body(f, init_flat, carry_tree, x_avals, xs_tree):
     """(_Body, the traced values it closed over)."""
     from .loop_carry import PromoteCarry, check_carry
-    from .staging import stage
+    from .staging import lift_traced_consts, stage
     carry_avals = [ShapedArray(c.shape, c.dtype, c.weak_type) for c in init_flat]
     y_tree_box = []
 
@@ -60,15 +60,7 @@ def _trace_body(f, init_flat, carry_tree, x_avals, xs_tree):
         y_tree_box[:] = [y_tree]
         return tuple(c_flat) + tuple(y_flat)
     ir, _ = stage(flat_body, tuple(carry_avals) + tuple(x_avals))
-    captured, lifted, consts, constvars = [], [], [], []
-    for v, c in zip(ir.constvars, ir.consts):
-        if isinstance(c, Tracer):
-            captured.append(c)
-            lifted.append(v)
-        else:
-            constvars.append(v)
-            consts.append(c)
-    ir = IR(lifted + list(ir.invars), constvars, consts, ir.eqns, ir.outvars)
+    ir, captured = lift_traced_consts(ir, first=True)
     return _Body(ir, len(captured), len(carry_avals), carry_tree, y_tree_box[0]), captured
 
 

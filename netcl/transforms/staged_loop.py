@@ -13,7 +13,7 @@ from ..core.ir import Eqn
 from ..core.tracing import Primitive, ShapedArray, Tracer
 from ..primitives.elementwise import copy_p
 from ..tree_util import tree_flatten, tree_unflatten
-from .staging import stage
+from .staging import lift_traced_consts, stage
 from .loop_carry import PromoteCarry, _promoted_leaves, check_carry
 
 
@@ -441,19 +441,12 @@ def _lift_captured(ir, captured):
     """The IR with the traced values it closed over (constants that are tracers of the
     enclosing trace: a loop body using the jitted function's arguments) made trailing
     inputs; and their positions in `captured`, to which new ones are added."""
-    from ..core.ir import IR
-    consts, constvars, lifted, at = [], [], [], []
-    for v, c in zip(ir.constvars, ir.consts):
-        if isinstance(c, Tracer):
-            k = next((k for k, t in enumerate(captured) if t is c), None)
-            if k is None:
-                k = len(captured)
-                captured.append(c)
-            lifted.append(v)
-            at.append(k)
-        else:
-            constvars.append(v)
-            consts.append(c)
-    if not lifted:
-        return ir, ()
-    return IR(list(ir.invars) + lifted, constvars, consts, ir.eqns, ir.outvars), tuple(at)
+    ir, tracers = lift_traced_consts(ir)
+    at = []
+    for c in tracers:
+        k = next((k for k, t in enumerate(captured) if t is c), None)
+        if k is None:
+            k = len(captured)
+            captured.append(c)
+        at.append(k)
+    return ir, tuple(at)

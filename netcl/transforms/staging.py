@@ -72,6 +72,24 @@ def stage(fun, avals_tree_args, name="fun"):
     return IR(invars, interp.constvars, interp.consts, interp.eqns, outvars), out_tree
 
 
+def lift_traced_consts(ir, first=False):
+    """(ir', tracers): the IR with the constants that are tracers of an enclosing trace (the
+    values a staged body closed over: a loop body using the jitted function's arguments)
+    made inputs, after its own (before them with `first`), and those tracers in order."""
+    lifted, tracers, constvars, consts = [], [], [], []
+    for v, c in zip(ir.constvars, ir.consts):
+        if isinstance(c, Tracer):
+            lifted.append(v)
+            tracers.append(c)
+        else:
+            constvars.append(v)
+            consts.append(c)
+    if not lifted:
+        return ir, []
+    invars = lifted + list(ir.invars) if first else list(ir.invars) + lifted
+    return IR(invars, constvars, consts, ir.eqns, ir.outvars), tracers
+
+
 def make_ir(fun, static_argnums=()):
     """Like jax.make_jaxpr: make_ir(f)(*args) returns the traced IR (print it to read it).
 
