@@ -32,6 +32,16 @@ CASES = [
 ]
 
 
+def _runs_with_x64_unset(code):
+    """Run `code` in a fresh interpreter with neither x64 variable set (the suite sets
+    NETCL_ENABLE_X64); it must print "ok"."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NETCL_ENABLE_X64",
+                                                              "JAX_ENABLE_X64")}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-2000:] + r.stderr[-4000:]
+
+
 def test_x64_is_off_by_default_as_in_jax():
     pytest.importorskip("jax")
     code = textwrap.dedent(f"""
@@ -55,11 +65,7 @@ def test_x64_is_off_by_default_as_in_jax():
             assert jnp.asarray(np.zeros(3)).dtype == np.float64
         print("ok")
         """)
-    env = {k: v for k, v in os.environ.items() if k not in ("NETCL_ENABLE_X64",
-                                                              "JAX_ENABLE_X64")}
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-2000:] + r.stderr[-4000:]
+    _runs_with_x64_unset(code)
 
 
 def test_x64_on_keeps_float64_where_the_device_has_it():
@@ -356,11 +362,7 @@ def test_x64_off_keeps_64_bit_data_32_bit():
         assert jnp.mean(jnp.arange(3)).dtype == np.float32
         print("ok")
         """)
-    env = {k: v for k, v in os.environ.items() if k not in ("NETCL_ENABLE_X64",
-                                                              "JAX_ENABLE_X64")}
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-2000:] + r.stderr[-4000:]
+    _runs_with_x64_unset(code)
 
 
 def test_prng_keys_of_64_bit_seeds_as_in_jax(x64):
