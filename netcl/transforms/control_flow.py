@@ -95,7 +95,7 @@ def while_loop(cond_fun, body_fun, init_val):
     """Repeat `val = body_fun(val)` while `cond_fun(val)`; a real loop under jit."""
     if isinstance(current_interpreter(), StagingInterpreter):
         return _staged_while(cond_fun, body_fun, init_val)
-    val = init_val
+    val, step = init_val, _first_checked("while_loop", body_fun)
     while True:
         pred = cond_fun(val)
         c = _concrete_pred(pred)
@@ -107,12 +107,27 @@ def while_loop(cond_fun, body_fun, init_val):
                 return _as_arrays(val)
             from .. import numpy as jnp
             from ..tree_util import tree_map
-            val, new = _checked_step("while_loop", body_fun, val)
+            val, new = step(val)
             val = tree_map(lambda new, old: jnp.where(pred, new, old), new, val)
             continue
         if not c:
             return _as_arrays(val)
-        val = _checked_step("while_loop", body_fun, val)[1]
+        val = step(val)[1]
+
+
+def _first_checked(what, body, carry_of=lambda out: out):
+    """step(carry, *more) -> (carry, body(carry, *more)) for a loop run in Python, the first
+    call's carry checked by loop_carry._checked_step (promoted where JAX promotes). Later
+    steps take a carry of the checked types, whose results have the same types, so they run
+    unchecked: the check is off the loop's hot path."""
+    checked = []
+
+    def step(carry, *more):
+        if checked:
+            return carry, body(carry, *more)
+        checked.append(True)
+        return _checked_step(what, lambda c: body(c, *more), carry, carry_of)
+    return step
 
 
 def _any_of_batch(pred):
@@ -148,9 +163,9 @@ def fori_loop(lower, upper, body_fun, init_val):
         lo = hi = None
     if lo is not None and (hi - lo <= 16 or
                            not isinstance(current_interpreter(), StagingInterpreter)):
-        val = init_val
+        val, step = init_val, _first_checked("fori_loop", lambda v, i: body_fun(i, v))
         for i in range(lo, hi):
-            val = _checked_step("fori_loop", lambda v: body_fun(i, v), val)[1]
+            val = step(val, i)[1]
         return _as_arrays(val)
     from .. import numpy as jnp
     # the counter's dtype is the bounds' (Python ints: the default int), as JAX's
@@ -201,10 +216,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=None):
         return scan_flat(f, init, xs if xs_flat else None, n, reverse, unroll or 1)
     carry, ys = init, []
     order = range(n - 1, -1, -1) if reverse else range(n)
+    step = _first_checked("scan", lambda c, x: _pair(f(c, x)), lambda out: out[0])
     for i in order:
         x = tree_unflatten(xs_tree, [v[i] for v in xs_flat]) if xs_flat else None
-        carry, (carry, y) = _checked_step("scan", lambda c: _pair(f(c, x)), carry,
-                                          lambda out: out[0])
+        carry, (carry, y) = step(carry, x)
         ys.append(y)
     if reverse:
         ys.reverse()
