@@ -165,7 +165,7 @@ def linearize(fun, *primals, has_aux=False):
     primals = tree_map(lambda p: _as_array(p, "linearize"), primals)
     flat, tree = tree_flatten(primals)
     for i, p in enumerate(flat):
-        if dtypes.kind(p.dtype) != "f":
+        if not dtypes.is_inexact(p.dtype):
             raise TypeError(f"linearize: primal {i} has dtype {p.dtype}; linearize needs float "
                             "arrays")
     res = fun(*primals)
@@ -205,7 +205,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     flat, tree = tree_flatten(primals)
     flat = [_abstract(p, "linear_transpose") for p in flat]
     for i, p in enumerate(flat):
-        if dtypes.kind(np.dtype(p.dtype)) != "f":
+        if not dtypes.is_inexact(np.dtype(p.dtype)):
             raise TypeError(f"linear_transpose: primal {i} has dtype {p.dtype}; only float "
                             "inputs can be transposed")
 

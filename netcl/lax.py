@@ -5,6 +5,7 @@ from .primitives.elementwise import abs_ as abs, and_ as bitwise_and, max_ as ma
 from .primitives.elementwise import min_ as min, not_ as bitwise_not, or_ as bitwise_or  # noqa
 from .primitives.elementwise import pow_ as pow, round_ as round, xor as bitwise_xor  # noqa
 from .primitives.elementwise import logistic as sigmoid  # noqa: F401
+from .primitives.complex_ops import complex, conj, imag, real  # noqa: F401
 from .primitives.views import *  # noqa: F401,F403
 from .primitives.linalg import *  # noqa: F401,F403
 from .transforms.ad import stop_gradient  # noqa: F401

@@ -3,7 +3,10 @@
 Derivatives are compared with central differences computed on the device, in float64 when
 the device has it: forward mode as directional derivatives, reverse mode through the
 identity <vjp(ct), t> == <ct, jvp(t)>. With order=2 the derivative functions themselves are
-checked again, so second-order rules (grad of grad, hessian) are exercised.
+checked again, so second-order rules (grad of grad, hessian) are exercised. Complex
+arguments are perturbed in random complex directions, and reverse mode is checked as JAX's
+check_vjp does: Re<t, conj(vjp(conj(ct)))> == Re<jvp(t), ct> (its VJP is the transpose of
+the JVP, not the adjoint).
 """
 import contextlib
 import dataclasses
@@ -14,21 +17,34 @@ from .core.array import Array
 from .transforms.ad import jvp, vjp
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
-DEFAULT_EPS = {np.dtype(np.float64): 1e-5, np.dtype(np.float32): 1e-2}
-DEFAULT_TOL = {np.dtype(np.float64): 1e-5, np.dtype(np.float32): 2e-2}
+DEFAULT_EPS = {np.dtype(np.float64): 1e-5, np.dtype(np.float32): 1e-2,
+               np.dtype(np.complex128): 1e-5, np.dtype(np.complex64): 1e-2}
+DEFAULT_TOL = {np.dtype(np.float64): 1e-5, np.dtype(np.float32): 2e-2,
+               np.dtype(np.complex128): 1e-5, np.dtype(np.complex64): 2e-2}
 
 
 def _host(x):
-    return np.asarray(x, dtype=np.float64)
+    x = np.asarray(x)
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
 
 
 def _random_like(rng, x):
     from .numpy import asarray
-    return asarray(rng.standard_normal(np.shape(x)).astype(np.asarray(x).dtype))
+    dt = np.asarray(x).dtype
+    v = rng.standard_normal(np.shape(x))
+    if dt.kind == "c":
+        v = v + 1j * rng.standard_normal(np.shape(x))
+    return asarray(v.astype(dt))
 
 
 def _vdot(xs, ys):
-    return sum(float(np.sum(_host(a) * _host(b))) for a, b in zip(xs, ys))
+    """Re <x, y> = Re sum(conj(x) y) over the leaves."""
+    return sum(float(np.real(np.sum(np.conj(_host(a)) * _host(b)))) for a, b in zip(xs, ys))
+
+
+def _conj(x):
+    from .numpy import conj
+    return conj(x)
 
 
 def _numerical_jvp(f, args, tangents, eps):
@@ -69,11 +85,11 @@ def check_vjp(f, args, eps=None, atol=None, rtol=None, rng=None):
     out, f_vjp = vjp(f, *args)
     out_flat, out_tree = tree_flatten(out)
     cts = [_random_like(rng, o) for o in out_flat]
-    in_cts = f_vjp(tree_unflatten(out_tree, cts))
+    in_cts = f_vjp(tree_unflatten(out_tree, [_conj(c) for c in cts]))
     ts = [_random_like(rng, a) for a in args]
     num = _numerical_jvp(f, args, ts, eps)
-    lhs = _vdot(tree_flatten(in_cts)[0], ts)
-    rhs = _vdot(cts, num)
+    lhs = _vdot(ts, [_conj(c) for c in tree_flatten(in_cts)[0]])
+    rhs = _vdot(num, cts)
     scale = max(1.0, abs(rhs))
     if not abs(lhs - rhs) <= (atol or tol) * scale + (rtol or tol) * abs(rhs):
         raise AssertionError(f"check_grads: vjp mismatch: <vjp(ct), t> = {lhs!r} but "

@@ -197,7 +197,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="no leaves"):
         DataLoader({}, 2)
     with pytest.raises(TypeError, match=r"\[1\].*not supported"):
-        DataLoader((np.zeros(3), np.zeros(3, np.complex64)), 2)
+        DataLoader((np.zeros(3), np.zeros(3, np.clongdouble)), 2)
     with pytest.raises(TypeError, match="device"):
         DataLoader(np.zeros(3), 2, device="cpu")
     with pytest.raises(TypeError, match="seed"):

@@ -89,7 +89,7 @@ def test_nn_extremes_and_one_hot():
     (lambda: jnp.exp("x"), TypeError, "exp"),
     (lambda: jnp.array({"a": 1}), TypeError, "array"),
     (lambda: jnp.zeros((2, -1)), ValueError, "negative"),
-    (lambda: jnp.ones(3).astype("complex64"), TypeError, "complex64"),
+    (lambda: jnp.ones(3).astype("complex256"), TypeError, "complex256"),
     (lambda: jnp.squeeze(jnp.ones((2, 3)), 0), ValueError, "squeeze"),
     (lambda: jnp.ones((2, 3))[5], IndexError, "5"),
     (lambda: jnp.arange(0, 5, 0), ValueError, "arange: step"),

@@ -1,9 +1,11 @@
 """Dtypes netcl supports, their OpenCL C spelling, and JAX's type-promotion rules.
 
-Supported: bool, int32, uint32, float16 and bfloat16 (storage; math in float), float32, and
-with `netcl.config.enable_x64` int64, uint64 (OpenCL's long/ulong: core in every full-profile
-device) and float64 (where the device has cl_khr_fp64). Without x64, NumPy's 64-bit inputs
-follow JAX: int64/uint64 become int32/uint32, float64 becomes float32.
+Supported: bool, int32, uint32, float16 and bfloat16 (storage; math in float), float32,
+complex64 (OpenCL's float2: real and imaginary parts interleaved, NumPy's layout), and with
+`netcl.config.enable_x64` int64, uint64 (OpenCL's long/ulong: core in every full-profile
+device), float64 and complex128 (double2; where the device has cl_khr_fp64). Without x64,
+NumPy's 64-bit inputs follow JAX: int64/uint64 become int32/uint32, float64 float32 and
+complex128 complex64.
 
 The defaults follow JAX and read the setting at each call: the default float (Python
 floats, creation functions and samplers without a dtype, a weak float meeting ints) is
@@ -12,7 +14,7 @@ int32, or int64 with x64. Strong int32/uint32/bool arrays that need a float beco
 in both modes, 64-bit ints float64, as in JAX (`inexact_dtype`).
 
 Two canonicalisations: `canonicalize` for dtype *arguments* (``dtype=``, ``astype``), which
-raises for dtypes netcl cannot hold (int8, complex, ...) instead of silently giving another,
+raises for dtypes netcl cannot hold (int8, strings, ...) instead of silently giving another,
 and `canonicalize_data` for the dtype of data handed in (a NumPy uint8 image becomes uint32,
 values kept). Python data goes through `from_python`/`check_int`: a Python int that would
 wrap in its integer target raises OverflowError, as in JAX.
@@ -35,19 +37,27 @@ float16 = np.dtype(np.float16)
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
 
-SUPPORTED = (bool_, int32, uint32, int64, uint64, float16, bfloat16, float32, float64)
+SUPPORTED = (bool_, int32, uint32, int64, uint64, float16, bfloat16, float32, float64,
+             complex64, complex128)
 # The dtypes only x64 enables (without it they canonicalise to these)
-_X64_ONLY = {int64: int32, uint64: uint32, float64: float32}
+_X64_ONLY = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+# complex dtype -> the float dtype of its parts, and back
+COMPLEX_PART = {complex64: float32, complex128: float64}
+COMPLEX_OF = {float32: complex64, float64: complex128}
 # 16-bit floats held in memory only: loaded into float registers, rounded when stored.
 HALF = (float16, bfloat16)
 
 # OpenCL C type used in memory, and the type arithmetic happens in. A bfloat16 is the top
 # half of a float32 (kernels.load / kernels.store convert it).
 STORAGE_CTYPE = {bool_: "uchar", int32: "int", uint32: "uint", int64: "long", uint64: "ulong",
-                 float16: "half", bfloat16: "ushort", float32: "float", float64: "double"}
+                 float16: "half", bfloat16: "ushort", float32: "float", float64: "double",
+                 complex64: "float2", complex128: "double2"}
 COMPUTE_CTYPE = {bool_: "int", int32: "int", uint32: "uint", int64: "long", uint64: "ulong",
-                 float16: "float", bfloat16: "float", float32: "float", float64: "double"}
+                 float16: "float", bfloat16: "float", float32: "float", float64: "double",
+                 complex64: "float2", complex128: "double2"}
 
 
 def kind(dtype):
@@ -104,19 +114,20 @@ def canonicalize(dtype, *, arg="dtype", where="netcl"):
         d = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{where}: {arg}={dtype!r} is not a dtype") from None
-    if d == float64 and not _x64():
-        warnings.warn(f"{where}: explicitly requested dtype float64 is not available and is "
-                      "truncated to float32; netcl.config.update('enable_x64', True) (or "
+    if d in (float64, complex128) and not _x64():
+        narrow = _X64_ONLY[d]
+        warnings.warn(f"{where}: explicitly requested dtype {d} is not available and is "
+                      f"truncated to {narrow}; netcl.config.update('enable_x64', True) (or "
                       "NETCL_ENABLE_X64=1) enables it, as jax_enable_x64 does in JAX",
                       UserWarning, stacklevel=3)
-        return float32
+        return narrow
     if d in _X64_ONLY and not _x64():
         return _X64_ONLY[d]
     if d in SUPPORTED:
         return d
     raise TypeError(f"{where}: {arg}={d} is not supported; netcl supports {_SUPPORTED_NAMES} "
-                    "(int64/uint64 with x64; without it they are taken as int32/uint32, as in "
-                    "JAX)")
+                    "(int64/uint64/complex128 with x64; without it they are taken as "
+                    "int32/uint32/complex64, as in JAX)")
 
 
 def canonicalize_data(dtype, *, where="netcl"):
@@ -144,6 +155,15 @@ def default_float_dtype():
     >>> default_float_dtype()              # dtype('float32') unless x64 is enabled
     """
     return float64 if _config.enable_x64 else float32
+
+
+def default_complex_dtype():
+    """The complex dtype of Python complex numbers and of a weak complex meeting ints or
+    bools: complex128 with x64 enabled and complex64 otherwise, as JAX's `jnp.complex_`.
+
+    >>> default_complex_dtype()            # dtype('complex64') unless x64 is enabled
+    """
+    return complex128 if _config.enable_x64 else complex64
 
 
 def default_int_dtype():
@@ -192,7 +212,7 @@ def inexact_dtype(dtype, weak=False):
     >>> inexact_dtype(int32, weak=True)    # dtype('float64') with x64 enabled
     """
     k = kind(dtype)
-    if k == "f":
+    if k in "fc":
         return dtype
     if k in "iu" and (weak or dtype.itemsize == 8):
         return default_float_dtype()
@@ -242,7 +262,7 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
     >>> from_python([1, 2**31], np.asarray([1, 2**31]), where="array")   # OverflowError
     """
     # (NumPy's float64 scalars are Python floats too, but data: they keep float64 with x64)
-    python = type(obj) in (bool, int, float) or isinstance(obj, (list, tuple))
+    python = type(obj) in (bool, int, float, complex) or isinstance(obj, (list, tuple))
     if host.dtype == object and python:  # ints beyond 64 bits: NumPy keeps Python objects
         big = next((v for v in _python_leaves(obj) if type(v) is int
                     and not -2**63 <= v < 2**64), None)
@@ -251,13 +271,15 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
         elif big is not None:
             raise OverflowError(f"{where}: Python int {big} too large to convert to "
                                 f"{dtype or default_int_dtype()}")
-    if kind(host.dtype) not in "biuf":
+    if kind(host.dtype) not in "biufc":
         raise TypeError(f"{where}: expected a numeric array, got {type(obj).__name__} "
                         f"(NumPy sees dtype {host.dtype})")
     if dtype is None:
         dtype = canonicalize_data(host.dtype, where=where)
         if python and host.dtype == float64:
             dtype = default_float_dtype()
+        elif python and host.dtype == complex128:
+            dtype = default_complex_dtype()
         elif python and kind(host.dtype) in "iu":   # (NumPy makes 2**63 uint64: JAX raises)
             dtype = default_int_dtype()
     if python and kind(host.dtype) in "iu" and host.size and dtype in _INT_RANGE:
@@ -271,17 +293,29 @@ def is_float(dtype):
     return kind(dtype) == "f"
 
 
+def is_complex(dtype):
+    return dtype.kind == "c"
+
+
+def is_inexact(dtype):
+    """Float or complex: the dtypes that have derivatives."""
+    return kind(dtype) in "fc"
+
+
 def is_int(dtype):
     return kind(dtype) in "iu"
 
 
 # JAX's lattice over our dtypes: each dtype's immediate successors (a bool is below every
 # type; u32 and i32 meet at i64, u64 and the signed ints at the weak float, i.e. the default
-# float; the two 16-bit floats at float32).
-_WEAK_FLOAT = "weak float"    # (a name no np.dtype equals: np.dtype("float64") == "float")
+# float; the two 16-bit floats at float32; float64 and complex64 at complex128).
+_WEAK_FLOAT = "weak float"    # (names no np.dtype equals: np.dtype("float64") == "float")
+_WEAK_COMPLEX = "weak complex"
 _UPPER = {bool_: (uint32, int32), uint32: (int64, uint64), int32: (int64,),
-          int64: (_WEAK_FLOAT,), uint64: (_WEAK_FLOAT,), _WEAK_FLOAT: (float16, bfloat16),
-          float16: (float32,), bfloat16: (float32,), float32: (float64,), float64: ()}
+          int64: (_WEAK_FLOAT,), uint64: (_WEAK_FLOAT,),
+          _WEAK_FLOAT: (float16, bfloat16, _WEAK_COMPLEX), _WEAK_COMPLEX: (complex64,),
+          float16: (float32,), bfloat16: (float32,), float32: (float64, complex64),
+          float64: (complex128,), complex64: (complex128,), complex128: ()}
 
 
 def _above(d):
@@ -310,6 +344,8 @@ def _canonical(j):
     typed; 64-bit types give their 32-bit ones without x64."""
     if j is _WEAK_FLOAT:
         return default_float_dtype(), True
+    if j is _WEAK_COMPLEX:
+        return default_complex_dtype(), True
     return (_X64_ONLY[j] if j in _X64_ONLY and not _x64() else j), False
 
 
@@ -323,7 +359,8 @@ def promote_types(a, b):
 
 
 def _weak_kind(dtype):
-    return 0 if dtype == bool_ else (1 if kind(dtype) in "iu" else 2)
+    return 0 if dtype == bool_ else (1 if kind(dtype) in "iu" else 2 if kind(dtype) == "f"
+                                     else 3)
 
 
 def result_type(*operands):
@@ -351,9 +388,13 @@ def result_type(*operands):
     strong = _canonical(strong)[0]
     if weak is None or _weak_kind(weak) <= _weak_kind(strong):
         return strong, False
-    # A weak float meeting strong ints/bools: the default float; weak int meeting bool: the
-    # default int; weak either way, as JAX's lattice joins them.
-    return (default_float_dtype() if _weak_kind(weak) == 2 else default_int_dtype()), True
+    if _weak_kind(weak) == 3 and kind(strong) == "f":   # a Python complex meets floats
+        return promote_types(strong, complex64), False
+    # A weak float meeting strong ints/bools: the default float; weak complex: the default
+    # complex; weak int meeting bool: the default int; weak either way, as JAX's lattice
+    # joins them.
+    return ({1: default_int_dtype, 2: default_float_dtype,
+             3: default_complex_dtype}[_weak_kind(weak)]()), True
 
 
 def scalar_dtype(value, where="netcl"):
@@ -372,4 +413,6 @@ def scalar_dtype(value, where="netcl"):
         return d
     if isinstance(value, (float, np.floating)):
         return default_float_dtype()
+    if isinstance(value, (complex, np.complexfloating)):
+        return default_complex_dtype()
     raise TypeError(f"{type(value).__name__} is not a numeric scalar")

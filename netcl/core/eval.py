@@ -249,7 +249,7 @@ def to_array(x, where="netcl", device=None):
         return x if device is None or x.device is device else \
             Array.from_numpy(device, np.asarray(x), x.weak_type)
     device = device or default_device()
-    if isinstance(x, (bool, int, float, np.bool_)) and type(x) in (bool, int, float):
+    if type(x) in (bool, int, float, complex):
         return scalar_constant(x, dtypes.scalar_dtype(x, where), device, weak=True)
     try:
         host = np.asarray(x)
@@ -257,8 +257,8 @@ def to_array(x, where="netcl", device=None):
         raise TypeError(f"{where}: expected an array, got {type(x).__name__}") from None
     # dtype rules and int range checks for Python data live in dtypes (TypeError if not numeric)
     host = dtypes.from_python(x, host, where=where)
-    if host.dtype == dtypes.float64 and not device.capabilities.fp64:
-        host = host.astype(dtypes.float32)
+    if host.dtype in (dtypes.float64, dtypes.complex128) and not device.capabilities.fp64:
+        host = host.astype(dtypes.float32 if host.dtype == dtypes.float64 else dtypes.complex64)
     return Array.from_numpy(device, host)
 
 

@@ -55,7 +55,7 @@ def promotion_operand(x, where):
     scalars = _py_scalars()
     if type(x) in scalars:
         return scalars[type(x)]
-    if x is int or x is float:
+    if x is int or x is float or x is complex:
         return scalars[x]
     if isinstance(x, (str, type, np.dtype)) or hasattr(x, "dtype") and \
             not isinstance(x, (np.ndarray, np.generic)):
@@ -70,9 +70,9 @@ def promotion_operand(x, where):
 # float32, or int64 and float64 with x64 (`_py_scalars` picks the table at each call; its
 # keys are the same either way).
 _PY_SCALARS = {bool: _WeakScalar(dtypes.bool_), int: _WeakScalar(dtypes.int32),
-               float: _WeakScalar(dtypes.float32)}
+               float: _WeakScalar(dtypes.float32), complex: _WeakScalar(dtypes.complex64)}
 _PY_SCALARS_X64 = {**_PY_SCALARS, int: _WeakScalar(dtypes.int64),
-                   float: _WeakScalar(dtypes.float64)}
+                   float: _WeakScalar(dtypes.float64), complex: _WeakScalar(dtypes.complex128)}
 
 
 def _py_scalars():

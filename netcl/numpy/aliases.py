@@ -15,8 +15,8 @@ import math as _math
 import numpy as np
 
 from ..core import dtypes
+from ..primitives import complex_ops, views
 from ..primitives import elementwise as ew
-from ..primitives import views
 from ._composite_util import bool_arg, int_arg, is_array
 from ._util import asarray_arg, promote_broadcast, promote_to_float, promotion_operand
 from .scalar_types import scalar_types
@@ -179,19 +179,29 @@ def isposinf(x, /):
 
 
 def isreal(x, /):
-    """True everywhere (netcl has no complex dtypes). >>> jnp.isreal(jnp.ones(2))  # [True, True]"""
+    """True where x's imaginary part is 0 (everywhere for real dtypes).
+
+    >>> jnp.isreal(jnp.asarray([1.0, 1j]))    # [True, False]
+    """
     (x,) = promote_broadcast("isreal", x)
+    if dtypes.is_complex(x.dtype):
+        return ew.eq(complex_ops.imag(x), views.full_like(x, 0, dtypes.COMPLEX_PART[x.dtype]))
     return views.full_like(x, True, dtypes.bool_)
 
 
 def iscomplex(x, /):
-    """False everywhere (netcl has no complex dtypes). >>> jnp.iscomplex(jnp.ones(2))"""
+    """True where x's imaginary part is not 0 (nowhere for real dtypes).
+
+    >>> jnp.iscomplex(jnp.asarray([1.0, 1j]))  # [False, True]
+    """
     (x,) = promote_broadcast("iscomplex", x)
+    if dtypes.is_complex(x.dtype):
+        return ew.ne(complex_ops.imag(x), views.full_like(x, 0, dtypes.COMPLEX_PART[x.dtype]))
     return views.full_like(x, False, dtypes.bool_)
 
 
 def isrealobj(x, /):
-    """True: x's dtype is not complex (netcl has none). >>> jnp.isrealobj(jnp.ones(2))  # True"""
+    """Whether x's dtype is not complex. >>> jnp.isrealobj(jnp.ones(2))  # True"""
     return not iscomplexobj(x)
 
 
@@ -219,27 +229,36 @@ def isscalar(element, /):
 
 
 def real(val, /):
-    """The real part: val itself (netcl has no complex dtypes). >>> jnp.real(jnp.ones(2))"""
+    """The real part (val itself for real dtypes).
+
+    >>> jnp.real(jnp.asarray([1 + 2j]))       # [1]
+    """
     (val,) = promote_broadcast("real", val)
-    return val
+    return complex_ops.real(val) if dtypes.is_complex(val.dtype) else val
 
 
 def imag(val, /):
-    """The imaginary part: zeros (netcl has no complex dtypes). >>> jnp.imag(jnp.ones(2))  # [0, 0]"""
+    """The imaginary part (zeros for real dtypes).
+
+    >>> jnp.imag(jnp.asarray([1 + 2j]))       # [2]
+    """
     (val,) = promote_broadcast("imag", val)
-    return views.full_like(val, 0)
+    return complex_ops.imag(val) if dtypes.is_complex(val.dtype) else views.full_like(val, 0)
 
 
 def conjugate(x, /):
-    """The complex conjugate: x itself for real x. >>> jnp.conjugate(jnp.ones(2))"""
+    """The complex conjugate (x itself for real dtypes).
+
+    >>> jnp.conjugate(jnp.asarray([1 + 2j]))  # [1-2j]
+    """
     (x,) = promote_broadcast("conjugate", x)
-    return x
+    return complex_ops.conj(x) if dtypes.is_complex(x.dtype) else x
 
 
 def conj(x, /):
-    """jnp.conjugate. >>> jnp.conj(jnp.ones(2))"""
+    """jnp.conjugate. >>> jnp.conj(jnp.asarray([1 + 2j]))   # [1-2j]"""
     (x,) = promote_broadcast("conj", x)
-    return x
+    return complex_ops.conj(x) if dtypes.is_complex(x.dtype) else x
 
 
 # ---- NaN handling -------------------------------------------------------------------------------

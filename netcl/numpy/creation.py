@@ -38,7 +38,7 @@ def _number(v, where, arg):
         if v.ndim:
             raise ValueError(f"{where}: {arg} must be a scalar, got an array of shape {v.shape}")
         return v.item()
-    if isinstance(v, (bool, int, float, np.number, np.bool_)):
+    if isinstance(v, (bool, int, float, complex, np.number, np.bool_)):
         return v
     raise TypeError(f"{where}: {arg} must be a number, got {type(v).__name__} {v!r}")
 
@@ -68,14 +68,14 @@ def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's na
         from .joining import stack
         return stack([array(o, dt, device=device) for o in object])
     host = np.asarray(object)
-    if dtypes.kind(host.dtype) not in "biufO":  # O: maybe a huge Python int (from_python says)
+    if dtypes.kind(host.dtype) not in "biufcO":  # O: maybe a huge Python int (from_python says)
         raise TypeError(f"array: cannot make a numeric array from {type(object).__name__} "
                         f"(numpy sees dtype {host.dtype})")
     # Python floats give the default float; Python ints that would wrap raise OverflowError
     host = dtypes.from_python(object, host, dt, where="array")
-    if host.dtype == dtypes.float64 and not dev.capabilities.fp64:
-        raise TypeError(f"array: float64 requested but {dev.name} has no fp64 support")
-    return Array.from_numpy(dev, host, dt is None and type(object) in (int, float))
+    if host.dtype in (dtypes.float64, dtypes.complex128) and not dev.capabilities.fp64:
+        raise TypeError(f"array: {host.dtype} requested but {dev.name} has no fp64 support")
+    return Array.from_numpy(dev, host, dt is None and type(object) in (int, float, complex))
 
 
 def _flat(obj):

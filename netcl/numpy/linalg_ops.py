@@ -14,7 +14,7 @@ from ..core import dtypes
 from ..core.shapes import normalize_axis
 from ..primitives import elementwise as ew
 from ..primitives import views
-from ..primitives.linalg import _canon_precision, dot_general, dot_general_p
+from ..primitives.linalg import _canon_precision, bind_dot_general, dot_general
 from ._util import is_array, promote
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "norm"]
@@ -59,9 +59,8 @@ def matmul(a, b, precision=None, preferred_element_type=None):
     else:
         (a, b), was_bool = _promote_for_product("matmul", a, b, check=_matmul_plan)
     dn, keep, perm = _matmul_plan(tuple(a.shape), tuple(b.shape))
-    y = dot_general_p.bind(a, b, dimension_numbers=dn,
-                           precision=_canon_precision(precision, "matmul"),
-                           preferred_element_type=_pet(preferred_element_type, "matmul"))
+    y = bind_dot_general(a, b, dn, _canon_precision(precision, "matmul"),
+                         _pet(preferred_element_type, "matmul"))
     if keep is not None:
         y = views.reshape(y, keep)
     if perm is not None:
@@ -162,8 +161,14 @@ def _inner_check(sa, sb):
 
 
 def vdot(a, b, precision=None, preferred_element_type=None):
-    """Dot product of the flattened operands (real arrays: no conjugation)."""
+    """Dot product of the flattened operands, the first conjugated where complex.
+
+    >>> jnp.vdot(jnp.asarray([1j, 2.0]), jnp.asarray([1j, 1.0]))     # 1 + 2 = 3
+    """
     (a, b), was_bool = _promote_for_product("vdot", a, b, check=_vdot_check)
+    if dtypes.is_complex(a.dtype):
+        from ..primitives.complex_ops import conj
+        a = conj(a)
     if a.size != b.size:
         raise ValueError(f"vdot: operands of shapes {_shape(a)} and {_shape(b)} have different "
                          f"sizes ({a.size} and {b.size})")

@@ -63,12 +63,12 @@ def _same_kind_unary(name, op, kinds="fiu"):
     return _export(f)
 
 
-negative = _same_kind_unary("negative", ew.neg)
-absolute = _same_kind_unary("absolute", ew.abs_)
+negative = _same_kind_unary("negative", ew.neg, "fiuc")
+absolute = _same_kind_unary("absolute", ew.abs_, "fiuc")
 abs = absolute  # noqa: A001 (numpy's name)
 __all__.append("abs")
-sign = _same_kind_unary("sign", ew.sign)
-square = _same_kind_unary("square", ew.square)
+sign = _same_kind_unary("sign", ew.sign, "fiuc")
+square = _same_kind_unary("square", ew.square, "fiuc")
 
 
 @_export

@@ -282,7 +282,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     kept = tuple(i for i in range(a.ndim) if i not in axes)
     d = ew.sub(x, views.broadcast_in_dim(mu, tuple(a.shape), kept))
     d = _fill_where(d, where, 0, "var")
-    ss = red.reduce_sum(ew.mul(d, d), axes)
+    if dtypes.is_complex(d.dtype):    # |d|^2, real (as NumPy's and JAX's var)
+        from ..primitives.complex_ops import conj, real
+        d2, n = real(ew.mul(d, conj(d))), real(n)
+        res = dtypes.COMPLEX_PART[res] if dtypes.is_complex(res) else res
+    else:
+        d2 = ew.mul(d, d)
+    ss = red.reduce_sum(d2, axes)
     r = ew.div(ss, ew.sub(n, views.full_like(n, ddof)))
     return _keep(_cast(r, res), a.shape, axes, keepdims)
 

@@ -3,6 +3,7 @@ NumPy reference, jvp, vjp, batching, precision policy, fusion kind).
 
   elementwise.py  unary/binary/ternary math, comparisons, select, clamp, convert
                   (elementwise_refs.py: their NumPy references)
+  complex_ops.py  complex64/complex128 rows of the elementwise table, real/imag/conj/complex
   views.py        broadcast_in_dim, reshape, transpose, rev, slice (views when eager), full
   structural/     concatenate, pad, dynamic_slice/update, gather, scatter family, iota
   reductions/     sum/max/min/prod/argmax/argmin, cumulative ops (CPU and GPU kernel families)
@@ -20,6 +21,7 @@ NumPy reference, jvp, vjp, batching, precision policy, fusion kind).
                   over named axes (vmap(axis_name=)/pmap), the axis environment, HOST_RULES
 """
 from ..core.ad_util import register_tangent_ops
+from . import complex_ops  # noqa: F401 (complex rows join the elementwise table)
 from .elementwise import add_p
 from .views import full
 

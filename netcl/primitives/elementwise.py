@@ -32,7 +32,8 @@ def _export(fn):
 
 # ---- abstract evaluation ----------------------------------------------------------------
 
-_KIND_NAMES = {"f": "floating", "i": "signed integer", "u": "unsigned integer", "b": "bool"}
+_KIND_NAMES = {"f": "floating", "i": "signed integer", "u": "unsigned integer", "b": "bool",
+               "c": "complex"}
 
 
 def _check_kinds(name, dtype, kinds):
@@ -56,6 +57,9 @@ def _same_shapes_dtypes(name, args, check_dtypes=True):
 def _elementwise_prim(name, nargs, kinds, out_dtype=None, precision="follow_inputs"):
     """A primitive whose result has its operands' shape; dtype kept unless out_dtype given."""
     p = Primitive(name, fusion="elementwise", precision=precision)
+    # the dtype kinds it takes ('f', 'i', 'u', 'b', 'c'; complex_ops adds 'c' to those that
+    # have complex rows)
+    p.kinds = kinds
     # (vector comparisons give -1/0 masks, which the vector ?: operator and &&, ||, ! accept;
     # templates calling netcl_ helpers other than the inline math are refused by codegen)
     p.vector_safe = True
@@ -64,7 +68,7 @@ def _elementwise_prim(name, nargs, kinds, out_dtype=None, precision="follow_inpu
         if len(args) != nargs:
             raise TypeError(f"{name}: expected {nargs} operand(s), got {len(args)}")
         _same_shapes_dtypes(name, args)
-        _check_kinds(name, args[0].dtype, kinds)
+        _check_kinds(name, args[0].dtype, p.kinds)
         weak = all(a.weak_type for a in args)
         if out_dtype is not None:
             return ShapedArray(args[0].shape, out_dtype, False)
@@ -77,12 +81,14 @@ def _elementwise_prim(name, nargs, kinds, out_dtype=None, precision="follow_inpu
 
 
 def template_key(dtype):
-    """The row of a template table for `dtype`: its kind ('f', 'i', 'u', 'b'), or 'i64' /
-    'u64' for the 64-bit ints where a table has such a row.
+    """The row of a template table for `dtype`: its kind ('f', 'i', 'u', 'b', 'c'), or 'i64' /
+    'u64' for the 64-bit ints and 'c128' for complex128 where a table has such a row.
 
     >>> template_key(dtypes.int64)         # 'i64'
     """
     k = dtypes.kind(dtype)
+    if k == "c":
+        return "c128" if dtype == dtypes.complex128 else k
     return k + "64" if k in "iu" and dtype.itemsize == 8 else k
 
 
@@ -572,13 +578,13 @@ def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
     from ..core.ad_util import Zero, is_zero
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    if is_zero(t) or dtypes.kind(new_dtype) != "f" or dtypes.kind(x.dtype) != "f":
+    if is_zero(t) or not dtypes.is_inexact(new_dtype) or not dtypes.is_inexact(x.dtype):
         return out, Zero(ShapedArray(out.shape, out.dtype, out.weak_type))
     return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
 
 
 def _convert_vjp(ct, out, x, new_dtype, weak_type=False):
-    if dtypes.kind(x.dtype) != "f" or dtypes.kind(new_dtype) != "f":
+    if not dtypes.is_inexact(x.dtype) or not dtypes.is_inexact(new_dtype):
         return (None,)
     return (convert_element_type(ct, x.dtype, x.weak_type),)
 

@@ -627,8 +627,21 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         preferred_element_type, arg="preferred_element_type", where="dot_general")
     if precision is not None or _config.default_matmul_precision is not None:
         precision = _canon_precision(precision)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
-                              preferred_element_type=pet)
+    return bind_dot_general(lhs, rhs, dn, precision, pet)
+
+
+def bind_dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type):
+    """dot_general_p.bind on canonical parameters; complex operands as four real products
+    (complex_ops.bilinear_by_parts: the GEMM kernels are real)."""
+    if dtypes.is_complex(lhs.dtype) and lhs.dtype == rhs.dtype:
+        from .complex_ops import bilinear_by_parts
+        pet = preferred_element_type
+        part = None if pet is None else dtypes.COMPLEX_PART.get(pet, pet)
+        return bilinear_by_parts(lambda a, b: dot_general_p.bind(
+            a, b, dimension_numbers=dimension_numbers, precision=precision,
+            preferred_element_type=part), lhs, rhs)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers,
+                              precision=precision, preferred_element_type=preferred_element_type)
 
 
 _canon_cache = {}

@@ -411,7 +411,7 @@ def full(shape, fill_value, dtype=None, device=None):
     dtype = dtypes.canonicalize(dtype, where="full")
     if type(fill_value) is int:  # would wrap in astype below (uint32 takes int32 values too)
         dtypes.check_int(fill_value, dtype, where="full", weak=True)
-    if isinstance(fill_value, (bool, int, float, np.number, np.bool_)):
+    if isinstance(fill_value, (bool, int, float, complex, np.number, np.bool_)):
         c = scalar_constant(np.asarray(fill_value).astype(dtype).item(), dtype,
                             device or default_device(), weak=False)
     else:  # a 0-d array or tracer

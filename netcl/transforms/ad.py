@@ -83,7 +83,7 @@ class JVPInterpreter(Interpreter):
         return self._wrap(out, t_out)
 
     def _wrap(self, out, t):
-        if type(t) is Zero or dtypes.kind(out.dtype) != "f":
+        if type(t) is Zero or not dtypes.is_inexact(out.dtype):
             return out
         return JVPTracer(self, out, t)
 
@@ -93,8 +93,9 @@ class JVPInterpreter(Interpreter):
 
 
 def _check_float(x, fname, argname):
-    if dtypes.kind(x.dtype) != "f":
-        raise TypeError(f"{fname}: {argname} must be a float array to be differentiated, got "
+    if not dtypes.is_inexact(x.dtype):
+        raise TypeError(f"{fname}: {argname} must be a float (or complex) array to be "
+                        "differentiated, got "
                         f"{x.dtype}; convert it with .astype(jnp.float32), or leave it out of "
                         "argnums")
 
@@ -115,12 +116,12 @@ def jvp(fun, primals, tangents, has_aux=False):
     p_flat = [_as_array(p, "jvp") for p in p_flat]
     t_flat = [_as_array(t, "jvp") for t in t_flat]
     for i, (p, t) in enumerate(zip(p_flat, t_flat)):
-        if tuple(p.shape) != tuple(t.shape) or (dtypes.kind(p.dtype) == "f" and
+        if tuple(p.shape) != tuple(t.shape) or (dtypes.is_inexact(p.dtype) and
                                                  p.dtype != t.dtype):
             raise ValueError(f"jvp: primal {i} has shape/dtype {p.shape} {p.dtype} but its "
                              f"tangent has {t.shape} {t.dtype}")
     interp = JVPInterpreter(current_interpreter())
-    ins = [JVPTracer(interp, p, t) if dtypes.kind(p.dtype) == "f" else p
+    ins = [JVPTracer(interp, p, t) if dtypes.is_inexact(p.dtype) else p
            for p, t in zip(p_flat, t_flat)]
     with set_interpreter(interp):
         out = fun(*tree_unflatten(p_tree, ins))
@@ -186,7 +187,7 @@ def _vjp_binop(name):
         if q is not None:
             p = self.primal
             if p.dtype is q.dtype and p.shape == q.shape and p.weak_type is q.weak_type and \
-                    dtypes.kind(p.dtype) == "f":
+                    dtypes.is_inexact(p.dtype):
                 if not prims:
                     from ..primitives import elementwise
                     prims.append(getattr(elementwise, _OPERATOR_PRIMS[name]))
@@ -198,7 +199,7 @@ def _vjp_binop(name):
 
 def _vjp_neg(self):
     p = self.primal
-    if dtypes.kind(p.dtype) == "f":
+    if dtypes.is_inexact(p.dtype):
         from ..primitives.elementwise import neg_p
         return neg_p.bind(self)
     return ArrayBase.__neg__(self)
@@ -306,10 +307,10 @@ class VJPInterpreter(Interpreter):
         if prim.multiple_results:
             tape.append(_Node(rule, prim, out, tuple(primals), params, tuple(parents),
                               len(out)))
-            return tuple(VJPTracer(self, o, (idx, k)) if dtypes.kind(o.dtype) == "f" else o
+            return tuple(VJPTracer(self, o, (idx, k)) if dtypes.is_inexact(o.dtype) else o
                          for k, o in enumerate(out))
         tape.append(_Node(rule, prim, out, tuple(primals), params, tuple(parents), 0))
-        return VJPTracer(self, out, (idx, 0)) if dtypes.kind(out.dtype) == "f" else out
+        return VJPTracer(self, out, (idx, 0)) if dtypes.is_inexact(out.dtype) else out
 
     def record(self, backward, parents, out, multiple_results=False):
         """Add a node that runs `backward(ct)` to the tape; wrap its float outputs as
@@ -318,9 +319,9 @@ class VJPInterpreter(Interpreter):
         self.tape.append(_Node(None, None, out, (), None, tuple(parents),
                                len(out) if multiple_results else 0, backward))
         if multiple_results:
-            return tuple(VJPTracer(self, o, (idx, k)) if dtypes.kind(o.dtype) == "f" else o
+            return tuple(VJPTracer(self, o, (idx, k)) if dtypes.is_inexact(o.dtype) else o
                          for k, o in enumerate(out))
-        return VJPTracer(self, out, (idx, 0)) if dtypes.kind(out.dtype) == "f" else out
+        return VJPTracer(self, out, (idx, 0)) if dtypes.is_inexact(out.dtype) else out
 
     def concrete(self, tracer, what):
         p = tracer.primal
@@ -358,7 +359,7 @@ def _vjp(fun, primals, has_aux):
     p_flat, p_tree = tree_flatten(tuple(primals))
     p_flat = [_as_array(p, "vjp") for p in p_flat]
     interp = VJPInterpreter(current_interpreter())
-    ins = [VJPTracer(interp, p, (_INPUT, i)) if dtypes.kind(p.dtype) == "f" else p
+    ins = [VJPTracer(interp, p, (_INPUT, i)) if dtypes.is_inexact(p.dtype) else p
            for i, p in enumerate(p_flat)]
     with set_interpreter(interp):
         out = fun(*tree_unflatten(p_tree, ins))
@@ -429,7 +430,8 @@ def _argnums_tuple(argnums, nargs, fname):
     return tuple(a % nargs for a in nums), multi
 
 
-def value_and_grad(fun, argnums=0, has_aux=False, *, _name="value_and_grad"):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, *,
+                   _name="value_and_grad"):
     """Like grad, but returns (value, gradient).
 
     >>> loss, g = netcl.value_and_grad(loss_fn)(params, x, y)
@@ -451,6 +453,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, *, _name="value_and_grad"):
             for leaf in tree_flatten(d)[0]:
                 leaf = _as_array(leaf, fname)
                 _check_float(leaf, fname, f"argument {n}")
+                if holomorphic and not dtypes.is_complex(leaf.dtype):
+                    raise TypeError(f"{fname}: holomorphic=True needs complex inputs, got "
+                                    f"argument {n} of dtype {leaf.dtype}")
         out, f_vjp, aux = _vjp(partial_fun, dyn, has_aux)
         if not isinstance(out, (Array, Tracer)) and not np.isscalar(out):
             raise TypeError(f"{fname}: the function must return a scalar array, got "
@@ -461,9 +466,14 @@ def value_and_grad(fun, argnums=0, has_aux=False, *, _name="value_and_grad"):
             raise TypeError(f"{fname}: the function must return a scalar (shape ()), got shape "
                             f"{tuple(out_a.shape)}; use netcl.vjp or netcl.jacrev for "
                             "non-scalar outputs")
-        if dtypes.kind(out_a.dtype) != "f":
-            raise TypeError(f"{fname}: the function must return a float scalar, got "
-                            f"{out_a.dtype}")
+        if holomorphic and not dtypes.is_complex(out_a.dtype):
+            raise TypeError(f"{fname}: with holomorphic=True the function must return a "
+                            f"complex scalar, got {out_a.dtype}")
+        if not holomorphic and dtypes.kind(out_a.dtype) != "f":
+            raise TypeError(f"{fname}: the function must return a real float scalar, got "
+                            f"{out_a.dtype}" + ("; for a holomorphic function pass "
+                                                "holomorphic=True" if
+                                                dtypes.is_complex(out_a.dtype) else ""))
         grads = f_vjp(None, out_a.dtype)    # (from the cotangent 1)
         g = grads if multi else grads[0]
         if has_aux:
@@ -474,12 +484,16 @@ def value_and_grad(fun, argnums=0, has_aux=False, *, _name="value_and_grad"):
     return wrapped
 
 
-def grad(fun, argnums=0, has_aux=False):
-    """The gradient of a scalar function with respect to argument(s) `argnums`.
+def grad(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The gradient of a scalar function with respect to argument(s) `argnums`. The function
+    returns a real float scalar; its inputs may be complex, and then the gradient is
+    conj(df/dz) by JAX's convention. With `holomorphic=True` a complex function of complex
+    inputs gives its complex derivative f'(z).
 
     >>> netcl.grad(lambda x: jnp.sum(x ** 2))(jnp.arange(3.0))   # [0, 2, 4]
+    >>> netcl.grad(lambda z: z * z, holomorphic=True)(jnp.complex64(1j))   # 2j
     """
-    vg = value_and_grad(fun, argnums, has_aux, _name="grad")
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, _name="grad")
 
     def wrapped(*args, **kwargs):
         (out, g) = vg(*args, **kwargs)
@@ -507,6 +521,6 @@ def stop_gradient(x):
     """The identity, with zero derivative (applies to every array in a pytree)."""
     def stop(leaf):
         leaf = _as_array(leaf, "stop_gradient")
-        return stop_gradient_p.bind(leaf) if dtypes.kind(leaf.dtype) == "f" else leaf
+        return stop_gradient_p.bind(leaf) if dtypes.is_inexact(leaf.dtype) else leaf
     return tree_map(stop, x)
 

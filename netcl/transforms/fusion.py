@@ -388,6 +388,11 @@ def _aval_of(fp, var_id):
 
 def _c_literal(value, dtype):
     """A C literal of `value` for a compute type (exact: hex floats)."""
+    if dtypes.is_complex(dtype):
+        part = dtypes.COMPLEX_PART[dtype]
+        v = complex(value)
+        return (f"(({dtypes.COMPUTE_CTYPE[dtype]})({_c_literal(v.real, part)}, "
+                f"{_c_literal(v.imag, part)}))")
     if dtypes.kind(dtype) == "f":
         v = float(value)
         suffix = "" if dtype == np.float64 else "f"

@@ -59,7 +59,7 @@ class _JitCallRules(_CallRules):
         with set_interpreter(interp.parent):
             if all(is_zero(t) for t in tangents):
                 return jit_call_p.bind(*primals, **params)
-            floats = tuple(i for i, p in enumerate(primals) if dtypes.kind(p.dtype) == "f")
+            floats = tuple(i for i, p in enumerate(primals) if dtypes.is_inexact(p.dtype))
             outs = call.compiled(("jvp", floats), lambda: _jvp_fun(call.fun, floats))(
                 *primals, *[instantiate(tangents[i]) for i in floats])
         n = len(outs) // 2

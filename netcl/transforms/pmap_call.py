@@ -135,7 +135,7 @@ class _PmapCallRules(_CallRules):
             if all(is_zero(t) for t in tangents):
                 return pmap_call_p.bind(*primals, **params)
             call.shapes(primals)
-            floats = tuple(i for i, p in enumerate(primals) if dtypes.kind(p.dtype) == "f")
+            floats = tuple(i for i, p in enumerate(primals) if dtypes.is_inexact(p.dtype))
             from .jit_call import _jvp_fun
             f = call.derived(("jvp", floats), lambda: _jvp_fun(call.fun, floats),
                              call.axes + tuple(call.axes[i] for i in floats),

@@ -20,7 +20,7 @@ from ..core.kernels import grid_1d, kernel
 from ..core.shapes import prod
 
 # unsigned C types moving elements of each size as raw bits (any dtype of that size)
-_BITS = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}
+_BITS = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong", 16: "ulong2"}
 
 # (device, itemsize, layouts) -> [(kernel, first value, stop, elements, offsets set)]
 _KERNELS = {}

@@ -15,6 +15,7 @@ from ...core import dtypes
 from ...core.ad_util import Zero, is_zero
 from ...core.shapes import normalize_axes, normalize_axis
 from ...core.tracing import Primitive, ShapedArray
+from ..complex_ops import by_parts, product_by_halving
 from ..views import int_tuple, operand
 from .kernel_common import _combine, _init_expr
 from .launch import _arg_launcher, _reduce_launcher, _scan_launcher
@@ -217,6 +218,8 @@ def reduce_sum(x, axes):
     """lax.reduce_sum: sum over `axes` (dropped from the result); ints wrap, as XLA's."""
     x = operand(x, "reduce_sum")
     axes = _axes_param(x, axes, "reduce_sum")
+    if axes and dtypes.is_complex(x.dtype):
+        return by_parts(lambda part: reduce_sum_p.bind(part, axes=axes), x)
     return reduce_sum_p.bind(x, axes=axes) if axes else x
 
 
@@ -224,6 +227,8 @@ def reduce_prod(x, axes):
     """lax.reduce_prod: product over `axes`; ints wrap."""
     x = operand(x, "reduce_prod")
     axes = _axes_param(x, axes, "reduce_prod")
+    if axes and dtypes.is_complex(x.dtype):
+        return product_by_halving(x, axes)
     return reduce_prod_p.bind(x, axes=axes) if axes else x
 
 
@@ -263,6 +268,8 @@ def _scan_fn(p, doc):
     def f(x, axis=0, reverse=False):
         x = operand(x, p.name)
         axis = normalize_axis(axis, len(x.shape), p.name)
+        if p is cumsum_p and dtypes.is_complex(x.dtype):
+            return by_parts(lambda part: p.bind(part, axis=axis, reverse=bool(reverse)), x)
         return p.bind(x, axis=axis, reverse=bool(reverse))
     f.__name__ = p.name
     f.__doc__ = doc

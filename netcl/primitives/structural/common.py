@@ -19,7 +19,7 @@ def _check_size(name, shape):
         raise ValueError(f"{name}: arrays of {prod(shape)} elements exceed the 2^31 index limit")
 
 
-_RAW_CTYPE = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}
+_RAW_CTYPE = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong", 16: "ulong2"}
 
 
 def index32(i):
