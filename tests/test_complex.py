@@ -78,7 +78,7 @@ def test_arrays_scalars_and_conversions():
 
 UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "abs", "angle",
          "real", "imag", "conj", "conjugate", "sign", "square", "reciprocal", "expm1",
-         "log1p", "negative", "log2", "log10", "isfinite"]
+         "log1p", "negative", "log2", "log10", "isfinite", "exp2"]
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -142,6 +142,25 @@ def test_lax_complex_parts_and_sort():
     close(lax.conj(z), re - 1j * im)
     close(jnp.sort_complex(jnp.asarray(np.array([1 + 2j, 1 - 1j, 0.5], np.complex64))),
           np.sort_complex(np.array([1 + 2j, 1 - 1j, 0.5], np.complex64)))
+
+
+def test_methods_sorting_norms_and_sampling_match_jax():
+    rng = np.random.default_rng(8)
+    h = _z(rng, (3, 4))
+    h[0, :2] = [1 + 1j, 1 - 2j]     # equal real parts: ordered by imaginary part
+    x = jnp.asarray(h)
+    close(x.real, h.real) and close(x.imag, h.imag)
+    close(x.conj(), h.conj()) and close(x.conjugate(), h.conj())
+    with jax.enable_x64(netcl.config.enable_x64):
+        close(jnp.sort(x, axis=1), jjnp.sort(h, axis=1))
+        close(jnp.argsort(x, axis=0, descending=True), jjnp.argsort(h, axis=0, descending=True))
+        close(jnp.linalg.norm(x), jjnp.linalg.norm(h), 1e-5)
+        close(jnp.linalg.norm(x, ord=1, axis=1), jjnp.linalg.norm(h, ord=1, axis=1), 1e-5)
+        close(jnp.isclose(x, x + 1e-7j), jjnp.isclose(h, h + 1e-7j))
+        assert bool(jnp.allclose(x, x * (1 + 1e-7)))
+        close(lax.integer_pow(x, -2), jax.lax.integer_pow(h, -2), 1e-4)
+        close(netcl.random.normal(netcl.random.PRNGKey(3), (5,), np.complex64),
+              jax.random.normal(jax.random.PRNGKey(3), (5,), np.complex64), 1e-6)
 
 
 # ---- transforms -----------------------------------------------------------------------------

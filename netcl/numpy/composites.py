@@ -43,9 +43,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     atol = scalar_arg(atol, "isclose", "atol")
     equal_nan = bool_arg(equal_nan, "isclose", "equal_nan")
     a, b = promote_to_float("isclose", a, b)
-    tol_r = _scalar_like(rtol, b)
-    tol_a = _scalar_like(atol, b)
-    in_range = ew.le(ew.abs_(ew.sub(a, b)), ew.add(tol_a, ew.mul(tol_r, ew.abs_(b))))
+    abs_b = ew.abs_(b)       # (real for complex b: the tolerances are real too)
+    tol_r = _scalar_like(rtol, abs_b)
+    tol_a = _scalar_like(atol, abs_b)
+    in_range = ew.le(ew.abs_(ew.sub(a, b)), ew.add(tol_a, ew.mul(tol_r, abs_b)))
     out = ew.or_(ew.eq(a, b), ew.and_(ew.is_finite(b), in_range))
     if equal_nan:
         out = ew.or_(out, ew.and_(_isnan(a), _isnan(b)))

@@ -467,6 +467,8 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (numpy's name)
         raise ValueError(f"norm: matrix ord={ord!r} is not supported (shape {_shape(x)}, "
                          f"axis {axes}); supported: None, 'fro', 1, -1, inf, -inf")
     (x,) = promote_to_float("norm", x)
+    if dtypes.is_complex(x.dtype):     # every norm here is a norm of the magnitudes
+        x = ew.abs_(x)
     if ord is None or (ord == "fro" and matrix) or (ord == 2 and not matrix):
         r = ew.sqrt(_sum_squares(x, axes))
     elif matrix:

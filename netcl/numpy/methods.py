@@ -100,5 +100,6 @@ def install():
                  "std", "cumsum", "cumprod", "ravel", "squeeze", "swapaxes", "clip",
                  "round", "dot", "take", "repeat", "nonzero", "diagonal", "trace"):
         setattr(A, name, _deferred(name))
-    A.real = property(lambda s: s)
-    A.conj = lambda s: s
+    A.real = property(lambda s: jnp.real(s))
+    A.imag = property(lambda s: jnp.imag(s))
+    A.conj = A.conjugate = lambda s: jnp.conj(s)

@@ -32,13 +32,23 @@ def _back(x, axis):
     return x if axis is None or axis == x.ndim - 1 else moveaxis(x, -1, axis)
 
 
+def _ascending(x):
+    """Stable ascending order along the last axis; complex numbers by real part, then
+    imaginary part (as NumPy and JAX)."""
+    if dtypes.is_complex(x.dtype):
+        from .aliases import imag, real
+        from .extra_numeric import lexsort
+        return lexsort((imag(x), real(x)), axis=-1)
+    return argsort_p.bind(x)
+
+
 def _order(x, descending):
     """Stable order along the last axis (descending: equal keys still in index order)."""
     if not descending:
-        return argsort_p.bind(x)
+        return _ascending(x)
     from .manipulation import flip
     n = x.shape[-1]
-    rev = argsort_p.bind(flip(x, -1))       # ascending, ties in reversed index order
+    rev = _ascending(flip(x, -1))           # ascending, ties in reversed index order
     return flip(n - 1 - rev, -1)            # reversed: descending, ties in index order
 
 

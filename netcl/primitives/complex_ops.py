@@ -155,6 +155,8 @@ for _p, _np_fn in ((ew.exp_p, np.exp), (ew.expm1_p, np.expm1), (ew.log_p, np.log
                    (ew.sinh_p, np.sinh), (ew.cosh_p, np.cosh), (ew.tanh_p, np.tanh),
                    (ew.sign_p, lambda x: np.where(x == 0, 0, x / np.where(x == 0, 1, abs(x))))):
     _with_complex(_p, _call(_p.name), _np_fn)
+_with_complex(ew.exp2_p, {"c": "netcl_cexp({0} * 0.69314718055994531f)",
+                          "c128": "netcl_zexp({0} * 0.69314718055994531)"}, np.exp2)
 _with_complex(ew.square_p, {"c": "netcl_cmul({0}, {0})", "c128": "netcl_zmul({0}, {0})"},
               np.square)
 _with_complex(ew.is_finite_p, {"c": "(netcl_fabs({0}.x) < INFINITY && netcl_fabs({0}.y) < INFINITY)",

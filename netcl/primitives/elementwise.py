@@ -265,7 +265,7 @@ _integer_pow_shape_rule = integer_pow_p.abstract_eval
 
 def _integer_pow_abstract(x, *, y):
     # 1 / x**n truncated is 0 for |x| > 1 (a silent wrong answer), and a trap for x == 0
-    if y < 0 and dtypes.kind(x.dtype) != "f":
+    if y < 0 and not dtypes.is_inexact(x.dtype):
         raise IntegerPowerError(f"integer_pow: Integers cannot be raised to negative powers, "
                                 f"got integer_pow({x.dtype}{list(x.shape)}, {y})")
     return _integer_pow_shape_rule(x, y=y)
@@ -274,7 +274,7 @@ def _integer_pow_abstract(x, *, y):
 integer_pow_p.abstract_eval = _integer_pow_abstract
 integer_pow_p.lowering = _integer_pow_template
 integer_pow_p.reference = lambda x, y: (
-    _np_float(lambda v: np.power(v, float(y)))(x) if dtypes.kind(x.dtype) == "f"
+    _np_float(lambda v: np.power(v, float(y)))(x) if dtypes.is_inexact(x.dtype)
     else _pow_ref(x, np.full_like(x, y)))
 
 

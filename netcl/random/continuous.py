@@ -131,9 +131,23 @@ def _normal(name, key, shape, dtype):
 
 @compiled_when_eager
 def normal(key, shape=(), dtype=float):
-    """Standard normal values: sqrt(2) * erf_inv(u), u uniform in (-1, 1) (JAX's method)."""
-    dtype = _float_dtype("normal", dtype, _device(key))
+    """Standard normal values: sqrt(2) * erf_inv(u), u uniform in (-1, 1) (JAX's method).
+    A complex dtype gives (x + iy) / sqrt(2) with x and y drawn from the two halves of a
+    split key, as JAX does (unit variance of |z|).
+
+    >>> random.normal(random.PRNGKey(0), (2,), jnp.complex64)
+    """
     shape = canonical_shape(shape, "normal")
+    d = dtypes.canonicalize(dtype, where="normal")
+    if dtypes.is_complex(d):
+        from .keys import split
+        from ..primitives.complex_ops import complex as complex_
+        part = _float_dtype("normal", dtypes.COMPLEX_PART[d], _device(key))
+        k_re, k_im = split(key)
+        scale = views.full(shape, 1 / math.sqrt(2), part, device=_device(key))
+        return complex_(ew.mul(_normal("normal", k_re, shape, part), scale),
+                        ew.mul(_normal("normal", k_im, shape, part), scale))
+    dtype = _float_dtype("normal", dtype, _device(key))
     return _normal("normal", key, shape, dtype)
 
 
