@@ -8,9 +8,10 @@ linear-algebra primitives (device kernels where `primitives.linalg_device` cover
 from .numpy._errors import public
 from .numpy.linalg_decomp import _mT
 from .primitives import linalg_host as lh
+from .primitives.linalg_eig import eig
 from .primitives.linalg_lu import lu
 
-__all__ = ["lu", "lu_pivots_to_permutation", "cholesky", "triangular_solve"]
+__all__ = ["lu", "lu_pivots_to_permutation", "cholesky", "triangular_solve", "eig"]
 
 
 def lu_pivots_to_permutation(pivots, permutation_size):

@@ -1,8 +1,8 @@
 """netcl.numpy.linalg's array-API names (linalg_surface.py) against jax.numpy.linalg: cross,
 diagonal, matmul, matrix_norm, matrix_transpose, multi_dot, outer, tensordot, trace, vecdot,
 vector_norm (values, dtypes, shapes, keyword arguments), their gradients against finite
-differences in float64, jit and vmap, bad inputs, and eig/eigvals raising
-NotImplementedError. Shapes are few and small (each new shape compiles kernels)."""
+differences in float64, jit and vmap, bad inputs, and eig/eigvals' complex results (more in
+test_linalg_eig.py). Shapes are few and small (each new shape compiles kernels)."""
 import numpy as np
 import pytest
 
@@ -232,7 +232,12 @@ def test_bad_inputs():
         L.diagonal(m, 1)        # offset is keyword only
 
 
-def test_eig_and_eigvals_raise():
-    for name, alt in (("eig", "eigh"), ("eigvals", "eigvalsh")):
-        raises_with(NotImplementedError, lambda: getattr(L, name)(jnp.eye(2)),
-                    f"linalg.{name}", "complex", alt)
+def test_eig_and_eigvals_give_complex_results():
+    # (values, derivatives, batching and errors in test_linalg_eig.py)
+    a = np.array([[0.0, 1.0], [-1.0, 0.0]], np.float32)
+    w = L.eigvals(jnp.asarray(a))
+    assert w.dtype == JL.eigvals(a).dtype == np.complex64
+    np.testing.assert_allclose(np.sort_complex(np.asarray(w)), [-1j, 1j], atol=1e-6)
+    w, v = L.eig(jnp.asarray(a))
+    np.testing.assert_allclose(a @ np.asarray(v), np.asarray(v) * np.asarray(w), atol=1e-6)
+    raises_with(ValueError, lambda: L.eig(jnp.ones((2, 3))), "linalg.eig", "square")

@@ -1,7 +1,7 @@
 """netcl.numpy.linalg's array-API names, as jax.numpy.linalg defines them: cross, diagonal,
 matmul, matrix_norm, matrix_transpose, multi_dot, outer, tensordot, trace, vecdot,
-vector_norm; and eig, eigvals, which need complex dtypes (netcl has none): they raise a
-NotImplementedError naming themselves.
+vector_norm; and eig, eigvals (general eigen-decomposition, complex results: the primitive
+of netcl.primitives.linalg_eig, LAPACK on the host).
 
 Each is composed from netcl.numpy functions (matmul, einsum, sum, max, ...) and so works
 under grad, jit and vmap. Unlike their netcl.numpy namesakes, the operands are positional
@@ -14,6 +14,7 @@ axes. Lists and tuples are refused as JAX refuses them, and every error names th
 >>> jnp.linalg.trace(jnp.arange(9.0).reshape(3, 3), offset=1)  # 1 + 5 = 6.0
 """
 import operator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -289,31 +290,62 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 (the array AP
     return _jnp().linalg.norm(x, ord=ord, axis=(-2, -1), keepdims=bool(keepdims))
 
 
-# ---- complex-valued: not available -----------------------------------------------------------
+# ---- general eigen-decomposition (complex results) --------------------------------------------
 
-def _no_complex(name):
-    raise NotImplementedError(
-        f"linalg.{name}: the eigen-decomposition of a general (non-symmetric) matrix has "
-        "complex results, and netcl has no complex dtypes; for a symmetric matrix use "
-        f"linalg.{'eigh' if name == 'eig' else 'eigvalsh'}")
+class EigResult(NamedTuple):
+    """jnp.linalg.eig's result: (eigenvalues, eigenvectors)."""
+    eigenvalues: object
+    eigenvectors: object
+
+
+def _eig_operand(where, a):
+    """a promoted as jax.numpy.linalg promotes (bools and ints to the default float; float
+    and complex kept), checked for shape (..., n, n)."""
+    x = asarray_arg(a, where)
+    if dtypes.kind(x.dtype) not in "biufc":
+        raise TypeError(f"{where}: a must be numeric, got {x.dtype}")
+    if dtypes.kind(x.dtype) in "biu":       # (as linalg_decomp's functions promote)
+        dt, weak = dtypes.result_type(x)
+        x = x.astype(dtypes.inexact_dtype(dt, weak))
+    if x.dtype in dtypes.HALF:
+        raise TypeError(f"{where}: {x.dtype} operands are not supported (LAPACK has no half "
+                        "precision, and jax.numpy.linalg refuses them too); convert with "
+                        ".astype(jnp.float32)")
+    _at_least_2d(where, x, "a")
+    if x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"{where}: a must be square in its last two dimensions, shape "
+                         f"(..., n, n), got shape {tuple(x.shape)}")
+    return x
 
 
 def eig(a):
-    """Not available: the eigenvalues of a general matrix are complex, which netcl cannot
-    hold. Raises NotImplementedError; use eigh for symmetric matrices.
+    """Eigenvalues (..., n) and right eigenvectors (..., n, n), as columns of unit norm, of
+    each general square matrix of `a`: complex64 for float32/complex64 input, complex128 for
+    float64/complex128 (JAX's rule; ints become floats). Computed by LAPACK on the host; NaN
+    where a matrix fails. As in JAX, the eigenvectors have no derivative (the eigenvalues
+    do: use eigvals); see netcl.lax.linalg.eig for left eigenvectors.
 
-    >>> jnp.linalg.eig(jnp.eye(2))       # NotImplementedError: linalg.eig: ...
+    >>> w, v = jnp.linalg.eig(jnp.array([[1.0, 2.0], [2.0, 1.0]]))
+    >>> w                                  # [3+0j, -1+0j], complex64
     """
-    _no_complex("eig")
+    from ..primitives.linalg_eig import eig_p
+    x = _eig_operand("linalg.eig", a)
+    w, v = eig_p.bind(x, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
+                      enable_eigvec_derivs=False)
+    return EigResult(w, v)
 
 
 def eigvals(a):
-    """Not available: the eigenvalues of a general matrix are complex, which netcl cannot
-    hold. Raises NotImplementedError; use eigvalsh for symmetric matrices.
+    """The eigenvalues (..., n) of each general square matrix of `a`, complex (complex64 for
+    float32/complex64 input, complex128 for float64/complex128), as jnp.linalg.eigvals;
+    differentiable (dw = diag(V^-1 dA V), forward and reverse mode, as JAX's).
 
-    >>> jnp.linalg.eigvals(jnp.eye(2))   # NotImplementedError: linalg.eigvals: ...
+    >>> jnp.linalg.eigvals(jnp.array([[0.0, 1.0], [-1.0, 0.0]]))    # [0+1j, 0-1j]
     """
-    _no_complex("eigvals")
+    from ..primitives.linalg_eig import eig_p
+    x = _eig_operand("linalg.eigvals", a)
+    return eig_p.bind(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False,
+                      enable_eigvec_derivs=False)[0]
 
 
 # Errors escaping these functions name them as they are called (linalg.cross: ...).

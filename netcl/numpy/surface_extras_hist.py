@@ -197,18 +197,15 @@ def poly(seq_of_zeros):
     """The coefficients (highest power first, leading 1) of the polynomial with the given
     roots; a 0-d input is one root, an empty one gives 1.0. Integer roots give floats.
 
-    Only real roots: JAX also takes a square matrix and returns the complex coefficients of
-    its characteristic polynomial, which netcl (no complex dtypes) refuses; for a matrix with
-    real eigenvalues pass them, e.g. jnp.poly(jnp.linalg.eigvalsh(a)) for a symmetric a.
+    A non-empty square matrix gives its characteristic polynomial, from its eigenvalues
+    (jnp.linalg.eigvals): complex coefficients even for a real matrix, as in JAX.
 
     >>> jnp.poly(jnp.asarray([1.0, 2.0, 3.0]))    # [1., -6., 11., -6.]
+    >>> jnp.poly(jnp.asarray([[1.0, 2.0], [3.0, 4.0]]))    # [1+0j, -5+0j, -2+0j]
     """
     r = asarray_arg(seq_of_zeros, "poly")
     if r.ndim == 2 and r.shape[0] == r.shape[1] and r.shape[0] != 0:
-        raise NotImplementedError(
-            f"poly: a square matrix (shape {tuple(r.shape)}) gives complex coefficients in "
-            "JAX (from its eigenvalues), and netcl has no complex dtypes; for real "
-            "eigenvalues pass them: jnp.poly(jnp.linalg.eigvalsh(a)) for a symmetric a")
+        r = jnp.linalg.eigvals(r)      # (the roots of det(x I - A), complex; ints promoted)
     if r.ndim > 1:
         raise ValueError(f"poly: input must be 1-d (the roots) or a non-empty square matrix, "
                          f"got shape {tuple(r.shape)}")

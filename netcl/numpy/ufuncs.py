@@ -6,11 +6,9 @@
   `.reduce` and `.accumulate`, as `jnp.add.outer(a, b)` in JAX.
 - `packbits` / `unpackbits`: as NumPy's, except that netcl has no uint8: packed bytes are
   uint32 values in [0, 255] (and unpackbits takes int32/uint32 bytes).
-- `angle` for real arrays (0 or pi); `fft` (netcl.numpy.fft: the frequency helpers work,
-  the transforms raise NotImplementedError).
-- Complex numbers are out of scope (netcl has no complex dtype): `roots`, `sort_complex`
-  and the complex scalar types (`complex64`, ...) raise a TypeError/NotImplementedError
-  that names them; `complexfloating` is NumPy's abstract type (so issubdtype tests work).
+- `angle`; the complex scalar types (`complex64`, `complex128`, `csingle`, ...),
+  `sort_complex`, `roots`; `complexfloating` is NumPy's abstract type (so issubdtype tests
+  work).
 
 >>> jnp.add.outer(jnp.arange(2), jnp.arange(3))       # [[0, 1, 2], [1, 2, 3]]
 >>> jnp.packbits(jnp.array([1, 0, 1, 1, 0, 0, 0, 1]))   # [177]
@@ -20,6 +18,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.array import Array
 from ..core.tracing import Tracer
+from .scalar_types import scalar_types
 
 __all__ = ["ufunc", "frompyfunc", "packbits", "unpackbits", "roots", "sort_complex", "angle",
            "complex64", "complex128", "complex_", "csingle", "cdouble", "complexfloating",
@@ -44,52 +43,105 @@ def _arr(x, where, arg="x"):
             from None
 
 
-# ---- complex: out of scope --------------------------------------------------------------------
+# ---- complex scalar types ----------------------------------------------------------------------
 
-def _complex_type(name, np_type):
-    def __new__(cls, *args, **kwargs):
-        raise TypeError(f"{name}: netcl has no complex dtype (its dtypes are bool, int32, "
-                        "uint32, int64, uint64, float16, bfloat16, float32, float64)")
-    return type(name, (), {"__new__": __new__, "dtype": np.dtype(np_type),
-                           "__module__": "netcl.numpy",
-                           "__doc__": f"jnp.{name}: not supported (no complex dtype); "
-                                      "calling it raises TypeError."})
-
-
-complex64 = csingle = _complex_type("complex64", np.complex64)
-complex128 = cdouble = _complex_type("complex128", np.complex128)
+complex64, complex128 = scalar_types(dtypes.complex64, dtypes.complex128)
+csingle, cdouble = complex64, complex128
 complex_ = complex128
 
 
 def roots(p, *, strip_zeros=True):
-    """jnp.roots: not supported — a polynomial's roots are complex in general and netcl has
-    no complex dtype; raises NotImplementedError.
+    """The roots of the polynomial with coefficients `p` (1-d, highest power first), as a
+    complex array (always complex, as jnp.roots): the eigenvalues of its companion matrix.
+    With strip_zeros (the default) leading zero coefficients are dropped first, as NumPy
+    does, which reads p's values (not under jit); with strip_zeros=False the result keeps
+    len(p) - 1 entries, the roots those zeros stand for being NaN (usable under jit).
 
-    >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))     # NotImplementedError
+    >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))                     # [2+0j, 1+0j]
+    >>> jnp.roots(jnp.array([0.0, 1.0, 2.0]), strip_zeros=False)   # [-2+0j, nan+nanj]
     """
-    raise NotImplementedError("roots: a polynomial's roots are complex in general and netcl "
-                              "has no complex dtype; compute them on the host with "
-                              "numpy.roots(np.asarray(p))")
+    jnp = _np_mod()
+    x = _arr(p, "roots", "p")
+    if dtypes.kind(x.dtype) not in "biufc":
+        raise TypeError(f"roots: p must be numeric, got {x.dtype}")
+    if not isinstance(strip_zeros, (bool, np.bool_)):
+        raise TypeError(f"roots: strip_zeros must be a bool, got {strip_zeros!r}")
+    if dtypes.kind(x.dtype) in "biu":
+        dt, weak = dtypes.result_type(x)
+        x = x.astype(dtypes.inexact_dtype(dt, weak))
+    if x.dtype in dtypes.HALF:   # (LAPACK has none; JAX raises for them)
+        raise TypeError(f"roots: {x.dtype} coefficients are not supported (the eigenvalue "
+                        "routine has no half precision); convert with .astype(jnp.float32)")
+    x = jnp.atleast_1d(x)
+    if x.ndim != 1:
+        raise ValueError(f"roots: p must be a 1-d array of coefficients, got shape "
+                         f"{tuple(x.shape)}")
+    cdt = x.dtype if dtypes.is_complex(x.dtype) else dtypes.COMPLEX_OF[x.dtype]
+    n = x.shape[0]
+    if n < 2:
+        return jnp.zeros((0,), cdt)
+    if strip_zeros:
+        if isinstance(x, Tracer):
+            raise TypeError("roots: strip_zeros=True counts the leading zero coefficients, "
+                            "which a traced array (under jit, vmap or grad) does not have; "
+                            "pass strip_zeros=False (those roots are then NaN)")
+        nonzero = np.flatnonzero(np.asarray(x) != 0)
+        return _companion_roots(x[int(nonzero[0]) if nonzero.size else n:])
+    # the leading zeros rolled to the end make as many zero roots, replaced by NaN
+    is_zero = x == 0
+    lead = jnp.where(jnp.all(is_zero), n, jnp.argmin(is_zero)).astype(dtypes.int32)
+    x = jnp.where(lead == n, jnp.ones_like(x), x)      # (all zeros: no LAPACK error)
+    r = _companion_roots(jnp.roll(x, -lead))
+    from ..primitives.complex_ops import complex as lax_complex
+    order = jnp.argsort(r == 0, stable=True)            # zero roots last, order kept
+    # (part by part: gathers move elements of at most 8 bytes, not complex128's 16)
+    r = lax_complex(jnp.take(jnp.real(r), order), jnp.take(jnp.imag(r), order))
+    m = n - 1
+    return jnp.where(jnp.arange(m) < m - lead, r, jnp.full((), complex(np.nan, np.nan), cdt))
+
+
+def _companion_roots(p):
+    """The eigenvalues of p's companion matrix (first row -p[1:] / p[0], ones below the
+    diagonal): the roots of p, p[0] != 0."""
+    jnp = _np_mod()
+    n = p.shape[0]
+    cdt = p.dtype if dtypes.is_complex(p.dtype) else dtypes.COMPLEX_OF[p.dtype]
+    if n < 2:
+        return jnp.zeros((0,), cdt)
+    top = (-p[1:] / p[0])[None, :]
+    a = jnp.concatenate([top, jnp.eye(n - 2, n - 1, dtype=p.dtype)], axis=0)
+    return jnp.linalg.eigvals(a)
 
 
 def sort_complex(a):
-    """jnp.sort_complex: not supported (it returns a complex array; netcl has no complex
-    dtype); raises TypeError.
+    """`a` sorted along its last axis by real part, then imaginary part, as a complex array
+    (as jnp.sort_complex).
 
-    >>> jnp.sort_complex(jnp.array([3.0, 1.0]))   # TypeError; use jnp.sort
+    >>> jnp.sort_complex(jnp.array([1 + 2j, 1 - 1j, 0.5]))   # [0.5+0j, 1-1j, 1+2j]
     """
-    raise TypeError("sort_complex: returns a complex array and netcl has no complex dtype; "
-                    "use netcl.numpy.sort for real arrays")
+    jnp = _np_mod()
+    x = _arr(a, "sort_complex", "a")
+    if not dtypes.is_complex(x.dtype):
+        if dtypes.kind(x.dtype) not in "biuf":
+            raise TypeError(f"sort_complex: a must be numeric, got {x.dtype}")
+        x = x.astype(dtypes.COMPLEX_OF.get(dtypes.inexact_dtype(x.dtype), dtypes.complex64))
+    if x.ndim == 0:
+        return x
+    order = jnp.lexsort((jnp.imag(x), jnp.real(x)), axis=-1)
+    return jnp.take_along_axis(x, order, axis=-1)
 
 
 def angle(z, deg=False):
-    """The angle of each element seen as a complex number: for netcl's real arrays 0 where
-    z >= 0 and pi where z < 0 (NaN kept), as jnp.angle of a real array.
+    """The angle of each element seen as a complex number (atan2(imag, real)): for real
+    arrays 0 where z >= 0 and pi where z < 0 (NaN kept), as jnp.angle.
 
     >>> jnp.angle(jnp.array([-1.0, 2.0]))        # [3.1415927, 0]
     """
     jnp = _np_mod()
     x = _arr(z, "angle", "z")
+    if dtypes.is_complex(x.dtype):
+        out = jnp.arctan2(jnp.imag(x), jnp.real(x))
+        return jnp.degrees(out) if deg else out
     if dtypes.kind(x.dtype) != "f":     # (ints give the default float here, as in JAX)
         x = x.astype(dtypes.default_float_dtype())
     out = jnp.arctan2(jnp.zeros_like(x), x)

@@ -56,7 +56,9 @@ _HELPER_SOURCE = {
   const $R s = sin(($R)0.5 * a.y);   /* cos y - 1 = -2 sin^2(y/2), exact near 0 */
   return ($C)(expm1(a.x) * cos(a.y) - ($R)2 * s * s, exp(a.x) * sin(a.y)); }
 """,
-    "log": "inline $C netcl_${P}log($C a) { return ($C)(log(hypot(a.x, a.y)), atan2(a.y, a.x)); }\n",
+    "log": """inline $C netcl_${P}log($C a) {
+  return ($C)(log(hypot(a.x, a.y)), atan2(a.y, a.x)); }
+""",
     "log1p": """inline $C netcl_${P}log1p($C a) {
   return ($C)(($R)0.5 * log1p(a.x * (($R)2 + a.x) + a.y * a.y), atan2(a.y, ($R)1 + a.x)); }
 """,
@@ -66,16 +68,28 @@ _HELPER_SOURCE = {
   const $R t = sqrt((fabs(a.x) + hypot(a.x, a.y)) * ($R)0.5);
   return a.x >= 0 ? ($C)(t, a.y / (($R)2 * t)) : ($C)(fabs(a.y) / (($R)2 * t), copysign(t, a.y)); }
 """,
-    "rsqrt": "inline $C netcl_${P}rsqrt($C a) { return netcl_${P}div(($C)(($R)1, ($R)0), netcl_${P}sqrt(a)); }\n",
-    "reciprocal": "inline $C netcl_${P}reciprocal($C a) { return netcl_${P}div(($C)(($R)1, ($R)0), a); }\n",
+    "rsqrt": """inline $C netcl_${P}rsqrt($C a) {
+  return netcl_${P}div(($C)(($R)1, ($R)0), netcl_${P}sqrt(a)); }
+""",
+    "reciprocal": """inline $C netcl_${P}reciprocal($C a) {
+  return netcl_${P}div(($C)(($R)1, ($R)0), a); }
+""",
     "sign": """inline $C netcl_${P}sign($C a) {
   const $R r = hypot(a.x, a.y);
   return r == 0 ? ($C)(($R)0, ($R)0) : ($C)(a.x / r, a.y / r); }
 """,
-    "sin": "inline $C netcl_${P}sin($C a) { return ($C)(sin(a.x) * cosh(a.y), cos(a.x) * sinh(a.y)); }\n",
-    "cos": "inline $C netcl_${P}cos($C a) { return ($C)(cos(a.x) * cosh(a.y), -sin(a.x) * sinh(a.y)); }\n",
-    "sinh": "inline $C netcl_${P}sinh($C a) { return ($C)(sinh(a.x) * cos(a.y), cosh(a.x) * sin(a.y)); }\n",
-    "cosh": "inline $C netcl_${P}cosh($C a) { return ($C)(cosh(a.x) * cos(a.y), sinh(a.x) * sin(a.y)); }\n",
+    "sin": """inline $C netcl_${P}sin($C a) {
+  return ($C)(sin(a.x) * cosh(a.y), cos(a.x) * sinh(a.y)); }
+""",
+    "cos": """inline $C netcl_${P}cos($C a) {
+  return ($C)(cos(a.x) * cosh(a.y), -sin(a.x) * sinh(a.y)); }
+""",
+    "sinh": """inline $C netcl_${P}sinh($C a) {
+  return ($C)(sinh(a.x) * cos(a.y), cosh(a.x) * sin(a.y)); }
+""",
+    "cosh": """inline $C netcl_${P}cosh($C a) {
+  return ($C)(cosh(a.x) * cos(a.y), sinh(a.x) * sin(a.y)); }
+""",
     # tanh(x + iy) = (t + i s) / (1 + i t s) with t = tanh x, s = tan y (Kahan); 1 - t^2 as
     # 1 / cosh^2 x, which keeps the imaginary part's accuracy for large |x|
     "tanh": """inline $C netcl_${P}tanh($C a) {
@@ -159,7 +173,7 @@ _with_complex(ew.exp2_p, {"c": "netcl_cexp({0} * 0.69314718055994531f)",
                           "c128": "netcl_zexp({0} * 0.69314718055994531)"}, np.exp2)
 _with_complex(ew.square_p, {"c": "netcl_cmul({0}, {0})", "c128": "netcl_zmul({0}, {0})"},
               np.square)
-_with_complex(ew.is_finite_p, {"c": "(netcl_fabs({0}.x) < INFINITY && netcl_fabs({0}.y) < INFINITY)",
+_with_complex(ew.is_finite_p, {"c": "(fabs({0}.x) < INFINITY && fabs({0}.y) < INFINITY)",
                                "c128": "(fabs({0}.x) < INFINITY && fabs({0}.y) < INFINITY)"},
               np.isfinite)
 ew.is_finite_p.reference = (lambda real_ref: lambda x: np.isfinite(x) if
