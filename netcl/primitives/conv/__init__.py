@@ -11,6 +11,8 @@
   pooling.py            reduce_window_{sum,max,min}_p, select_and_scatter_add_p,
                         select_and_gather_add_p with their rules; reduce_window and friends
   window_kernels.py     OpenCL source and launchers of the window kernels
+  window_vectors.py     their vector forms where the last dim is not pooled (NHWC pooling):
+                        several adjacent channels per work-item, aligned 16-byte accesses
   scatter_epilogue.py   a max-pooling gradient running the elementwise group that reads it
                         (jit's epilogue fusion), where the windows tile the operand
   kernel_metadata.py    what both kernel families share: __constant metadata buffers,

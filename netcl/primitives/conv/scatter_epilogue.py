@@ -7,11 +7,12 @@ other inputs at the same flat index. The scattered gradient then never goes to m
 import numpy as np
 
 from ...core import dtypes, kernels
-from ...core.shapes import prod
+from ...core.shapes import contiguous_strides, prod
 from .. import dot_epilogue
 from .kernel_metadata import _const_buffer
 from .window_kernels import (_check_window_sizes, _window_classes, _window_meta,
                              _window_meta_values, _window_params, _window_source, _windows_tile)
+from .window_vectors import vector_source, vector_width, vload, vstore
 
 
 def make_scatter_epilogue_launcher(device, source, operand, params, aval, extras, acc_index,
@@ -34,16 +35,32 @@ def make_scatter_epilogue_launcher(device, source, operand, params, aval, extras
     decls += [f"__global {kernels.storage_ctype(a.dtype)}* o{j}, "
               for j, a in enumerate(out_avals)]
 
+    classes = _window_classes(shape, source.shape, wp)
+    dense = contiguous_strides(shape)
+    width = vector_width(kd, classes, [(shape, operand.strides, operand.offset),
+                                       (source.shape, source.strides, source.offset)] +
+                         [(shape, dense, x.offset) for x in extras if x.ndim],
+                         [x.dtype for x in extras] + [a.dtype for a in out_avals]) \
+        if isinstance(acc_index, int) else 1
+
     def element(f):
         return " ".join(dot_epilogue.flat_element(kd, acc_index, extras, body, out_vars,
                                                   out_avals, f))
 
-    src = "#pragma OPENCL FP_CONTRACT OFF\n" + _window_source(
-        kd, _window_classes(shape, source.shape, wp), ("".join(decls), element))
+    def lanes(f):
+        return " ".join(_vector_element(width, acc_index, extras, body, out_vars, out_avals,
+                                        f))
+
+    if width > 1:
+        src = vector_source(kd, classes, width, wp["window_dimensions"],
+                            ("".join(decls), lanes))
+    else:
+        src = _window_source(kd, classes, ("".join(decls), element))
+    src = "#pragma OPENCL FP_CONTRACT OFF\n" + src
     k = kernels.kernel(device, src, "window_select_scatter_epilogue")
     scal, arrays = _window_meta(shape, source.shape, wp, (operand.strides, operand.offset),
                                 (source.strides, source.offset))
-    scal["total"] = prod(source.shape)
+    scal["total"] = prod(source.shape) // width
     meta = _const_buffer(device, _window_meta_values(scal, arrays))
     first = n_in + n_out
     k.set_arg(first + 2, meta)
@@ -51,3 +68,32 @@ def make_scatter_epilogue_launcher(device, source, operand, params, aval, extras
     k._netcl_meta = meta
     gsize, lsize = kernels.grid_1d(device, scal["total"])
     return dot_epilogue.flat_epilogue_launcher(device, k, 2, n_in, out_avals, gsize, lsize)
+
+
+def _vector_element(width, acc_index, extras, body, out_vars, out_avals, f):
+    """C statements finishing the `width` elements from dense flat index f (a multiple of
+    width) of the vector kernel (window_vectors.py), whose float{width} `acc` holds the
+    scattered values: the extras are read and the outputs written as aligned vectors, and
+    the body (scalar code, as `dot_epilogue.flat_element` renders it) runs once per lane in
+    a block of its own, so its names do not clash across lanes."""
+    from ...core import codegen
+    lines, reads = [], []
+    positions = [p for p in range(len(extras) + 1) if p != acc_index]
+    for j, (pos, x) in enumerate(zip(positions, extras)):
+        if x.ndim == 0:
+            lines.append(f"const {kernels.compute_ctype(x.dtype)} e{j}s = "
+                         f"{kernels.load(x.dtype, f'e{j}', str(x.offset))};")
+            reads.append(lambda lane, pos=pos, j=j: f"const float x{pos} = e{j}s;")
+        else:
+            lines.append(f"const float{width} e{j}v = "
+                         f"{vload(x.dtype, width, f'e{j}', f'{f} + {x.offset}')};")
+            reads.append(lambda lane, pos=pos, j=j: f"const float x{pos} = e{j}v.s{lane:x};")
+    lines += [f"float{width} ov{j};" for j in range(len(out_avals))]
+    ops = [op.render(1) for op in codegen.as_ops(body)]
+    for lane in range(width):
+        block = [f"const float x{acc_index} = acc.s{lane:x};"]
+        block += [read(lane) for read in reads] + ops
+        block += [f"ov{j}.s{lane:x} = {v};" for j, v in enumerate(out_vars)]
+        lines.append("{ " + " ".join(block) + " }")
+    lines += [vstore(a.dtype, width, f"o{j}", f, f"ov{j}") for j, a in enumerate(out_avals)]
+    return lines

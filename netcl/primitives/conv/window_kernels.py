@@ -1,7 +1,8 @@
 """The window kernels (reduce_window_{sum,max,min}, select_and_scatter_add,
 select_and_gather_add) and their launchers. Sources are generated per operand rank and per-dim
 class (`_window_classes`), so trivial dims cost nothing and VALID-style windows need no bounds
-checks.
+checks. Where the last dim is trivial and aligned, window_reduce and the tiled select-scatter
+run in their vector forms (window_vectors.py).
 
 Performance notes (PoCL on x86): isnan() is an out-of-line call that keeps the pooling
 loops from vectorising, so NaNs are detected on the bits; metadata is read into private
@@ -70,6 +71,88 @@ def _window_classes(x_shape, out_shape, params):
     return "".join(cls)
 
 
+def _window_prologue(R, fixed=None):
+    """(#defines naming the metadata, the kernel prologue) for operand rank R. Every metadata
+    value is read once into a private constant (loads from m inside the loops are not hoisted
+    by PoCL's compiler and cost a load per use); unused ones are dropped. `fixed` ({array
+    name: its values}, as "win": the window dimensions) writes those into the source
+    instead: loops of a known trip count unroll, and their loads issue together."""
+    fixed = fixed or {}
+    defs = "".join(f"#define WM_{k.upper()} {i}\n" for i, k in enumerate(_WM_SCALARS))
+    base = len(_WM_SCALARS)
+    defs += "".join(f"#define WA_{k.upper()}(d) wa_{k}_##d\n" for k in _WM_ARRAYS)
+    prologue = "".join(
+        f"  const int wa_{k}_{d} = "
+        f"{fixed[k][d] if k in fixed else f'm[{base + 8 * i + d}]'};\n"
+        for i, k in enumerate(_WM_ARRAYS) for d in range(R))
+    prologue += "  const int xoff = m[WM_XOFF], soff = m[WM_SOFF];\n"
+    return defs, prologue
+
+
+def _decompose(R, var, size):
+    """Code splitting `rem` (a dense flat index) into coordinates {var}0 .. {var}{R-1} of the
+    shape WA_{size}."""
+    out = []
+    for d in range(R - 1, 0, -1):
+        out.append(f"  const int {var}{d}_q = NDIV(rem, {size}M({d}), {size}S({d}));\n"
+                   f"  const int {var}{d} = rem - {var}{d}_q * {size}({d}); "
+                   f"rem = {var}{d}_q;\n")
+    out.append(f"  const int {var}0 = rem;\n")
+    return "".join(out)
+
+
+def _position(classes, d, ind, k, skip):
+    """Code computing p{d} (operand coordinate) of window offset k; `skip` leaves."""
+    c = classes[d]
+    code = [f"{ind}int p{d} = y{d} * WA_ST({d}){k} - WA_PL({d});"]
+    if c in "fl":
+        code.append(f"{ind}if (p{d} < 0) {skip[0]}")
+        code.append(f"{ind}{{ const int q = NDIV(p{d}, WA_BDM({d}), WA_BDS({d})); "
+                    f"if (p{d} != q * WA_BD({d})) {skip[0]} p{d} = q; }}")
+        code.append(f"{ind}if (p{d} >= WA_IN({d})) {skip[1]}")
+    elif c in "FL":
+        code.append(f"{ind}if (p{d} < 0) {skip[0]}")
+        code.append(f"{ind}if (p{d} >= WA_IN({d})) {skip[1]}")
+    return code
+
+
+def _window_code(classes, body, flat=False):
+    """Loops over the window of output y (coordinates y0, y1, ...): body(a, f) runs per
+    window element, a = its operand offset, f = its dense flat index (with `flat`)."""
+    R = len(classes)
+    code = ["  int a = xoff, f = 0, ok = 1;"]
+    for d in range(R):
+        c = classes[d]
+        if c == "T":
+            code.append(f"  a += y{d} * WA_XS({d});" + (f" f += y{d} * WA_XD({d});"
+                                                       if flat else ""))
+        elif c in "Ff":
+            code.append("  do {")
+            code += _position(classes, d, "    ", "",
+                              ("{ ok = 0; break; }", "{ ok = 0; break; }"))
+            code.append(f"    a += p{d} * WA_XS({d});" + (f" f += p{d} * WA_XD({d});"
+                                                          if flat else ""))
+            code.append("  } while (0);")
+    code.append("  if (ok) {")
+    ind, prev_a, prev_f = "    ", "a", "f"
+    loops = [d for d in range(R) if classes[d] in "VLl"]
+    for d in loops:
+        code.append(f"{ind}for (int k{d} = 0; k{d} < WA_WIN({d}); ++k{d}) {{")
+        ind += "  "
+        code += _position(classes, d, ind, f" + k{d} * WA_WD({d})", ("continue;", "break;"))
+        code.append(f"{ind}const int a{d} = {prev_a} + p{d} * WA_XS({d});")
+        prev_a = f"a{d}"
+        if flat:
+            code.append(f"{ind}const int f{d} = {prev_f} + p{d} * WA_XD({d});")
+            prev_f = f"f{d}"
+    code.append(f"{ind}{body(prev_a, prev_f)}")
+    for _ in loops:
+        ind = ind[:-2]
+        code.append(f"{ind}}}")
+    code.append("  }")
+    return "\n".join(code)
+
+
 def _window_source(dtype, classes, epilogue=None):
     """The window kernels for one operand rank and dim classes (`_window_classes`); with
     `epilogue` (parameter declarations, element(f) -> code), only the tiled select-scatter
@@ -79,16 +162,7 @@ def _window_source(dtype, classes, epilogue=None):
     T = kernels.compute_ctype(dtype)
     isf = dtypes.kind(dtype) == "f"
     ld = lambda p, i: kernels.load(dtype, p, i)  # noqa: E731
-    defs = "".join(f"#define WM_{k.upper()} {i}\n" for i, k in enumerate(_WM_SCALARS))
-    base = len(_WM_SCALARS)
-    # Every metadata value is read once into a private constant (loads from m inside the
-    # loops are not hoisted by PoCL's compiler and cost a load per use); unused ones are
-    # dropped.
-    defs += "".join(f"#define WA_{k.upper()}(d) wa_{k}_##d\n" for k in _WM_ARRAYS)
-    prologue = "".join(
-        f"  const int wa_{k}_{d} = m[{base + 8 * i + d}];\n"
-        for i, k in enumerate(_WM_ARRAYS) for d in range(R))
-    prologue += "  const int xoff = m[WM_XOFF], soff = m[WM_SOFF];\n"
+    defs, prologue = _window_prologue(R)
     # NaN handling without isnan() (an out-of-line call on PoCL that keeps these loops
     # scalar): a NaN anywhere in a max/min window wins (sticky flag / first NaN index).
     if dtype == dtypes.float64:
@@ -108,62 +182,8 @@ def _window_source(dtype, classes, epilogue=None):
         nan_select = finish_reduce = ""
         finish_select = "  if (s < 0 && fv != INT_MAX) s = fv;\n"
     better = "(op == 1 ? v > best : v < best)"
-
-    def decompose(var, size):
-        out = []
-        for d in range(R - 1, 0, -1):
-            out.append(f"  const int {var}{d}_q = NDIV(rem, {size}M({d}), {size}S({d}));\n"
-                       f"  const int {var}{d} = rem - {var}{d}_q * {size}({d}); "
-                       f"rem = {var}{d}_q;\n")
-        out.append(f"  const int {var}0 = rem;\n")
-        return "".join(out)
-
-    def position(d, ind, k, skip):
-        """Code computing p{d} (operand coordinate) of window offset k; `skip` leaves."""
-        c = classes[d]
-        code = [f"{ind}int p{d} = y{d} * WA_ST({d}){k} - WA_PL({d});"]
-        if c in "fl":
-            code.append(f"{ind}if (p{d} < 0) {skip[0]}")
-            code.append(f"{ind}{{ const int q = NDIV(p{d}, WA_BDM({d}), WA_BDS({d})); "
-                        f"if (p{d} != q * WA_BD({d})) {skip[0]} p{d} = q; }}")
-            code.append(f"{ind}if (p{d} >= WA_IN({d})) {skip[1]}")
-        elif c in "FL":
-            code.append(f"{ind}if (p{d} < 0) {skip[0]}")
-            code.append(f"{ind}if (p{d} >= WA_IN({d})) {skip[1]}")
-        return code
-
-    def window_code(body, flat=False):
-        """Loops over the window of output y: a = operand offset, f = dense flat index."""
-        code = ["  int a = xoff, f = 0, ok = 1;"]
-        for d in range(R):
-            c = classes[d]
-            if c == "T":
-                code.append(f"  a += y{d} * WA_XS({d});" + (f" f += y{d} * WA_XD({d});"
-                                                           if flat else ""))
-            elif c in "Ff":
-                code.append("  do {")
-                code += position(d, "    ", "", ("{ ok = 0; break; }", "{ ok = 0; break; }"))
-                code.append(f"    a += p{d} * WA_XS({d});" + (f" f += p{d} * WA_XD({d});"
-                                                              if flat else ""))
-                code.append("  } while (0);")
-        code.append("  if (ok) {")
-        ind, prev_a, prev_f = "    ", "a", "f"
-        loops = [d for d in range(R) if classes[d] in "VLl"]
-        for d in loops:
-            code.append(f"{ind}for (int k{d} = 0; k{d} < WA_WIN({d}); ++k{d}) {{")
-            ind += "  "
-            code += position(d, ind, f" + k{d} * WA_WD({d})", ("continue;", "break;"))
-            code.append(f"{ind}const int a{d} = {prev_a} + p{d} * WA_XS({d});")
-            prev_a = f"a{d}"
-            if flat:
-                code.append(f"{ind}const int f{d} = {prev_f} + p{d} * WA_XD({d});")
-                prev_f = f"f{d}"
-        code.append(f"{ind}{body(prev_a, prev_f)}")
-        for _ in loops:
-            ind = ind[:-2]
-            code.append(f"{ind}}}")
-        code.append("  }")
-        return "\n".join(code)
+    decompose = lambda var, size: _decompose(R, var, size)  # noqa: E731
+    window_code = lambda body, flat=False: _window_code(classes, body, flat)  # noqa: E731
 
     reduce_body = lambda a, f: f"const {T} v = {ld('x', a)}; {combine}"  # noqa: E731
     select_body = lambda a, f: (f"const {T} v = {ld('x', a)}; "  # noqa: E731
@@ -300,6 +320,18 @@ __kernel void window_gather(__global {S}* out, __global const {S}* t,
 """
 
 
+def _window_program(dtype, classes, window_dimensions, arrays):
+    """(lanes per work-item, source) of the window kernels over these operands: the vector
+    kernels (window_vectors.py) where `vector_width` allows them, else the scalar ones.
+    Their results are the same; only window_reduce and window_select_scatter_all have a
+    vector form."""
+    from .window_vectors import vector_source, vector_width
+    width = vector_width(dtype, classes, arrays)
+    if width > 1:
+        return width, vector_source(dtype, classes, width, window_dimensions)
+    return 1, _window_source(dtype, classes)
+
+
 def _window_params(params):
     return {k: params[k] for k in _WINDOW_PARAMS}
 
@@ -335,13 +367,16 @@ def _reduce_window_launcher(op):
         if n == 0:
             return lambda x: new_out()
         scal, arrays = _window_meta(x.shape, out_aval.shape, params, (x.strides, x.offset))
-        scal["total"] = n
-        k = kernels.kernel(device, _window_source(x.dtype, _window_classes(x.shape, out_aval.shape, params)), "window_reduce")
+        classes = _window_classes(x.shape, out_aval.shape, params)
+        width, src = _window_program(x.dtype, classes, params["window_dimensions"],
+                                     [(x.shape, x.strides, x.offset)])
+        scal["total"] = n // width
+        k = kernels.kernel(device, src, "window_reduce")
         meta = _const_buffer(device, _window_meta_values(scal, arrays))
         k.set_arg(2, meta)
         k.set_arg(3, np.int32(code))
         k._netcl_meta = meta
-        gsize, lsize = kernels.grid_1d(device, n)
+        gsize, lsize = kernels.grid_1d(device, n // width)
         queue, enqueue = device.queue, cl.enqueue_nd_range_kernel
 
         def launch(x):
@@ -411,15 +446,20 @@ def _select_and_scatter_add_launcher(device, args, params, out_aval):
         scal, arrays = _window_meta(operand.shape, out_shape, wp,
                                     (operand.strides, operand.offset),
                                     (source.strides, source.offset))
-        scal["total"] = n_out
         tiled = n_out and _windows_tile(operand.shape, out_shape, wp)
+        width = 1
+        if tiled and operand.dtype == source.dtype:
+            width, src = _window_program(source.dtype, classes, wp["window_dimensions"], [
+                (operand.shape, operand.strides, operand.offset),
+                (source.shape, source.strides, source.offset)])
+        scal["total"] = n_out // width
         kss = kernels.kernel(device, src, "window_select_scatter_all" if tiled
                              else "window_select_scatter")
         meta = _const_buffer(device, _window_meta_values(scal, arrays))
         kss.set_arg(3, meta)
         kss.set_arg(4, np.int32(1 if params["select"] == "ge" else 2))
         kss._netcl_meta = meta
-        g1, l1 = kernels.grid_1d(device, max(n_out, 1))
+        g1, l1 = kernels.grid_1d(device, max(n_out // width, 1))
         nbytes = n_in * out_aval.dtype.itemsize
         zero = _fill_pattern(nbytes)
 
