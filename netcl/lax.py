@@ -6,6 +6,7 @@ from .primitives.elementwise import min_ as min, not_ as bitwise_not, or_ as bit
 from .primitives.elementwise import pow_ as pow, round_ as round, xor as bitwise_xor  # noqa
 from .primitives.elementwise import logistic as sigmoid  # noqa: F401
 from .primitives.complex_ops import complex, conj, imag, real  # noqa: F401
+from .primitives.fft import FftType, fft  # noqa: F401
 from .primitives.views import *  # noqa: F401,F403
 from .primitives.linalg import *  # noqa: F401,F403
 from .transforms.ad import stop_gradient  # noqa: F401
@@ -95,3 +96,4 @@ from .lax_extras import __all__ as _extras_all  # noqa: E402
 
 _wrap_namespace(globals(), [_n for _n in _extras_all if _n not in (
     "associative_scan", "reduce", "custom_root", "custom_linear_solve")])
+from .lax_more import *  # noqa: E402,F401,F403  (the rest of jax.lax: lax_more.py)

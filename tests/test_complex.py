@@ -72,6 +72,13 @@ def test_arrays_scalars_and_conversions():
     close(jnp.where(jnp.asarray(h.real > 0), y, 0), np.where(h.real > 0, h, 0))
     close(jnp.flip(y, 1).reshape(2, 6), np.flip(h, 1).reshape(2, 6))
     close(y[jnp.asarray([2, 0])], h[[2, 0]])
+    # scatters: repeated indices add and multiply as complex numbers
+    idx, v = np.array([1, 1, 0]), np.complex64([2j, 1 + 1j, -1])
+    want_add, want_mul = h.copy(), h.copy()
+    np.add.at(want_add, idx, v[:, None])
+    np.multiply.at(want_mul, idx, v[:, None])
+    close(y.at[jnp.asarray(idx)].add(jnp.asarray(v)[:, None]), want_add, 1e-5)
+    close(y.at[jnp.asarray(idx)].multiply(jnp.asarray(v)[:, None]), want_mul, 1e-5)
 
 
 # ---- jax.numpy on complex operands ----------------------------------------------------------
@@ -235,3 +242,5 @@ def test_errors_name_the_function_and_dtype():
         lax.complex(jnp.ones(2), jnp.ones(2, np.int32))
     with pytest.raises(TypeError, match="max.*complex64"):
         jnp.max(z)
+    with pytest.raises(TypeError, match="scatter_max: operand of dtype complex64"):
+        z.at[jnp.asarray([0, 0])].max(1j)

@@ -279,10 +279,22 @@ def test_gamma_jit_vmap_moments_and_errors():
     _cmp(got, ref, rtol=2e-6)
     x = np.asarray(random.gamma(k, 3.0, (4000,), dtype=f32), np.float64)
     np.testing.assert_allclose([x.mean(), x.var()], [3.0, 3.0], rtol=0.08)
-    # the derivative in the shape parameter is JAX's random_gamma_grad: not in netcl
-    raises_with(NotImplementedError, lambda: netcl.grad(
-        lambda a: jnp.sum(random.gamma(k, a, (3,), dtype=f32)))(f32(2.0)), "gamma",
-        "derivative")
+    # the derivative in the shape parameter: JAX's implicit reparameterization
+    for a in (0.3, 2.0, 40.0):
+        np.testing.assert_allclose(
+            np.asarray(netcl.grad(lambda a: jnp.sum(random.gamma(k, a, (3,), dtype=f32)))(
+                f32(a))),
+            np.asarray(jax.grad(lambda a: jax.numpy.sum(jr.gamma(np.asarray(k), a, (3,),
+                                                                 dtype=np.float32)))(
+                np.float32(a))),
+            rtol=2e-4)
+    np.testing.assert_allclose(
+        np.asarray(netcl.grad(lambda a: jnp.sum(random.loggamma(k, a, (3,), dtype=f32)))(
+            f32(0.2))),
+        np.asarray(jax.grad(lambda a: jax.numpy.sum(jr.loggamma(np.asarray(k), a, (3,),
+                                                                dtype=np.float32)))(
+            np.float32(0.2))),
+        rtol=2e-4)
     # with a constant parameter, differentiating the rest is fine
     g = netcl.grad(lambda s: jnp.sum(s * random.gamma(k, 2.0, (3,), dtype=f32)))(f32(1.0))
     np.testing.assert_allclose(np.asarray(g), np.asarray(

@@ -89,7 +89,7 @@ from ._errors import wrap_namespace as _wrap_namespace  # noqa: E402
 
 _wrap_namespace(globals(), [_n for _n in list(globals()) if not _n.startswith("_")])
 
-# ufunc objects and methods, packbits/unpackbits, the complex names (unsupported), fft
+# ufunc objects and methods, packbits/unpackbits, the complex scalar types, fft
 from .ufuncs import *  # noqa: E402,F401,F403
 from .ufuncs import install as _install_ufuncs  # noqa: E402
 from . import fft  # noqa: E402,F401

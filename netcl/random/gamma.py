@@ -11,9 +11,9 @@ over all the elements at once, each element's carry frozen once accepted, which 
 same numbers. The loop is netcl.lax.while_loop (a real loop under jit; under vmap it runs
 until every example is done).
 
-Not implemented: the derivative with respect to `a` (JAX's implicit reparameterization
-through random_gamma_grad): a shape parameter that is traced by grad/jvp (even through
-stop_gradient) raises NotImplementedError when differentiated; a constant parameter is fine.
+The derivative with respect to `a` is JAX's implicit reparameterization: d sample / da =
+lax.random_gamma_grad(a, sample) (divided by the sample in log space), so gamma, loggamma,
+beta, dirichlet and the samplers built on them differentiate in their parameters as in JAX.
 
 >>> from netcl import random
 >>> random.gamma(random.PRNGKey(0), 2.0, (3,))
@@ -84,13 +84,20 @@ def _draw_all(name, keys, alpha, log_space):
     return (d * V) * boost
 
 
-def _no_grad_jvp(name):
+def _reparameterized_jvp(sample, log_space):
+    """The samples' tangent in `a`: random_gamma_grad(a, x) a_dot for x = the sample (in log
+    space the derivative of log x: divided by x, kept off 0 where exp underflows), as JAX."""
     def jvp(primals, tangents):
-        raise NotImplementedError(
-            f"{name}: the derivative of the samples with respect to the shape parameter is "
-            "not implemented (JAX's uses random_gamma_grad, which netcl lacks); pass a "
-            "parameter that does not depend on the differentiated variables (a constant "
-            "computed outside the differentiated function)")
+        from ..lax_more_random import random_gamma_grad
+        jnp = _jnp()
+        key, a = primals
+        a_dot = tangents[1]
+        out = sample(key, a)
+        if log_space:
+            x = jnp.exp(out)
+            x = jnp.where(x == 0, jnp.finfo(x.dtype).tiny, x)
+            return out, a_dot * random_gamma_grad(a, x) / x
+        return out, a_dot * random_gamma_grad(a, out)
     return jvp
 
 
@@ -101,7 +108,7 @@ def _make_sampler(name, log_space):
         keys = split(key, n)
         out = _draw_all(name, keys, _jnp().reshape(a, (n,)), log_space)
         return _jnp().reshape(out, a.shape)
-    sample.defjvp(_no_grad_jvp(name))
+    sample.defjvp(_reparameterized_jvp(sample, log_space))
     return sample
 
 

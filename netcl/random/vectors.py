@@ -21,7 +21,7 @@ from ..core import dtypes
 from ..core.shapes import canonical_shape, prod
 from .continuous import _check_shape
 from .distributions import _dtype, _jnp
-from .gamma import _draw_all, _no_grad_jvp, _vmap
+from .gamma import _draw_all, _reparameterized_jvp, _vmap
 from .keys import _check_key
 from .multivariate import _index
 from .samplers import _array, _binomial_each, _each, _per_key, _split_each
@@ -113,7 +113,7 @@ def _gamma_each_impl(keys, a):
 def _make_gamma_each():
     from ..transforms.custom import custom_jvp
     f = custom_jvp(_gamma_each_impl)
-    f.defjvp(_no_grad_jvp("generalized_normal"))
+    f.defjvp(_reparameterized_jvp(f, False))
     return f
 
 

@@ -148,6 +148,17 @@ _COMBINE = {
 _MODE_CODE = {"add": 0, "mul": 1, "min": 2, "max": 3, "set": 4}
 
 
+def _combine_templates(dtype):
+    """Every mode's combine for `dtype` (one kernel source holds them all); complex numbers
+    multiply as complex numbers and have no min/max (their abstract eval refuses those)."""
+    if dtypes.is_complex(dtype):
+        c = kernels.compute_ctype(dtype)
+        return {"add": "acc + v", "mul": f"({c})(acc.x * v.x - acc.y * v.y, "
+                                         "acc.x * v.y + acc.y * v.x)",
+                "min": "acc", "max": "acc"}
+    return {m: _COMBINE[m][dtypes.kind(dtype)] for m in _COMBINE}
+
+
 # ---- gather --------------------------------------------------------------------------------
 
 gather_p = Primitive("gather")
@@ -303,6 +314,9 @@ def _scatter_abstract(name):
         if upd.dtype != x.dtype:
             raise TypeError(f"{name}: updates dtype {upd.dtype} differs from the operand's "
                             f"{x.dtype}")
+        if dtypes.is_complex(x.dtype) and name in ("scatter_min", "scatter_max"):
+            raise TypeError(f"{name}: operand of dtype {x.dtype} is not supported (complex "
+                            "numbers have no order)")
         if x.shape[axis] == 0 and upd.size > 0:
             raise ValueError(f"{name}: cannot scatter into axis {axis} of size 0 (operand "
                              f"shape {tuple(x.shape)})")
@@ -338,7 +352,7 @@ def _scatter_launcher(mode):
             S=kernels.storage_ctype(d), C=kernels.compute_ctype(d),
             load_op=kernels.load(d, "op", "o"), load_upd=kernels.load(d, "upd", "u + pb[k]"),
             store=kernels.store(d, "out", "i", "acc"),
-            **{m: _COMBINE[m][dtypes.kind(d)] for m in _COMBINE})
+            **_combine_templates(d))
         acc = kernels.kernel(device, src, "nc_scatter")
         ustr = [upd.strides[j] if j < axis else 0 if j == axis else upd.strides[j - 1 + ni]
                 for j in range(x.ndim)]
