@@ -4,6 +4,7 @@ on the host.
     python benchmarks/fft_bench.py                              # the default shapes
     python benchmarks/fft_bench.py --shape 256x1024 1x1048576 --dtype complex128
     python benchmarks/fft_bench.py --repeat 41 --inverse
+    python benchmarks/fft_bench.py --peers     # + netcl's jitted jnp.fft.fft, JAX, PyTorch
 
 Each shape is BATCHxN: BATCH rows of N complex numbers, transformed along the rows. The
 device plan (built, and its kernels compiled, before timing) runs from one raw buffer into
@@ -80,6 +81,75 @@ def bench(device, batch, n, dtype, inverse, repeat, warmup, stream, rng):
     return plan, statistics.median(td), statistics.median(th), err, first
 
 
+def _peer_timers(x, inverse, stream):
+    """{name: fn() -> seconds per transform} for netcl's public jnp.fft (jitted: the
+    dispatch included), JAX's jitted jnp.fft and PyTorch's torch.fft, where installed; each
+    runs `stream` transforms back to back and waits once, as the raw plan is timed."""
+    import netcl.numpy as njnp
+    timers = {}
+    name = "ifft" if inverse else "fft"
+    xn = njnp.asarray(x)
+    fn = netcl.jit(getattr(njnp.fft, name))
+
+    def run_netcl():
+        t = time.perf_counter()
+        for _ in range(stream):
+            y = fn(xn)
+        y.block_until_ready()
+        return (time.perf_counter() - t) / stream
+    timers["netcl jnp.fft"] = run_netcl
+    try:
+        import jax
+        import jax.numpy as jjnp
+        xj = jax.device_put(x)
+        fj = jax.jit(getattr(jjnp.fft, name))
+
+        def run_jax():
+            t = time.perf_counter()
+            for _ in range(stream):
+                y = fj(xj)
+            y.block_until_ready()
+            return (time.perf_counter() - t) / stream
+        timers[f"JAX ({jax.default_backend()})"] = run_jax
+    except ImportError:
+        pass
+    try:
+        import torch
+        dev = "cuda" if torch.cuda.is_available() else "cpu"
+        xt = torch.from_numpy(x).to(dev)
+        ft = getattr(torch.fft, name)
+
+        def run_torch():
+            t = time.perf_counter()
+            for _ in range(stream):
+                ft(xt)
+            if dev == "cuda":
+                torch.cuda.synchronize()
+            return (time.perf_counter() - t) / stream
+        timers[f"PyTorch ({dev})"] = run_torch
+    except ImportError:
+        pass
+    return timers
+
+
+def peers(args, dtype, rng):
+    for text in args.shape:
+        batch, n = _shape(text)
+        x = (rng.standard_normal((batch, n)) + 1j * rng.standard_normal((batch, n))).astype(dtype)
+        timers = _peer_timers(x, args.inverse, args.stream)
+        times = {k: [] for k in timers}
+        for _ in range(args.warmup):
+            for f in timers.values():
+                f()
+        for _ in range(args.repeat):          # interleaved, round by round
+            for k, f in timers.items():
+                times[k].append(f())
+        flops = 5.0 * n * math.log2(max(n, 2)) * batch
+        print(f"{text:>12} " + "  ".join(
+            f"{k}: {statistics.median(v) * 1e3:.3f} ms ({flops / statistics.median(v) / 1e9:.0f}"
+            " GFLOP/s)" for k, v in times.items()))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--shape", nargs="+", default=DEFAULT_SHAPES, help="BATCHxN, e.g. 256x1024")
@@ -89,6 +159,8 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--stream", type=int, default=10,
                    help="device transforms enqueued back to back per timed round")
+    p.add_argument("--peers", action="store_true",
+                   help="also time netcl's jitted jnp.fft, JAX and PyTorch (same rounds)")
     args = p.parse_args()
 
     device = netcl.default_device()
@@ -109,6 +181,8 @@ def main():
         print(f"{text:>12} {plan.algorithm:>10} {len(plan.passes):>6} {td * 1e3:10.3f} "
               f"{flops / td / 1e9:8.2f} {th * 1e3:9.3f} {flops / th / 1e9:8.2f} "
               f"{th / td:9.2f} {err:8.1e} {first:8.2f}")
+    if args.peers:
+        peers(args, dtype, rng)
 
 
 if __name__ == "__main__":

@@ -99,6 +99,19 @@ def test_unary_functions_match_jax(name, dtype):
     close(got, want, 2e-5 if dtype == np.complex64 else 1e-12)
 
 
+def test_log1p_and_expm1_near_their_hard_points():
+    z = np.array([-0.9944 + 0j, -0.99 + 0.01j, 1e-4 + 1e-4j, -1e-5 + 2e-3j, 3 - 2j,
+                  -2 + 0.5j], np.complex128)
+    for dtype, tol in ((np.complex64, 2e-6), (np.complex128, 1e-13)):
+        x = jnp.asarray(z.astype(dtype))
+        with np.errstate(all="ignore"):
+            # the references in long double: NumPy's complex log1p is log(1 + z)
+            ref_log1p = np.log(1 + z.astype(np.clongdouble)).astype(dtype)
+            ref_expm1 = (np.exp(z.astype(np.clongdouble)) - 1).astype(dtype)
+        np.testing.assert_allclose(np.asarray(jnp.log1p(x)), ref_log1p, rtol=tol)
+        np.testing.assert_allclose(np.asarray(jnp.expm1(x)), ref_expm1, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "power",
                                   "true_divide", "equal", "not_equal"])
 def test_binary_functions_match_jax(name):
@@ -119,6 +132,8 @@ def test_reductions_by_parts_match_numpy():
     close(jnp.sum(x, axis=(0, 2)), h.sum((0, 2)), 1e-4)
     close(jnp.mean(x, axis=1), h.mean(1), 1e-5)
     close(jnp.cumsum(x, axis=1), np.cumsum(h, 1), 1e-4)
+    close(jnp.cumprod(x, axis=1), np.cumprod(h, 1), 1e-4)
+    close(lax.cumprod(x, axis=0, reverse=True), np.flip(np.cumprod(np.flip(h, 0), 0), 0), 1e-4)
     close(jnp.prod(x[..., :2] * 0.5, axis=1), np.prod(h[..., :2] * 0.5, 1), 1e-4)
     close(jnp.prod(x, axis=(0, 1)), np.prod(h, (0, 1)), 1e-3)   # 20 factors, odd halvings
     close(jnp.prod(x[:0], axis=0), np.prod(h[:0], 0))

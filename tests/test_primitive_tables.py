@@ -318,6 +318,8 @@ def test_elementwise_table(name, data, shape, seed, special, rng_):
     if any(d.kind == "c" for d in ins):
         exact = name in EXACT_COMPLEX
         tol = 1e-5 if all(d != np.complex128 for d in ins) else 1e-12
+        if name == "pow":    # exp(y log x): relative error grows with |y log x| (to ~150 here)
+            tol *= 20
         _check(got, np.asarray(want), exact=exact, rtol=tol, atol=tol)
     elif name in ROUNDED_ONLY_ON_CPUS and not ROUNDED:
         _check(got, np.asarray(want), exact=False, rtol=2.4e-7, atol=1.2e-38)

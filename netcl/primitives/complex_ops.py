@@ -59,8 +59,12 @@ _HELPER_SOURCE = {
     "log": """inline $C netcl_${P}log($C a) {
   return ($C)(log(hypot(a.x, a.y)), atan2(a.y, a.x)); }
 """,
+    # |1 + z|^2 - 1 = x (2 + x) + y^2 keeps log1p's accuracy where |1 + z| is near 1; near
+    # z = -1 that sum cancels, and log |1 + z| (1 + x exact there) is the accurate form
     "log1p": """inline $C netcl_${P}log1p($C a) {
-  return ($C)(($R)0.5 * log1p(a.x * (($R)2 + a.x) + a.y * a.y), atan2(a.y, ($R)1 + a.x)); }
+  const $R u = a.x * (($R)2 + a.x) + a.y * a.y;
+  const $R re = fabs(u) < ($R)0.5 ? ($R)0.5 * log1p(u) : log(hypot(($R)1 + a.x, a.y));
+  return ($C)(re, atan2(a.y, ($R)1 + a.x)); }
 """,
     # Kahan: the root of the larger part first, no cancellation
     "sqrt": """inline $C netcl_${P}sqrt($C a) {
@@ -156,7 +160,8 @@ _with_complex(ew.add_p, {"c": "({0} + {1})", "c128": "({0} + {1})"})
 _with_complex(ew.sub_p, {"c": "({0} - {1})", "c128": "({0} - {1})"})
 _with_complex(ew.mul_p, _call("mul", 2))
 _with_complex(ew.div_p, _call("div", 2), np.divide)
-_with_complex(ew.pow_p, _call("pow", 2), np.power)
+_with_complex(ew.pow_p, _call("pow", 2),       # (a complex64 reference rounds exp(y log x))
+              lambda x, y: np.power(x.astype(np.complex128), y.astype(np.complex128)))
 _with_complex(ew.eq_p, {"c": "({0}.x == {1}.x && {0}.y == {1}.y)",
                         "c128": "({0}.x == {1}.x && {0}.y == {1}.y)"})
 _with_complex(ew.ne_p, {"c": "({0}.x != {1}.x || {0}.y != {1}.y)",
@@ -197,10 +202,10 @@ _with_complex(ew.abs_p, _call("abs"), np.abs)
 _real_abs_abstract = ew.abs_p.abstract_eval
 
 
-def _abs_abstract(x, **params):
-    out = _real_abs_abstract(x, **params)
-    if dtypes.is_complex(x.dtype):
-        return ShapedArray(out.shape, dtypes.COMPLEX_PART[x.dtype], out.weak_type)
+def _abs_abstract(*args, **params):
+    out = _real_abs_abstract(*args, **params)      # (checks the operand count and kinds)
+    if dtypes.is_complex(args[0].dtype):
+        return ShapedArray(out.shape, dtypes.COMPLEX_PART[args[0].dtype], out.weak_type)
     return out
 
 
@@ -254,9 +259,10 @@ def _part_prim(name, template, reference):
     p.vector_safe = False
     shape_rule = p.abstract_eval
 
-    def abstract_eval(x):
-        checked = shape_rule(x)      # (raises for a non-complex operand)
-        return ShapedArray(x.shape, dtypes.COMPLEX_PART[x.dtype], checked.weak_type)
+    def abstract_eval(*args):
+        checked = shape_rule(*args)      # (raises for a non-complex operand, or several)
+        return ShapedArray(checked.shape, dtypes.COMPLEX_PART[args[0].dtype],
+                           checked.weak_type)
     p.abstract_eval = abstract_eval
     p.lowering = template
     p.reference = reference
@@ -275,11 +281,11 @@ complex_p.vector_safe = False
 _complex_shape_rule = complex_p.abstract_eval
 
 
-def _complex_abstract(re, im):
-    out = _complex_shape_rule(re, im)
-    if re.dtype not in dtypes.COMPLEX_OF:
-        raise TypeError(f"complex: operands must be float32 or float64, got {re.dtype}")
-    return ShapedArray(out.shape, dtypes.COMPLEX_OF[re.dtype], out.weak_type)
+def _complex_abstract(*args):
+    out = _complex_shape_rule(*args)     # (checks the operand count, shapes and kinds)
+    if args[0].dtype not in dtypes.COMPLEX_OF:
+        raise TypeError(f"complex: operands must be float32 or float64, got {args[0].dtype}")
+    return ShapedArray(out.shape, dtypes.COMPLEX_OF[args[0].dtype], out.weak_type)
 
 
 complex_p.abstract_eval = _complex_abstract

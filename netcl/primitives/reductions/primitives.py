@@ -270,6 +270,11 @@ def _scan_fn(p, doc):
         axis = normalize_axis(axis, len(x.shape), p.name)
         if p is cumsum_p and dtypes.is_complex(x.dtype):
             return by_parts(lambda part: p.bind(part, axis=axis, reverse=bool(reverse)), x)
+        if p is cumprod_p and dtypes.is_complex(x.dtype):
+            # complex products have no scan kernel: JAX's odd/even recursion of multiplies
+            from ...lax_extras import associative_scan
+            from ..elementwise import mul
+            return associative_scan(mul, x, reverse=bool(reverse), axis=axis)
         return p.bind(x, axis=axis, reverse=bool(reverse))
     f.__name__ = p.name
     f.__doc__ = doc
