@@ -6,8 +6,8 @@ random.normal and the reparameterisation trick, a per-example-gradient clipping 
 Gaussian process's marginal likelihood through Cholesky and triangular solves, a
 character-level LSTM trained with adam and sampled with random.categorical, a Neural-ODE
 fit through RK4 steps in fori_loop inside scan, Monte-Carlo option pricing with keys from
-split and fold_in under vmap, per-example gradients of a transformer block), and their
-numbers must agree."""
+split and fold_in under vmap, per-example gradients of a transformer block, a pseudo-spectral
+Burgers solver through rfft/irfft and complex wavenumbers), and their numbers must agree."""
 import types
 
 import numpy as np
@@ -366,8 +366,41 @@ def transformer_block(m):
         [np.asarray(g) for g in leaves]
 
 
+def spectral_burgers(m):
+    """A pseudo-spectral solver (rfft/irfft derivatives, complex wavenumbers, an
+    integrating-factor Euler step in lax.scan) for the viscous Burgers equation on a
+    periodic grid, and the gradient of the final state's energy in the initial condition
+    and the viscosity, by jit(grad) through the solver."""
+    n, steps, dt = 64, 40, 2e-3
+    x = np.linspace(0, 2 * np.pi, n, endpoint=False).astype(np.float32)
+    k = np.fft.rfftfreq(n, 1.0 / n).astype(np.float32)
+
+    def rhs(u_hat):
+        u = m.jnp.fft.irfft(u_hat, n=n)
+        du = m.jnp.fft.irfft(1j * k * u_hat, n=n)
+        return -m.jnp.fft.rfft(u * du)
+
+    def solve(u0, nu):
+        decay = m.jnp.exp(-nu * k ** 2 * dt)
+
+        def step(u_hat, _):
+            u_hat = decay * (u_hat + dt * rhs(u_hat))
+            return u_hat, m.jnp.abs(u_hat[1])
+        u_hat, first_mode = m.lax.scan(step, m.jnp.fft.rfft(u0), None, length=steps)
+        return m.jnp.fft.irfft(u_hat, n=n), first_mode
+
+    def energy(u0, nu):
+        u, _ = solve(u0, nu)
+        return m.jnp.mean(u ** 2)
+    u0 = (np.sin(x) + 0.5 * np.cos(2 * x)).astype(np.float32)
+    u, modes = m.jit(solve)(u0, np.float32(0.05))
+    g_u0, g_nu = m.jit(m.grad(energy, argnums=(0, 1)))(u0, np.float32(0.05))
+    return [np.asarray(u), np.asarray(modes), np.asarray(g_u0), float(g_nu)]
+
+
 PROGRAMS = [classifier, kernel_lsq, rnn_over_scan, vae_objective, clipped_per_example_grads,
-            gaussian_process, char_lstm, neural_ode, monte_carlo, transformer_block]
+            gaussian_process, char_lstm, neural_ode, monte_carlo, transformer_block,
+            spectral_burgers]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
