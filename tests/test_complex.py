@@ -156,6 +156,26 @@ def test_products_match_numpy():
     close(jnp.asarray(a) @ jnp.asarray(r), a @ r, 1e-4)
 
 
+def test_convolutions_by_parts_match_numpy_and_jax():
+    rng = np.random.default_rng(10)
+    a, v, w = _z(rng, (9,)), _z(rng, (4,)), _z(rng, (12,))
+    for mode in ("full", "same", "valid"):
+        close(jnp.convolve(jnp.asarray(a), jnp.asarray(v), mode=mode),
+              np.convolve(a, v, mode=mode), 1e-4)
+        for x, y in ((a, v), (v, w)):      # (the shorter first: numpy swaps and conjugates)
+            close(jnp.correlate(jnp.asarray(x), jnp.asarray(y), mode=mode),
+                  np.correlate(x, y, mode=mode), 1e-4)
+    x, k = _z(rng, (2, 3, 7, 7)), _z(rng, (4, 3, 3, 3))
+    with jax.enable_x64(netcl.config.enable_x64):
+        want = jax.lax.conv(x, k, (1, 2), "SAME", precision="highest")
+    close(lax.conv(jnp.asarray(x), jnp.asarray(k), (1, 2), "SAME"), want, 1e-4)
+    f = lambda m, x, k: m.sum(m.abs(m.convolve(x, k, mode="same")) ** 2)  # noqa: E731
+    xd, kd = a.astype(np.complex128), v.astype(np.complex128)
+    with jax.enable_x64(True):
+        want = jax.grad(lambda x: f(jjnp, x, kd))(xd)
+    close(netcl.grad(lambda x: f(jnp, x, jnp.asarray(kd)))(jnp.asarray(xd)), want, 1e-10)
+
+
 def test_lax_complex_parts_and_sort():
     re, im = np.float32([1, -2, 0]), np.float32([0.5, 3, -1])
     z = lax.complex(jnp.asarray(re), jnp.asarray(im))

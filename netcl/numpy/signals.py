@@ -188,6 +188,8 @@ def _conv1d(a, v, mode, where, flip_v, precision, preferred_element_type):
     if dtypes.kind(dt) != "f":
         dt = dtypes.inexact_dtype(dt)
     a, v = a.astype(dt), v.astype(dt)
+    if not flip_v and dtypes.is_complex(dt):    # correlate conjugates v (as NumPy and JAX)
+        v = jnp.conj(v)
     reverse = False
     if a.shape[0] < v.shape[0]:
         a, v = v, a
@@ -210,8 +212,8 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
 
 
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    """The cross-correlation of 1-d a and v: c[k] = sum_n a[n + k] * v[n] (mode 'valid',
-    'same' or 'full').
+    """The cross-correlation of 1-d a and v: c[k] = sum_n a[n + k] * conj(v[n]) (mode
+    'valid', 'same' or 'full').
 
     >>> jnp.correlate(jnp.asarray([1.0, 2.0, 3.0]), jnp.asarray([0.0, 1.0]))    # [2., 3.]
     """

@@ -270,10 +270,16 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     fg, bg = operator.index(feature_group_count), operator.index(batch_group_count)
     pet = None if preferred_element_type is None else dtypes.canonicalize(
         preferred_element_type, arg="preferred_element_type", where=where)
-    return conv_general_dilated_p.bind(
-        lhs, rhs, window_strides=ws, padding=pads, lhs_dilation=ld, rhs_dilation=rd,
-        dimension_numbers=dn, feature_group_count=fg, batch_group_count=bg,
-        precision=_canonical_precision(precision), preferred_element_type=pet)
+    params = dict(window_strides=ws, padding=pads, lhs_dilation=ld, rhs_dilation=rd,
+                  dimension_numbers=dn, feature_group_count=fg, batch_group_count=bg,
+                  precision=_canonical_precision(precision))
+    if dtypes.is_complex(lhs.dtype) and lhs.dtype == rhs.dtype:
+        # (bilinear: four real convolutions on the real kernels, as complex_ops' products)
+        from ..complex_ops import bilinear_by_parts
+        part = None if pet is None else dtypes.COMPLEX_PART.get(pet, pet)
+        return bilinear_by_parts(lambda a, b: conv_general_dilated_p.bind(
+            a, b, preferred_element_type=part, **params), lhs, rhs)
+    return conv_general_dilated_p.bind(lhs, rhs, preferred_element_type=pet, **params)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
