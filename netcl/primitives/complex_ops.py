@@ -134,20 +134,23 @@ def _call(op, nargs=1):
 
 def _with_complex(p, rows, reference=None):
     """Give elementwise primitive `p` complex operands: `rows` are its templates for
-    complex64 ('c') and complex128 ('c128'); `reference` its NumPy reference for complex
-    operands where the real one would lose the imaginary part."""
+    complex64 ('c') and complex128 ('c128') (or a lowering function of the dtypes and
+    params); `reference` its NumPy reference for complex operands where the real one would
+    lose the imaginary part (a complex result is cast back to the operands' precision)."""
     real_lowering, real_reference = p.lowering, p.reference
 
     def lowering(in_dtypes, out_dtype, **params):
         if dtypes.is_complex(in_dtypes[0]):
-            return rows[ew.template_key(in_dtypes[0])]
+            return rows(in_dtypes, out_dtype, **params) if callable(rows) \
+                else rows[ew.template_key(in_dtypes[0])]
         return real_lowering(in_dtypes, out_dtype, **params) if callable(real_lowering) \
             else real_lowering
 
     def ref(*xs, **params):
         if reference is not None and dtypes.is_complex(xs[0].dtype):
             with np.errstate(all="ignore"):
-                return np.asarray(reference(*xs, **params)).astype(xs[0].dtype)
+                r = np.asarray(reference(*xs, **params))
+            return r.astype(xs[0].dtype) if r.dtype.kind == "c" else r
         return real_reference(*xs, **params)
 
     p.lowering, p.reference = lowering, ref
@@ -181,21 +184,9 @@ _with_complex(ew.square_p, {"c": "netcl_cmul({0}, {0})", "c128": "netcl_zmul({0}
 _with_complex(ew.is_finite_p, {"c": "(fabs({0}.x) < INFINITY && fabs({0}.y) < INFINITY)",
                                "c128": "(fabs({0}.x) < INFINITY && fabs({0}.y) < INFINITY)"},
               np.isfinite)
-ew.is_finite_p.reference = (lambda real_ref: lambda x: np.isfinite(x) if
-                            dtypes.is_complex(x.dtype) else real_ref(x))(ew.is_finite_p.reference)
-
-
-def _integer_pow_rows(in_dtypes, out_dtype, y):
-    return ("netcl_zipow({0}, %d)" if in_dtypes[0] == dtypes.complex128
-            else "netcl_cipow({0}, %d)") % y
-
-
-_with_complex(ew.integer_pow_p, {"c": None, "c128": None},
-              lambda x, y: np.power(x, y) if y >= 0 else 1 / np.power(x, -y))
-_real_integer_pow_lowering = ew.integer_pow_p.lowering
-ew.integer_pow_p.lowering = lambda in_dtypes, out_dtype, y: (
-    _integer_pow_rows(in_dtypes, out_dtype, y) if dtypes.is_complex(in_dtypes[0])
-    else _real_integer_pow_lowering(in_dtypes, out_dtype, y=y))
+_with_complex(ew.integer_pow_p, lambda in_dtypes, out_dtype, y: (
+    "netcl_zipow({0}, %d)" if in_dtypes[0] == dtypes.complex128 else "netcl_cipow({0}, %d)")
+    % y, lambda x, y: np.power(x, y) if y >= 0 else 1 / np.power(x, -y))
 
 # abs: a complex operand gives its real dtype
 _with_complex(ew.abs_p, _call("abs"), np.abs)
@@ -210,8 +201,6 @@ def _abs_abstract(*args, **params):
 
 
 ew.abs_p.abstract_eval = _abs_abstract
-ew.abs_p.reference = (lambda ref: lambda x: np.abs(x) if dtypes.is_complex(x.dtype)
-                      else ref(x))(ew.abs_p.reference)
 
 
 # ---- conversions to, from and between complex dtypes ------------------------------------------
