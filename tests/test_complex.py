@@ -205,6 +205,20 @@ def test_methods_sorting_norms_and_sampling_match_jax():
               jax.random.normal(jax.random.PRNGKey(3), (5,), np.complex64), 1e-6)
 
 
+def test_rounding_statistics_and_refusals_match_jax():
+    h = np.array([[1.26 + 2.5j, -0.5 + 0.25j, 3.7 - 1.49j], [0.2 - 0.7j, 2 + 0j, -1 - 1j]],
+                 np.complex64)
+    x = jnp.asarray(h)
+    with jax.enable_x64(netcl.config.enable_x64):
+        for name, args in (("round", ()), ("round", (1,)), ("rint", ()), ("around", ())):
+            close(getattr(jnp, name)(x, *args), getattr(jjnp, name)(h, *args), 1e-6)
+        close(jnp.cov(x), jjnp.cov(h), 1e-5)
+        close(jnp.vecdot(x, x[::-1]), jjnp.vecdot(h, h[::-1]), 1e-5)
+    for name in ("floor", "ceil", "trunc", "fix", "fabs", "isposinf", "isneginf", "i0"):
+        with pytest.raises(TypeError, match=f"{name}: complex values are not supported"):
+            getattr(jnp, name)(x)
+
+
 # ---- transforms -----------------------------------------------------------------------------
 
 def test_jit_fuses_complex_arithmetic_with_literals():

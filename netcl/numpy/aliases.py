@@ -89,6 +89,8 @@ def fabs(x, /):
     >>> jnp.fabs(jnp.asarray([-2, 3]))    # [2., 3.] float32
     """
     (x,) = promote_to_float("fabs", x)
+    from .math import _no_complex
+    _no_complex("fabs", x)
     return ew.abs_(x)
 
 
@@ -163,6 +165,8 @@ def bitwise_right_shift(x1, x2, /):
 
 def _isinf_sign(where, x, sign):
     (x,) = promote_broadcast(where, x)
+    from .math import _no_complex
+    _no_complex(where, x)
     if dtypes.kind(x.dtype) != "f":
         return views.full_like(x, False, dtypes.bool_)
     return ew.eq(x, views.full_like(x, sign * np.inf))
@@ -339,7 +343,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     >>> jnp.nanstd(jnp.asarray([1.0, jnp.nan, 3.0]))   # 1.0
     """
     v = nanvar(a, axis, dtype, out, ddof, keepdims, where)
-    if v.dtype in dtypes.HALF:
+    if v.dtype in dtypes.STORAGE_FLOATS:
         return ew.convert_element_type(ew.sqrt(ew.convert_element_type(v, dtypes.float32, False)),
                                        v.dtype, False)
     return ew.sqrt(v)

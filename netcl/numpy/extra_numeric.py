@@ -33,7 +33,8 @@ def _arr(x, where):
 # ---- products -----------------------------------------------------------------------------------
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-    """Dot products of vectors along `axis` (the other dimensions broadcast).
+    """Dot products of vectors along `axis` (the other dimensions broadcast), x1 conjugated
+    where complex (the array API's vecdot, as JAX).
 
     >>> jnp.vecdot(jnp.ones((2, 3)), jnp.arange(3.0))    # [3., 3.]
     """
@@ -46,7 +47,7 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     jnp.broadcast_shapes(tuple(a.shape), tuple(b.shape))
     if a.dtype == b.dtype == dtypes.bool_:   # bool dot products are bools (any of and)
         return jnp.any(jnp.logical_and(a, b), axis=-1)
-    return jnp.sum(jnp.multiply(a, b), axis=-1)
+    return jnp.sum(jnp.multiply(jnp.conj(a), b), axis=-1)
 
 
 def matvec(x1, x2, /):

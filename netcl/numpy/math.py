@@ -76,9 +76,26 @@ def positive(x):
     return asarray_arg(x, "positive")
 
 
+def _no_complex(name, x):
+    """JAX's refusal of complex operands where the operation orders values (floor, ceil,
+    fabs, ...): a TypeError rather than an unrounded result."""
+    if dtypes.is_complex(x.dtype):
+        raise TypeError(f"{name}: complex values are not supported (got {x.dtype}), as in "
+                        "JAX; round the real and imaginary parts (jnp.real, jnp.imag)")
+
+
+def _by_complex_parts(fn, x):
+    """fn applied to a complex x's real and imaginary parts (rounding, as JAX's)."""
+    from ..primitives.complex_ops import complex as complex_, imag, real
+    return complex_(fn(real(x)), fn(imag(x)))
+
+
 def _rounding(name, op):
     def f(x):
         (x,) = promote_broadcast(name, x)
+        if name == "rint" and dtypes.is_complex(x.dtype):
+            return _by_complex_parts(op, x)
+        _no_complex(name, x)
         return op(x) if dtypes.kind(x.dtype) == "f" else x
     f.__name__ = name
     f.__doc__ = f"Elementwise {name}; integers are returned unchanged."
@@ -102,6 +119,8 @@ def round(x, decimals=0):  # noqa: A001 (numpy's name)
     except TypeError:
         raise TypeError(f"round: decimals must be an int, got {type(decimals).__name__} "
                         f"{decimals!r}") from None
+    if dtypes.is_complex(x.dtype):
+        return _by_complex_parts(lambda part: round(part, decimals), x)
     if dtypes.kind(x.dtype) != "f":
         if decimals < 0:  # as JAX: rather than returning x unrounded
             raise NotImplementedError(f"round: integer inputs ({x.dtype}) with decimals < 0 "

@@ -154,7 +154,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if n == 0:   # no observations: NaN (as NumPy and JAX give)
         return jnp.squeeze(jnp.full((X.shape[0], X.shape[0]), np.nan, X.dtype))
     Xc = jnp.subtract(X, jnp.mean(X, axis=1, keepdims=True))
-    c = jnp.true_divide(jnp.matmul(Xc, Xc.T), float(n - ddof))
+    c = jnp.true_divide(jnp.matmul(Xc, jnp.conj(Xc.T)), float(n - ddof))   # (Hermitian)
     return jnp.squeeze(c)
 
 
@@ -283,6 +283,8 @@ def i0(x):
     >>> jnp.i0(jnp.asarray([0.0, 1.0]))    # [1., 1.266...]
     """
     x = _arr(x, "i0")
+    from .math import _no_complex
+    _no_complex("i0", x)
     if dtypes.kind(x.dtype) != "f":
         x = x.astype(dtypes.inexact_dtype(x.dtype, x.weak_type))
     ax = jnp.abs(x)
