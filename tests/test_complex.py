@@ -85,7 +85,8 @@ def test_arrays_scalars_and_conversions():
 
 UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "abs", "angle",
          "real", "imag", "conj", "conjugate", "sign", "square", "reciprocal", "expm1",
-         "log1p", "negative", "log2", "log10", "isfinite", "exp2"]
+         "log1p", "negative", "log2", "log10", "isfinite", "exp2", "arcsin", "arccos",
+         "arctan", "arcsinh", "arccosh", "arctanh"]
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -240,6 +241,9 @@ REAL_VALUED = {
     "tanh_div": lambda m, z: m.sum(m.real(m.tanh(z) / (z * z + 2))),
     "sqrt_pow": lambda m, z: m.sum(m.imag(m.sqrt(z + 4) ** 3)),
     "mean_prod": lambda m, z: m.real(m.mean(z) * m.prod(z[0])),
+    "inverse_trig": lambda m, z: m.sum(m.abs(m.arcsin(z) + m.arccos(z * 0.5) * m.arctan(z)
+                                             - m.arcsinh(z) * m.arccosh(z + 2)
+                                             + m.arctanh(z * 0.3))),
 }
 
 

@@ -111,6 +111,49 @@ _HELPER_SOURCE = {
     return b.x > 0 && b.y == 0 ? ($C)(($R)0, ($R)0) : ($C)(NAN, NAN); }
   return netcl_${P}exp(netcl_${P}mul(b, netcl_${P}log(a))); }
 """,
+    # The inverse functions by their logarithms (principal branches), each in a form without
+    # cancellation: asin z = -i log(i z + s), s = sqrt(1 - z^2), or i log(s - i z) (asin is
+    # odd) whichever argument is the larger, and for |z| < 1/2 -i log1p(i z - z^2 / (1 + s))
+    # (s - 1 without the cancellation); acos z = -i log(z + i s), or pi + i log(i s - z);
+    # atan z = i/2 (log1p(-i z) - log1p(i z)), atanh z = (log1p(z) - log1p(-z)) / 2,
+    # asinh z = -i asin(i z), acosh z = log(z + sqrt(z + 1) sqrt(z - 1)) (Kahan)
+    "asin": """inline $C netcl_${P}asin($C a) {
+  const $C z2 = netcl_${P}mul(a, a);    /* 1 - z^2 as (1 - z)(1 + z): exact near z = 1 */
+  const $C s = netcl_${P}sqrt(netcl_${P}mul(($C)(($R)1 - a.x, -a.y), ($C)(($R)1 + a.x, a.y)));
+  const $C iz = ($C)(-a.y, a.x);
+  if (hypot(a.x, a.y) < ($R)0.5) {
+    const $C l = netcl_${P}log1p(iz - netcl_${P}div(z2, ($C)(($R)1 + s.x, s.y)));
+    return ($C)(l.y, -l.x); }
+  const $C up = s + iz, down = s - iz;
+  if (hypot(up.x, up.y) >= hypot(down.x, down.y)) {
+    const $C l = netcl_${P}log(up); return ($C)(l.y, -l.x); }
+  const $C l = netcl_${P}log(down); return ($C)(-l.y, l.x); }
+""",
+    "acos": """inline $C netcl_${P}acos($C a) {
+  /* 1 - z^2 as (1 - z)(1 + z): exact near z = 1 */
+  const $C s = netcl_${P}sqrt(netcl_${P}mul(($C)(($R)1 - a.x, -a.y), ($C)(($R)1 + a.x, a.y)));
+  const $C is = ($C)(-s.y, s.x);
+  const $C up = a + is, down = is - a;
+  if (hypot(up.x, up.y) >= hypot(down.x, down.y)) {
+    const $C l = netcl_${P}log(up); return ($C)(l.y, -l.x); }
+  const $C l = netcl_${P}log(down);
+  return ($C)(($R)M_PI - l.y, l.x); }
+""",
+    "atan": """inline $C netcl_${P}atan($C a) {
+  const $C d = netcl_${P}log1p(($C)(a.y, -a.x)) - netcl_${P}log1p(($C)(-a.y, a.x));
+  return ($C)(-($R)0.5 * d.y, ($R)0.5 * d.x); }
+""",
+    "asinh": """inline $C netcl_${P}asinh($C a) {
+  const $C r = netcl_${P}asin(($C)(-a.y, a.x));
+  return ($C)(r.y, -r.x); }
+""",
+    "acosh": """inline $C netcl_${P}acosh($C a) {
+  const $C p = netcl_${P}sqrt(($C)(a.x + ($R)1, a.y)), m = netcl_${P}sqrt(($C)(a.x - ($R)1, a.y));
+  return netcl_${P}log(a + netcl_${P}mul(p, m)); }
+""",
+    "atanh": """inline $C netcl_${P}atanh($C a) {
+  return ($R)0.5 * (netcl_${P}log1p(a) - netcl_${P}log1p(-a)); }
+""",
     "ipow": """inline $C netcl_${P}ipow($C x, int y) {
   int e = y < 0 ? -y : y; $C r = ($C)(($R)1, ($R)0);
   while (e) { if (e & 1) r = netcl_${P}mul(r, x); x = netcl_${P}mul(x, x); e >>= 1; }
@@ -175,6 +218,9 @@ for _p, _np_fn in ((ew.exp_p, np.exp), (ew.expm1_p, np.expm1), (ew.log_p, np.log
                    (ew.rsqrt_p, lambda x: 1 / np.sqrt(x)), (ew.reciprocal_p, np.reciprocal),
                    (ew.sin_p, np.sin), (ew.cos_p, np.cos), (ew.tan_p, np.tan),
                    (ew.sinh_p, np.sinh), (ew.cosh_p, np.cosh), (ew.tanh_p, np.tanh),
+                   (ew.asin_p, np.arcsin), (ew.acos_p, np.arccos), (ew.atan_p, np.arctan),
+                   (ew.asinh_p, np.arcsinh), (ew.acosh_p, np.arccosh),
+                   (ew.atanh_p, np.arctanh),
                    (ew.sign_p, lambda x: np.where(x == 0, 0, x / np.where(x == 0, 1, abs(x))))):
     _with_complex(_p, _call(_p.name), _np_fn)
 _with_complex(ew.exp2_p, {"c": "netcl_cexp({0} * 0.69314718055994531f)",
