@@ -104,7 +104,8 @@ _HELPER_SOURCE = {
   const $C h = netcl_${P}tanh(($C)(-a.y, a.x));
   return ($C)(h.y, -h.x); }
 """,
-    # 0^y is 1 for y == 0 and 0 for Re y > 0, as NumPy; exp(y log x) elsewhere
+    # 0^y is 1 for y == 0 and 0 for a real y > 0, NaN for other y (as JAX); exp(y log x)
+    # elsewhere
     "pow": """inline $C netcl_${P}pow($C a, $C b) {
   if (a.x == 0 && a.y == 0) {
     if (b.x == 0 && b.y == 0) return ($C)(($R)1, ($R)0);
@@ -206,15 +207,28 @@ _with_complex(ew.add_p, {"c": "({0} + {1})", "c128": "({0} + {1})"})
 _with_complex(ew.sub_p, {"c": "({0} - {1})", "c128": "({0} - {1})"})
 _with_complex(ew.mul_p, _call("mul", 2))
 _with_complex(ew.div_p, _call("div", 2), np.divide)
-_with_complex(ew.pow_p, _call("pow", 2),       # (a complex64 reference rounds exp(y log x))
-              lambda x, y: np.power(x.astype(np.complex128), y.astype(np.complex128)))
+def _pow_reference(x, y):
+    """NumPy's power in complex128 (a complex64 one rounds exp(y log x)), except 0^y for a
+    non-real y: NaN, as JAX (NumPy gives 0 where Re y > 0)."""
+    r = np.power(x.astype(np.complex128), y.astype(np.complex128))
+    return np.where((x == 0) & (y.imag != 0), np.complex128(complex(np.nan, np.nan)), r)
+
+
+_with_complex(ew.pow_p, _call("pow", 2), _pow_reference)
 _with_complex(ew.eq_p, {"c": "({0}.x == {1}.x && {0}.y == {1}.y)",
                         "c128": "({0}.x == {1}.x && {0}.y == {1}.y)"})
 _with_complex(ew.ne_p, {"c": "({0}.x != {1}.x || {0}.y != {1}.y)",
                         "c128": "({0}.x != {1}.x || {0}.y != {1}.y)"})
 _with_complex(ew.copy_p, _SAME)
-for _p, _np_fn in ((ew.exp_p, np.exp), (ew.expm1_p, np.expm1), (ew.log_p, np.log),
-                   (ew.log1p_p, np.log1p), (ew.sqrt_p, np.sqrt),
+def _in_long_double(fn):
+    """A reference computed in long double: NumPy's complex expm1 and log1p are exp(z) - 1
+    and log(1 + z), which cancel for small z (the NumPy fallback runs these)."""
+    return lambda x: fn(x.astype(np.clongdouble))
+
+
+for _p, _np_fn in ((ew.exp_p, np.exp), (ew.expm1_p, _in_long_double(np.expm1)),
+                   (ew.log_p, np.log), (ew.log1p_p, _in_long_double(np.log1p)),
+                   (ew.sqrt_p, np.sqrt),
                    (ew.rsqrt_p, lambda x: 1 / np.sqrt(x)), (ew.reciprocal_p, np.reciprocal),
                    (ew.sin_p, np.sin), (ew.cos_p, np.cos), (ew.tan_p, np.tan),
                    (ew.sinh_p, np.sinh), (ew.cosh_p, np.cosh), (ew.tanh_p, np.tanh),
