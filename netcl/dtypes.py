@@ -1,5 +1,6 @@
 """netcl.dtypes: jax.dtypes' helpers over netcl's dtypes (bool, int32, uint32, float16,
-bfloat16, float32; int64, uint64 and float64 with x64).
+bfloat16, the 8-bit floats (float8_e4m3fn, float8_e5m2, ...), float32; int64, uint64 and
+float64 with x64).
 
 >>> netcl.dtypes.canonicalize_dtype(np.float64)     # float32 unless x64 is enabled
 >>> netcl.dtypes.issubdtype(jnp.bfloat16, jnp.floating)   # True
@@ -16,9 +17,9 @@ bfloat16 = _dtypes.bfloat16
 float0 = np.dtype([("float0", np.void, 0)])
 
 
-class TypePromotionError(ValueError):
-    """jax.dtypes.TypePromotionError (netcl promotes implicitly, as JAX's default; nothing
-    raises it)."""
+# jax.dtypes.TypePromotionError: an 8-bit float meeting another float raises it, as in JAX
+# (and random's samplers for an argument they cannot safely cast)
+TypePromotionError = _dtypes.TypePromotionError
 
 
 def canonicalize_dtype(dtype, allow_extended_dtype=False):

@@ -29,7 +29,8 @@ A node is ``{"t": "leaf", "i": <index into leaves>}``, ``{"t": "none"}``,
 "qualname": q, "fields": [...], "c": [...]}``. Leaf kinds: ``array`` (netcl), ``ndarray`` and
 ``npscalar`` (NumPy; dtype, shape, member, sha256), ``int``, ``bool``, ``str`` and ``float``
 (``float.hex``, exact, inf/nan included) with a ``value``. A bfloat16 array's member holds
-its bits as uint16 (``.npy`` has no bfloat16); its description says ``"bfloat16"``.
+its bits as uint16 (``.npy`` has no bfloat16); its description says ``"bfloat16"``. The
+8-bit floats (``"float8_e4m3fn"``, ...) likewise, as uint8.
 
 ``save`` writes a temporary file ``.<name>.<host>.<pid>.<random>.tmp`` in the destination
 directory, fsyncs it and ``os.replace``s it over ``path``, so a crash or an error never leaves
@@ -82,9 +83,10 @@ _TREE = "__netcl_tree__"
 _SAVE_DTYPES = {np.dtype(d) for d in (np.bool_, np.int8, np.int16, np.int32, np.int64,
                                       np.uint8, np.uint16, np.uint32, np.uint64, np.float16,
                                       np.float32, np.float64, np.complex64, np.complex128,
-                                      _dtypes.bfloat16)}
+                                      _dtypes.bfloat16, *_dtypes.FLOAT8)}
 # dtypes .npy cannot name, stored as their bits
-_STORED_AS = {_dtypes.bfloat16: np.dtype(np.uint16)}
+_STORED_AS = {_dtypes.bfloat16: np.dtype(np.uint16), **{d: np.dtype(np.uint8)
+                                                      for d in _dtypes.FLOAT8}}
 
 
 # ---- saving -------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ linear-algebra primitives (device kernels where `primitives.linalg_device` cover
     Array([1, 0], dtype=int32)
 """
 from .numpy._errors import public
-from .numpy.linalg_decomp import _mT
 from .primitives import linalg_host as lh
 from .primitives.linalg_eig import eig
 from .primitives.linalg_lu import lu
@@ -50,15 +49,15 @@ def cholesky(x, *, symmetrize_input=True):
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
                      conjugate_a=False, unit_diagonal=False):
-    """x with op(a) @ x = b (`left_side`) or x @ op(a) = b, op(a) = a or a^T (`transpose_a`;
-    `conjugate_a` changes nothing for real a), reading one triangle of a (`lower`), as
-    jax.lax.linalg.triangular_solve.
+    """x with op(a) @ x = b (`left_side`) or x @ op(a) = b, op(a) = a or a^T (`transpose_a`),
+    conjugated with `conjugate_a` (nothing changes for real a), reading one triangle of a
+    (`lower`), as jax.lax.linalg.triangular_solve.
 
     >>> netcl.lax.linalg.triangular_solve(jnp.eye(2) * 2, jnp.ones((2, 3)), left_side=True)
     """
-    if left_side:
-        return lh._tri_solve(a, b, lower, transpose_a, unit_diagonal)
-    return _mT(lh._tri_solve(a, _mT(b), lower, not transpose_a, unit_diagonal))
+    return lh.triangular_solve(a, b, left_side=left_side, lower=lower,
+                               transpose_a=transpose_a, conjugate_a=conjugate_a,
+                               unit_diagonal=unit_diagonal)
 
 
 for _n in __all__:

@@ -206,6 +206,28 @@ def test_methods_sorting_norms_and_sampling_match_jax():
               jax.random.normal(jax.random.PRNGKey(3), (5,), np.complex64), 1e-6)
 
 
+def test_nan_and_inf_tests_look_at_both_parts():
+    h = np.array([complex(np.nan, 0), complex(1, np.inf), 1 + 1j, complex(np.inf, np.nan),
+                  complex(0, np.nan)], np.complex64)
+    x = jnp.asarray(h)
+    close(jnp.isnan(x), np.isnan(h)) and close(jnp.isinf(x), np.isinf(h))
+    close(jnp.isfinite(x), np.isfinite(h))
+    close(netcl.jit(jnp.isnan)(x), np.isnan(h))
+
+
+def test_lax_linalg_triangular_solve_conjugates_as_jax():
+    rng = np.random.default_rng(11)
+    a = np.tril(_z(rng, (3, 3))) + 3 * np.eye(3, dtype=np.complex64)
+    b = _z(rng, (3, 2))
+    for kw in (dict(left_side=True, lower=True, conjugate_a=True),
+               dict(left_side=True, lower=True, transpose_a=True, conjugate_a=True),
+               dict(left_side=False, lower=True, conjugate_a=True)):
+        bb = b if kw["left_side"] else b.T
+        with jax.enable_x64(netcl.config.enable_x64):
+            want = jax.lax.linalg.triangular_solve(a, bb, **kw)
+        close(lax.linalg.triangular_solve(jnp.asarray(a), jnp.asarray(bb), **kw), want, 1e-5)
+
+
 def test_rounding_statistics_and_refusals_match_jax():
     h = np.array([[1.26 + 2.5j, -0.5 + 0.25j, 3.7 - 1.49j], [0.2 - 0.7j, 2 + 0j, -1 - 1j]],
                  np.complex64)

@@ -21,13 +21,15 @@ HERE = os.path.dirname(__file__)
 # launcher (core.eval.numpy_launcher, numpy-backed arrays and views, jit without fusion).
 FALLBACK_FILES = [
     "test_api_errors.py", "test_autocast.py", "test_bfloat16.py", "test_complex.py",
+    "test_float8.py",
     "test_precision.py",
     "test_numpy_surface_extras.py", "test_collectives.py", "test_core.py",
     "test_data.py", "test_example_optimizers.py", "test_fft.py", "test_indexing.py",
     "test_io.py",
     "test_jax_agreement.py", "test_jax_ports.py", "test_jax_surface.py",
     "test_jax_surface2.py", "test_jit.py", "test_jit_casts.py",
-    "test_linalg_decomp.py", "test_linalg_eig.py", "test_lu_surface.py",
+    "test_linalg_complex.py", "test_linalg_decomp.py", "test_linalg_eig.py",
+    "test_lu_surface.py",
     "test_linalg_surface.py", "test_random_more.py",
     "test_random_samplers.py", "test_scipy_signal.py", "test_lax_more.py",
     "test_numpy_api.py", "test_numpy_composites.py",

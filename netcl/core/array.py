@@ -275,9 +275,11 @@ class Array(ArrayBase):
 
 
 def _bytes_view(host):
-    """`host` as PyOpenCL can copy it: bfloat16 arrays have no buffer-protocol format, so
-    they travel as the uint16 bit patterns they are."""
-    return host.view(np.uint16) if host.dtype == dtypes.bfloat16 else host
+    """`host` as PyOpenCL can copy it: bfloat16 and the 8-bit floats have no buffer-protocol
+    format, so they travel as the uint16 / uint8 bit patterns they are."""
+    if host.dtype == dtypes.bfloat16:
+        return host.view(np.uint16)
+    return host.view(np.uint8) if host.dtype in dtypes.FLOAT8 else host
 
 
 def _rebuild(host, weak_type):

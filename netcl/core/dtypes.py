@@ -1,7 +1,9 @@
 """Dtypes netcl supports, their OpenCL C spelling, and JAX's type-promotion rules.
 
-Supported: bool, int32, uint32, float16 and bfloat16 (storage; math in float), float32,
-complex64 (OpenCL's float2: real and imaginary parts interleaved, NumPy's layout), and with
+Supported: bool, int32, uint32, float16 and bfloat16 (storage; math in float), JAX's 8-bit
+floats (float8_e4m3fn, float8_e5m2 and the other ml_dtypes float8 formats: storage, one byte
+each; math in float, see float8.py), float32, complex64 (OpenCL's float2: real and imaginary
+parts interleaved, NumPy's layout), and with
 `netcl.config.enable_x64` int64, uint64 (OpenCL's long/ulong: core in every full-profile
 device), float64 and complex128 (double2; where the device has cl_khr_fp64). Without x64,
 NumPy's 64-bit inputs follow JAX: int64/uint64 become int32/uint32, float64 float32 and
@@ -18,12 +20,18 @@ raises for dtypes netcl cannot hold (int8, strings, ...) instead of silently giv
 and `canonicalize_data` for the dtype of data handed in (a NumPy uint8 image becomes uint32,
 values kept). Python data goes through `from_python`/`check_int`: a Python int that would
 wrap in its integer target raises OverflowError, as in JAX.
+
+Promotion follows JAX's lattice: the 8-bit floats sit above the weak float and below
+nothing, so one meets only bools, ints and Python scalars (keeping its dtype); with any other
+float (another float8 format, bfloat16, float32) it raises `TypePromotionError`, as JAX
+does: they are converted explicitly, never silently.
 """
 import warnings
 
 import ml_dtypes
 import numpy as np
 
+from . import float8 as _float8
 from .config import config as _config
 
 bool_ = np.dtype(np.bool_)
@@ -39,9 +47,13 @@ float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
+# ml_dtypes' 8-bit floats (as JAX's), in float8.FORMATS' order; NumPy gives most of them
+# kind 'V' too. Each is also a module attribute named as the dtype (float8_e4m3fn, ...).
+FLOAT8 = tuple(_float8.FORMATS)
+globals().update({d.name: d for d in FLOAT8})
 
-SUPPORTED = (bool_, int32, uint32, int64, uint64, float16, bfloat16, float32, float64,
-             complex64, complex128)
+SUPPORTED = (bool_, int32, uint32, int64, uint64, float16, bfloat16, *FLOAT8, float32,
+             float64, complex64, complex128)
 # The dtypes only x64 enables (without it they canonicalise to these)
 _X64_ONLY = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 # complex dtype -> the float dtype of its parts, and back
@@ -49,30 +61,34 @@ COMPLEX_PART = {complex64: float32, complex128: float64}
 COMPLEX_OF = {float32: complex64, float64: complex128}
 # 16-bit floats held in memory only: loaded into float registers, rounded when stored.
 HALF = (float16, bfloat16)
+# Every float held in memory only (the 16- and 8-bit ones): math in float32, rounded when
+# stored, and by a fused kernel after each op (codegen.Op.render).
+STORAGE_FLOATS = HALF + FLOAT8
 
 # OpenCL C type used in memory, and the type arithmetic happens in. A bfloat16 is the top
-# half of a float32 (kernels.load / kernels.store convert it).
+# half of a float32, a float8 one uchar (kernels.load / kernels.store convert them).
 STORAGE_CTYPE = {bool_: "uchar", int32: "int", uint32: "uint", int64: "long", uint64: "ulong",
                  float16: "half", bfloat16: "ushort", float32: "float", float64: "double",
-                 complex64: "float2", complex128: "double2"}
+                 complex64: "float2", complex128: "double2", **{d: "uchar" for d in FLOAT8}}
 COMPUTE_CTYPE = {bool_: "int", int32: "int", uint32: "uint", int64: "long", uint64: "ulong",
                  float16: "float", bfloat16: "float", float32: "float", float64: "double",
-                 complex64: "float2", complex128: "double2"}
+                 complex64: "float2", complex128: "double2", **{d: "float" for d in FLOAT8}}
+_ML_FLOATS = frozenset((bfloat16, *FLOAT8))
 
 
 def kind(dtype):
     """NumPy's kind character of `dtype` ('b', 'i', 'u', 'f', ...), with 'f' for bfloat16
-    (whose NumPy kind is 'V').
+    and the 8-bit floats (whose NumPy kind is 'V').
 
     >>> kind(bfloat16)                     # 'f'
     """
     k = dtype.kind
-    return "f" if k == "V" and dtype == bfloat16 else k
+    return "f" if k == "V" and dtype in _ML_FLOATS else k
 
 
 def finfo(dtype):
-    """Machine limits of a float dtype, bfloat16 included (ml_dtypes.finfo; np.finfo
-    refuses bfloat16).
+    """Machine limits of a float dtype, bfloat16 and the 8-bit floats included
+    (ml_dtypes.finfo; np.finfo refuses them).
 
     >>> finfo(bfloat16).eps                # 0.0078125
     """
@@ -80,12 +96,12 @@ def finfo(dtype):
 
 
 def compute_dtype(dtype):
-    """The NumPy dtype arithmetic on `dtype` happens in: float32 for the 16-bit floats (as
-    kernels compute them), `dtype` itself otherwise.
+    """The NumPy dtype arithmetic on `dtype` happens in: float32 for the 16- and 8-bit
+    floats (as kernels compute them), `dtype` itself otherwise.
 
     >>> compute_dtype(bfloat16)            # dtype('float32')
     """
-    return float32 if dtype in HALF else dtype
+    return float32 if dtype in STORAGE_FLOATS else dtype
 
 
 _SUPPORTED_NAMES = ", ".join(str(s) for s in SUPPORTED)
@@ -308,14 +324,17 @@ def is_int(dtype):
 
 # JAX's lattice over our dtypes: each dtype's immediate successors (a bool is below every
 # type; u32 and i32 meet at i64, u64 and the signed ints at the weak float, i.e. the default
-# float; the two 16-bit floats at float32; float64 and complex64 at complex128).
+# float; the two 16-bit floats at float32; float64 and complex64 at complex128). The 8-bit
+# floats have none: JAX promotes them with nothing but bools, ints and weak floats.
 _WEAK_FLOAT = "weak float"    # (names no np.dtype equals: np.dtype("float64") == "float")
 _WEAK_COMPLEX = "weak complex"
 _UPPER = {bool_: (uint32, int32), uint32: (int64, uint64), int32: (int64,),
           int64: (_WEAK_FLOAT,), uint64: (_WEAK_FLOAT,),
-          _WEAK_FLOAT: (float16, bfloat16, _WEAK_COMPLEX), _WEAK_COMPLEX: (complex64,),
+          _WEAK_FLOAT: (float16, bfloat16, *FLOAT8, _WEAK_COMPLEX),
+          _WEAK_COMPLEX: (complex64,),
           float16: (float32,), bfloat16: (float32,), float32: (float64, complex64),
-          float64: (complex128,), complex64: (complex128,), complex128: ()}
+          float64: (complex128,), complex64: (complex128,), complex128: (),
+          **{d: () for d in FLOAT8}}
 
 
 def _above(d):
@@ -331,11 +350,27 @@ def _above(d):
 _ABOVE = {d: _above(d) for d in _UPPER}
 
 
+class TypePromotionError(TypeError, ValueError):
+    """Two dtypes with no implicit promotion (an 8-bit float with another float), as
+    jax.dtypes.TypePromotionError (a ValueError there; a TypeError too here, as netcl's other
+    dtype errors are). netcl.dtypes.TypePromotionError is this class.
+
+    >>> promote_types(float8_e4m3fn, float32)   # TypePromotionError: ... float8_e4m3fn ...
+    """
+
+
 def _lub(a, b):
-    """The least upper bound of two elements of JAX's lattice."""
+    """The least upper bound of two elements of JAX's lattice (TypePromotionError where
+    there is none)."""
     if a == b:
         return a
     common = _ABOVE[a] & _ABOVE[b]
+    if not common:
+        names = [_canonical(x)[0].name for x in (a, b)]
+        raise TypePromotionError(
+            f"input dtypes {names[0]} and {names[1]} have no implicit promotion path: as in "
+            "JAX, 8-bit floats do not promote implicitly to other floats; convert "
+            f"explicitly, e.g. x.astype('float32')")
     return next(d for d in common if common <= _ABOVE[d])
 
 

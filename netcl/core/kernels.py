@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from . import dtypes, program_batch, wide_math
+from . import dtypes, float8, program_batch, wide_math
 from .target import X86_AVX512_ATTRIBUTE
 from .launch import Kernel
 
@@ -133,8 +133,11 @@ inline float netcl_f16_round(float x) {
 
 
 def round_to(dtype, width, expr):
-    """C expression of float (vector of `width`) `expr` rounded to half dtype `dtype` and
-    widened back: what storing it and loading it again gives, kept in registers."""
+    """C expression of float (vector of `width`) `expr` rounded to storage float `dtype`
+    (dtypes.STORAGE_FLOATS) and widened back: what storing it and loading it again gives,
+    kept in registers."""
+    if dtype in float8.FORMATS:
+        return float8.round_to(dtype, width, expr)
     name = "netcl_bf16_round" if dtype == dtypes.bfloat16 else "netcl_f16_round"
     return f"{name}{width if width > 1 else ''}({expr})"
 
@@ -189,10 +192,13 @@ def inline_math_preamble(names):
 
 def vload(dtype, width, ptr, cpu):
     """C expression of the `width` consecutive `dtype` values stored at `ptr`, any alignment:
-    vload_halfN for float16 (storage only), lane by lane for bfloat16, netcl_vload8 on CPU
-    devices (see PREAMBLE_VECTOR_IO), vloadN elsewhere. Bools stay uchar vectors."""
-    if dtype == dtypes.bfloat16:
-        lanes = ", ".join(f"netcl_bf16_load(({ptr})[{i}])" for i in range(width))
+    vload_halfN for float16 (storage only), lane by lane for bfloat16, float8.vload for the
+    8-bit floats, netcl_vload8 on CPU devices (see PREAMBLE_VECTOR_IO), vloadN elsewhere.
+    Bools stay uchar vectors."""
+    if dtype in float8.FORMATS and float8.vload(dtype, width, ptr):
+        return float8.vload(dtype, width, ptr)
+    if dtype == dtypes.bfloat16 or dtype in float8.FORMATS:
+        lanes = ", ".join(load(dtype, f"({ptr})", i) for i in range(width))
         return f"((float{width})({lanes}))"
     if dtype == dtypes.float16:
         return f"vload_half{width}(0, {ptr})"
@@ -205,9 +211,10 @@ def vload(dtype, width, ptr, cpu):
 
 def vstore(dtype, width, ptr, value, cpu):
     """C statement storing vector `value` as `dtype` at `ptr` (the counterpart of `vload`)."""
-    if dtype == dtypes.bfloat16:
-        lanes = " ".join(f"({ptr})[{i}] = netcl_bf16_store(netcl_v.s{i:x});"
-                         for i in range(width))
+    if dtype in float8.FORMATS and float8.vstore(dtype, width, ptr, value):
+        return float8.vstore(dtype, width, ptr, value)
+    if dtype == dtypes.bfloat16 or dtype in float8.FORMATS:
+        lanes = " ".join(store(dtype, f"({ptr})", i, f"netcl_v.s{i:x}") for i in range(width))
         return f"{{ const float{width} netcl_v = {value}; {lanes} }}"
     if dtype == dtypes.float16:
         return f"vstore_half{width}({value}, 0, {ptr});"
@@ -264,7 +271,7 @@ def _key(device, source, options):
 
 
 _PREAMBLES = (PREAMBLE_VECTOR_IO, PREAMBLE_VECTOR_IO16, PREAMBLE_BF16, PREAMBLE_F16_ROUND,
-              PREAMBLE_CONVERT8, PREAMBLE_FP64)
+              PREAMBLE_CONVERT8, PREAMBLE_FP64, *float8.SOURCES.values())
 
 
 def _with_preambles(source):
@@ -286,6 +293,7 @@ def _with_preambles(source):
         source = PREAMBLE_BF16 + source
     if "netcl_f16_round" in generated:
         source = PREAMBLE_F16_ROUND + source
+    source = float8.preamble(generated) + source
     if "netcl_convert8" in generated:
         source = PREAMBLE_CONVERT8 + source
     if "double" in generated and "cl_khr_fp64" not in generated:   # (first line)
@@ -464,8 +472,8 @@ def walk_grid(device, n, walk):
     return (max(-(-n // walk), 1),), (1,)
 
 
-# ---- C spelling of loads and stores (float16 and bfloat16 are storage only: see
-# vload_half/vstore_half and PREAMBLE_BF16) ----
+# ---- C spelling of loads and stores (float16, bfloat16 and the 8-bit floats are storage
+# only: see vload_half/vstore_half, PREAMBLE_BF16 and float8.py) ----
 
 def storage_ctype(dtype):
     return dtypes.STORAGE_CTYPE[dtype]
@@ -479,6 +487,8 @@ def load(dtype, ptr, index):
     """C expression reading element `index` of `ptr` as the compute type."""
     if dtype == dtypes.bfloat16:
         return f"netcl_bf16_load({ptr}[{index}])"
+    if dtype in float8.FORMATS:
+        return float8.load(dtype, f"{ptr}[{index}]")
     if dtype == dtypes.float16:
         return f"vload_half({index}, {ptr})"
     if dtype == dtypes.bool_:
@@ -490,6 +500,8 @@ def store(dtype, ptr, index, value):
     """C statement writing `value` (compute type) to element `index` of `ptr`."""
     if dtype == dtypes.bfloat16:
         return f"{ptr}[{index}] = netcl_bf16_store({value});"
+    if dtype in float8.FORMATS:
+        return f"{ptr}[{index}] = {float8.store(dtype, value)};"
     if dtype == dtypes.float16:
         return f"vstore_half({value}, {index}, {ptr});"
     if dtype == dtypes.bool_:

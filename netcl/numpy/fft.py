@@ -86,7 +86,7 @@ def _prepare(a, where, kind):
     if x.ndim == 0:
         raise ValueError(f"fft.{where}: a must have at least one axis, got a scalar")
     f = dtypes.inexact_dtype(x.dtype) if not dtypes.is_complex(x.dtype) else x.dtype
-    if f in dtypes.HALF:
+    if f in dtypes.STORAGE_FLOATS:
         f = dtypes.float32
     if kind == "real":
         if dtypes.is_complex(f):

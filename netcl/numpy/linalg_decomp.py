@@ -15,6 +15,12 @@ runs, and errors name the function (``linalg.solve: ...``). As in JAX a failed
 factorization gives NaN, not an exception: cholesky of a matrix that is not positive
 definite, solve with a singular matrix.
 
+complex64 and complex128 operands work as in JAX (on the host: LAPACK's complex routines):
+"symmetric" means Hermitian (cholesky's a = L L^H, eigh's real eigenvalues, symmetrize_input's
+(a + a^H) / 2), transposes in the formulas are conjugate transposes (pinv, lstsq, svd's
+hermitian=True), singular values, eigh's eigenvalues, slogdet's logabsdet, lstsq's residuals
+and the norms are real, slogdet's sign is complex of modulus 1.
+
 >>> import netcl.numpy as jnp
 >>> a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
 >>> jnp.linalg.solve(a, jnp.array([1.0, 2.0]))      # [-0.125, 0.75]
@@ -69,19 +75,20 @@ def _jnp():
 # ---- argument checks (all before anything runs) -----------------------------------------------
 
 def _floats(where, named, check=None):
-    """The (name, value) pairs as arrays promoted to one float dtype (JAX's
-    promote_dtypes_inexact: ints and bools become float32). Lists are refused as JAX refuses
-    them; `check(*shapes)` raises for shapes the caller rejects; the conversions run last."""
+    """The (name, value) pairs as arrays promoted to one inexact (float or complex) dtype
+    (JAX's promote_dtypes_inexact: ints and bools become float32, a float meeting a complex
+    becomes complex). Lists are refused as JAX refuses them; `check(*shapes)` raises for
+    shapes the caller rejects; the conversions run last."""
     xs = [asarray_arg(v, where) for _, v in named]
     for (name, _), x in zip(named, xs):
-        if dtypes.kind(x.dtype) not in "biuf":
-            raise TypeError(f"{where}: {name} must have a real dtype, got {x.dtype}")
+        if dtypes.kind(x.dtype) not in "biufc":
+            raise TypeError(f"{where}: {name} must have a numeric dtype, got {x.dtype}")
     dt, weak = dtypes.result_type(*xs)
-    if dtypes.kind(dt) != "f":
+    if dtypes.kind(dt) not in "fc":
         dt = dtypes.inexact_dtype(dt, weak)
-    if dt in dtypes.HALF:
-        raise TypeError(f"{where}: {dt} operands are not supported (LAPACK has no half "
-                        "precision, and jax.numpy.linalg refuses them too); convert with "
+    if dt in dtypes.STORAGE_FLOATS:
+        raise TypeError(f"{where}: {dt} operands are not supported (LAPACK has no 16- "
+                        "or 8-bit precision, and jax.numpy.linalg refuses them too); convert with "
                         ".astype(jnp.float32)")
     if check is not None:
         check(*[tuple(x.shape) for x in xs])
@@ -113,8 +120,14 @@ def _mT(x):
     return lh._mT(x)
 
 
+def _mH(x):
+    """The conjugate transpose (the transpose of a real x)."""
+    return lh._mH(x)
+
+
 def _symmetrize(x):
-    return (x + _mT(x)) * 0.5
+    """(x + x^H) / 2: the Hermitian (real: symmetric) part, as JAX's symmetrize."""
+    return (x + _mH(x)) * 0.5
 
 
 def _eps(dtype):
@@ -131,9 +144,10 @@ def _eye_like(a):
 
 def cholesky(a, *, upper=False, symmetrize_input=True):
     """The Cholesky factor of each positive-definite matrix of `a` (..., n, n): lower L with
-    a = L L^T, or upper U = L^T with a = U^T U. With symmetrize_input (the default) the factor
-    of (a + a^T) / 2 is computed, which keeps gradients symmetric; otherwise only a's lower
-    triangle is read. NaN where a matrix is not positive definite (as JAX).
+    a = L L^H, or upper U = L^H with a = U^H U (^H: the conjugate transpose, the transpose of
+    real matrices). With symmetrize_input (the default) the factor of (a + a^H) / 2 is
+    computed, which keeps gradients symmetric (Hermitian); otherwise only a's lower triangle
+    is read. NaN where a matrix is not positive definite (as JAX).
 
     >>> jnp.linalg.cholesky(jnp.array([[4.0, 2.0], [2.0, 3.0]]))
     Array([[2.       , 0.       ],
@@ -144,7 +158,7 @@ def cholesky(a, *, upper=False, symmetrize_input=True):
     symmetrize_input = _bool(where, "symmetrize_input", symmetrize_input)
     a = _square(where, a)
     L = lh.cholesky_p.bind(_symmetrize(a) if symmetrize_input else a)
-    return _mT(L) if upper else L
+    return _mH(L) if upper else L
 
 
 def _solve_shapes(where, sa, sb):
@@ -215,8 +229,9 @@ def inv(a):
 
 def slogdet(a, *, method=None):
     """(sign, log|det|) of each square matrix of `a` (..., n, n), each of shape a.shape[:-2];
-    sign 0 and logabsdet -inf for a singular matrix. method: None or 'lu' (LAPACK's LU), or
-    'qr' (accepted for JAX's signature; computed by the same LU).
+    sign 0 and logabsdet -inf for a singular matrix; for complex a the sign is det / |det|
+    (complex, differentiable as JAX's) and logabsdet real. method: None or 'lu' (LAPACK's
+    LU), or 'qr' (accepted for JAX's signature; computed by the same LU).
 
     >>> jnp.linalg.slogdet(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
     SlogdetResult(sign=Array(-1., dtype=float32), logabsdet=Array(0.6931472, dtype=float32))
@@ -267,10 +282,11 @@ def _uplo(where, UPLO):
 
 
 def eigh(a, UPLO=None, symmetrize_input=True):
-    """Eigenvalues (ascending, (..., n)) and eigenvectors (columns, (..., n, n)) of each
-    symmetric matrix of `a`. With symmetrize_input (the default) the decomposition of
-    (a + a^T) / 2, which keeps gradients symmetric; otherwise only the triangle UPLO ('L'
-    default, or 'U') is read. Gradients need distinct eigenvalues (as JAX's).
+    """Eigenvalues (ascending, (..., n), real) and eigenvectors (columns, (..., n, n)) of
+    each symmetric (complex: Hermitian) matrix of `a`. With symmetrize_input (the default)
+    the decomposition of (a + a^H) / 2, which keeps gradients symmetric; otherwise only the
+    triangle UPLO ('L' default, or 'U') is read. Gradients need distinct eigenvalues (as
+    JAX's; complex eigenvectors: of functions that do not depend on their phases).
 
     >>> w, v = jnp.linalg.eigh(jnp.array([[2.0, 1.0], [1.0, 2.0]]))
     >>> w
@@ -300,8 +316,9 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
 # ---- svd --------------------------------------------------------------------------------------
 
 def _svd_hermitian(a):
-    """The SVD of symmetric matrices from eigh (as JAX's hermitian=True): singular values
-    |w| in descending order, u the eigenvectors in that order, vh = (u * sign(w))^T."""
+    """The SVD of symmetric (Hermitian) matrices from eigh (as JAX's hermitian=True):
+    singular values |w| in descending order, u the eigenvectors in that order,
+    vh = (u * sign(w))^H."""
     jnp = _jnp()
     w, v = lh.eigh_p.bind(_symmetrize(a), lower=True)
     s = jnp.abs(w)
@@ -309,7 +326,7 @@ def _svd_hermitian(a):
     s = jnp.take_along_axis(s, order, axis=-1)
     sign = jnp.take_along_axis(jnp.sign(w), order, axis=-1)
     u = jnp.take_along_axis(v, lh._row(order), axis=-1)
-    return u, s, _mT(u * lh._row(sign))
+    return u, s, _mH(u * lh._row(sign))
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
@@ -417,8 +434,9 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
         b = views.reshape(b, (b.shape[0], 1))
     m, n = a.shape
     eps = _eps(a.dtype)
+    real = lh._real_dtype(a.dtype)      # (of s and resid)
     if m == 0 or n == 0:
-        s = jnp.zeros((0,), a.dtype)
+        s = jnp.zeros((0,), real)
         rank = jnp.asarray(0, dtype=jnp.int32)
         x = jnp.zeros((n, b.shape[1]), a.dtype)
     else:
@@ -432,11 +450,13 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
         mask = (s > 0) & (s >= s[0] * rcond)
         rank = jnp.sum(mask)
         s_inv = jnp.where(mask, 1.0 / jnp.where(mask, s, 1.0), 0.0)
-        x = jnp.matmul(_mT(vh), lh._col(s_inv) * jnp.matmul(_mT(u), b))
+        x = jnp.matmul(_mH(vh), lh._col(s_inv) * jnp.matmul(_mH(u), b))
     if numpy_resid and (int(rank) < n or m <= n):
-        resid = jnp.zeros((0,), a.dtype)
+        resid = jnp.zeros((0,), real)
     else:
         r = b - jnp.matmul(a, x)
+        if lh._is_complex(r):       # (|r|^2 as JAX's norm(r) ** 2)
+            r = jnp.abs(r)
         resid = jnp.sum(r * r, axis=0)
     if vector:
         x = views.reshape(x, (n,))
@@ -452,10 +472,10 @@ def _pinv_impl(a, rtol, hermitian):
     if rtol is None:
         rtol = 10.0 * max(m, n) * _eps(a.dtype)
     u, s, vh = _svd_hermitian(a) if hermitian else lh.svd_p.bind(a)
-    rtol = jnp.asarray(rtol, dtype=a.dtype)
+    rtol = jnp.asarray(rtol, dtype=s.dtype)
     cutoff = lh._col(rtol) * s[..., :1] if rtol.ndim else rtol * s[..., :1]
     s = jnp.where(s > cutoff, s, np.inf)          # (1 / inf: the dropped directions)
-    return jnp.matmul(_mT(vh), _mT(u) / lh._col(s))
+    return jnp.matmul(_mH(vh), _mH(u) / lh._col(s))
 
 
 _pinv = custom_jvp(_pinv_impl, nondiff_argnums=(1, 2))
@@ -472,12 +492,12 @@ def _pinv_jvp(rtol, hermitian, primals, tangents):
         a, da = _symmetrize(a), _symmetrize(da)
     m, n = a.shape[-2:]
     if m >= n:
-        s = mm(mm(p, _mT(p)), _mT(da))
-        t = mm(mm(_mT(da), _mT(p)), p)
+        s = mm(mm(p, _mH(p)), _mH(da))
+        t = mm(mm(_mH(da), _mH(p)), p)
         dp = -mm(mm(p, da), p) + s - mm(mm(s, a), p) + t - mm(mm(p, a), t)
     else:
-        s = mm(p, mm(_mT(p), _mT(da)))
-        t = mm(_mT(da), mm(_mT(p), p))
+        s = mm(p, mm(_mH(p), _mH(da)))
+        t = mm(_mH(da), mm(_mH(p), p))
         dp = -mm(p, mm(da, p)) + s - mm(s, mm(a, p)) + t - mm(p, mm(a, t))
     return p, dp
 
@@ -603,7 +623,10 @@ def cond(x, p=None):
             return s[..., 0] / s[..., -1]
     else:
         r = norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
-    nan_free = jnp.logical_not(jnp.any(jnp.isnan(x), axis=(-2, -1)))
+    # (NaN in either part of a complex x: jnp.isnan of complex is not relied on here)
+    nan_x = (jnp.isnan(jnp.real(x)) | jnp.isnan(jnp.imag(x)) if lh._is_complex(x)
+             else jnp.isnan(x))
+    nan_free = jnp.logical_not(jnp.any(nan_x, axis=(-2, -1)))
     return jnp.where(jnp.isnan(r) & nan_free, np.inf, r)
 
 

@@ -230,7 +230,7 @@ def _axes(where, axis, ndim):
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 (the array API's)
     """Vector norms over `axis` (None: all the elements, whatever x.ndim; an int or a tuple
     of ints). ord: 2 (also None), 1, inf, -inf, 0 (the count of nonzeros) or any other
-    number p: sum(|x|**p)**(1/p).
+    number p: sum(|x|**p)**(1/p). Complex x: norms of the magnitudes, real (as JAX).
 
     >>> jnp.linalg.vector_norm(jnp.array([[3.0, 0.0], [0.0, -4.0]]))            # 5.0
     >>> jnp.linalg.vector_norm(jnp.array([[3.0, 0.0], [0.0, -4.0]]), ord=1, axis=1)
@@ -238,8 +238,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 (the a
     """
     where = "linalg.vector_norm"
     (x,) = _arrays(where, x)
-    if dtypes.kind(x.dtype) not in "biuf":
-        raise TypeError(f"{where}: x must have a real dtype, got {x.dtype}")
+    if dtypes.kind(x.dtype) not in "biufc":
+        raise TypeError(f"{where}: x must have a numeric dtype, got {x.dtype}")
     axes = _axes(where, axis, x.ndim)
     if not isinstance(keepdims, (bool, np.bool_)):
         raise TypeError(f"{where}: keepdims must be a bool, got {keepdims!r}")
@@ -252,7 +252,10 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 (the a
     jnp = _jnp()
     is_bool = x.dtype == dtypes.bool_
     if ord is None or ord == 2:
-        return jnp.sqrt(jnp.sum(x * x, axis=axes, keepdims=keepdims))
+        # (complex: Re(x conj(x)), as JAX's, whose gradient at x = 0 is 0 where |x|'s is not
+        # defined)
+        sq = jnp.real(x * jnp.conj(x)) if dtypes.is_complex(x.dtype) else x * x
+        return jnp.sqrt(jnp.sum(sq, axis=axes, keepdims=keepdims))
     if is_bool and ord in (np.inf, -np.inf):         # max and min of bools (JAX keeps bool)
         return (jnp.any if ord == np.inf else jnp.all)(x, axis=axes, keepdims=keepdims)
     absx = x if is_bool else jnp.abs(x)
@@ -262,7 +265,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 (the a
         return jnp.min(absx, axis=axes, keepdims=keepdims)
     if ord == 1:
         return jnp.sum(absx, axis=axes, keepdims=keepdims)
-    if dtypes.kind(x.dtype) != "f":
+    if dtypes.kind(absx.dtype) != "f":
         absx = absx.astype(dtypes.inexact_dtype(x.dtype))
     if ord == 0:
         return jnp.sum(x != 0, axis=axes, keepdims=keepdims, dtype=absx.dtype)
@@ -307,9 +310,9 @@ def _eig_operand(where, a):
     if dtypes.kind(x.dtype) in "biu":       # (as linalg_decomp's functions promote)
         dt, weak = dtypes.result_type(x)
         x = x.astype(dtypes.inexact_dtype(dt, weak))
-    if x.dtype in dtypes.HALF:
-        raise TypeError(f"{where}: {x.dtype} operands are not supported (LAPACK has no half "
-                        "precision, and jax.numpy.linalg refuses them too); convert with "
+    if x.dtype in dtypes.STORAGE_FLOATS:
+        raise TypeError(f"{where}: {x.dtype} operands are not supported (LAPACK has no 16- "
+                        "or 8-bit precision, and jax.numpy.linalg refuses them too); convert with "
                         ".astype(jnp.float32)")
     _at_least_2d(where, x, "a")
     if x.shape[-1] != x.shape[-2]:

@@ -291,21 +291,22 @@ __all__.append("invert")
 @_export
 def isfinite(x):
     (x,) = promote_broadcast("isfinite", x)
-    return ew.is_finite(x) if dtypes.kind(x.dtype) == "f" else full_like(x, True, dtypes.bool_)
+    return ew.is_finite(x) if dtypes.is_inexact(x.dtype) else full_like(x, True, dtypes.bool_)
 
 
 @_export
 def isnan(x):
     (x,) = promote_broadcast("isnan", x)
-    return ew.ne(x, x) if dtypes.kind(x.dtype) == "f" else full_like(x, False, dtypes.bool_)
+    return ew.ne(x, x) if dtypes.is_inexact(x.dtype) else full_like(x, False, dtypes.bool_)
 
 
 @_export
 def isinf(x):
     (x,) = promote_broadcast("isinf", x)
-    if dtypes.kind(x.dtype) != "f":
+    if not dtypes.is_inexact(x.dtype):
         return full_like(x, False, dtypes.bool_)
-    return ew.eq(ew.abs_(x), full_like(x, float("inf")))
+    mag = ew.abs_(x)      # (hypot of a complex x: inf where either part is, NaN beside inf too)
+    return ew.eq(mag, full_like(mag, float("inf")))
 
 
 @_export

@@ -3,9 +3,9 @@ cumsum, cumprod, count_nonzero, average, ptp and the NaN-ignoring variants.
 
 JAX's dtype rules: the sum or product of bools and ints is the default int or wider (int64
 and uint64 for int32 and uint32 with x64; cumulative ones keep the ints' dtype), the
-mean / var / std / average of 32-bit integers is float32 (of 64-bit ones float64), float16 and bfloat16 statistics are
-computed in float32 and returned in the input's dtype. `axis` is None (all axes), an int or
-a tuple; `keepdims`, `where` and `initial` follow NumPy.
+mean / var / std / average of 32-bit integers is float32 (of 64-bit ones float64), 16- and
+8-bit float statistics are computed in float32 and returned in the input's dtype. `axis` is
+None (all axes), an int or a tuple; `keepdims`, `where` and `initial` follow NumPy.
 
 >>> import netcl.numpy as jnp
 >>> x = jnp.asarray([[1.0, 2.0], [3.0, 4.0]])
@@ -108,7 +108,7 @@ def _float_work(a):
     if dtypes.kind(a.dtype) != "f":     # (float32 for int32 arrays, as in JAX)
         d = dtypes.inexact_dtype(a.dtype, a.weak_type)
         return d, d
-    if a.dtype in dtypes.HALF:
+    if a.dtype in dtypes.STORAGE_FLOATS:
         return dtypes.float32, a.dtype
     return a.dtype, a.dtype
 
@@ -300,7 +300,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     if dt is not None and dtypes.kind(dt) != "f":  # before var's kernels: sqrt needs floats
         raise TypeError(f"std: dtype must be a floating dtype, got {dt}")
     v = var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction)
-    if v.dtype in dtypes.HALF:
+    if v.dtype in dtypes.STORAGE_FLOATS:
         return _cast(ew.sqrt(_cast(v, dtypes.float32)), v.dtype)
     return ew.sqrt(v)
 

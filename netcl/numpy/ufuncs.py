@@ -69,9 +69,10 @@ def roots(p, *, strip_zeros=True):
     if dtypes.kind(x.dtype) in "biu":
         dt, weak = dtypes.result_type(x)
         x = x.astype(dtypes.inexact_dtype(dt, weak))
-    if x.dtype in dtypes.HALF:   # (LAPACK has none; JAX raises for them)
+    if x.dtype in dtypes.STORAGE_FLOATS:   # (LAPACK has none; JAX raises for them)
         raise TypeError(f"roots: {x.dtype} coefficients are not supported (the eigenvalue "
-                        "routine has no half precision); convert with .astype(jnp.float32)")
+                        "routine has no 16- or 8-bit precision); convert with "
+                        ".astype(jnp.float32)")
     x = jnp.atleast_1d(x)
     if x.ndim != 1:
         raise ValueError(f"roots: p must be a 1-d array of coefficients, got shape "

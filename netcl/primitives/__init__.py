@@ -14,6 +14,7 @@ NumPy reference, jvp, vjp, batching, precision policy, fusion kind).
                   epilogue fusion)
   linalg_host.py  cholesky, triangular_solve, solve, slogdet, eigh, svd, qr: LAPACK on the
                   host through NumPy (the transfer is the cost), derivative rules in netcl ops
+  linalg_host_rules.py  the jvp/vjp rules of linalg_host's primitives (complex: as JAX's)
   linalg_eig.py   eig of general matrices (complex results; host LAPACK), eigenvalue jvp/vjp
   fft.py          fft along the last axis (fft_kernels.py: batched Stockham / Bluestein)
   sorting.py      argsort: a bitonic network per row (jnp.sort, quantile, unique, top_k)

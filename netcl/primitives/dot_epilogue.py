@@ -71,7 +71,7 @@ def build_epilogue(device, kd, extras, acc_index, body, out_vars, out_avals, row
     params, names, lines = [], [], ["#pragma OPENCL FP_CONTRACT OFF"]
     positions = [p for p in range(len(extras) + 1) if p != acc_index]
     # a 16-bit product is rounded to its dtype first, as the product's own store would
-    acc = kernels.round_to(kd, 1, "acc") if kd.itemsize == 2 else "acc"
+    acc = kernels.round_to(kd, 1, "acc") if kd in dtypes.STORAGE_FLOATS else "acc"
     lines.append(f"const {kernels.compute_ctype(kd)} x{acc_index} = {acc};")
     for j, (pos, x) in enumerate(zip(positions, extras)):
         if x.ndim == 0:

@@ -3,7 +3,8 @@ slogdet: linalg_device_lu, through `launcher` here).
 
 The primitives, their rules and the host path stay in `linalg_host`; its launchers ask
 `launcher(name, device, args, params, out)` here first and run the host's LAPACK where this
-answers None (float16/integers never reach here; float64 on devices without fp64, primitives
+answers None (float16/integers never reach here; float64 on devices without fp64, complex64
+and complex128 (the kernels are real only: LAPACK's complex routines run them), primitives
 without kernels, and the few single mid-sized matrices where the host wins: HOST_WINS).
 
 Matrices are read through (batch, row, column) strides passed as kernel arguments, so

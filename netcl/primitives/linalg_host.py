@@ -1,5 +1,5 @@
 """Dense linear algebra computed on the host: cholesky, triangular_solve, solve, slogdet,
-eigh, svd and qr.
+eigh, svd and qr (their derivative rules: linalg_host_rules).
 
 cholesky, triangular_solve, solve and slogdet (and linalg_lu's lu) run device kernels where
 `linalg_device` covers them (float32,
@@ -15,31 +15,17 @@ Householder QR and Jacobi eigh/SVD are future work; they would replace the launc
 
 Conventions: matrices are the last two axes, every leading axis is a batch axis; the two
 operands of triangular_solve and solve have equal batch shapes (netcl.numpy.linalg
-broadcasts them first). float32 and float64 only: integers are refused here (the
-netcl.numpy.linalg functions convert them to float first, as jax.numpy.linalg does), float16
-too (as JAX's LAPACK kernels refuse it). Where LAPACK fails (a matrix that is not positive
-definite, a singular system, an SVD or eigh that does not converge) the failing matrices'
-results are NaN, as JAX returns NaN instead of raising: a jitted or vmapped program cannot
-raise for one matrix of a batch.
-
-The derivative rules are written with netcl operations (matmuls, masks, these primitives
-themselves), so they run under jit and vmap and differentiate again (grad of grad):
-
-  cholesky          L = chol(A) reads A's lower triangle; dL = L phi(L^-1 dS L^-T), with
-                    dS the symmetric matrix of dA's lower triangle, phi = lower triangle with
-                    the diagonal halved; the vjp is its transpose
-  triangular_solve  x = op(A)^-1 b (left side; lower/upper, transpose_a, unit_diagonal):
-                    dx = op(A)^-1 (db - op(dA) x), dA masked to the triangle read
-  solve             x = A^-1 b: dx = A^-1 (db - dA x); b_bar = A^-T x_bar, A_bar = -b_bar x^T
-  slogdet           d logabsdet = tr(A^-1 dA); the sign has no derivative
-  eigh              A = V diag(w) V^T (ascending w), reading one triangle: dw = diag(V^T dS V),
-                    dV = V (F o V^T dS V), F_ij = 1 / (w_j - w_i) (distinct eigenvalues)
-  svd               A = U diag(s) Vh, reduced (k = min(m, n)): the standard formulas for
-                    distinct nonzero singular values (as JAX's), with the extra terms of
-                    non-square A; a loss of s alone is differentiable everywhere
-  qr                A = QR, reduced: for m >= n the formula of JAX's rule (its vjp the
-                    transpose: A_bar = (Q_bar + Q copyltu(M)) R^-T), for m < n (which JAX
-                    does not differentiate) the split A = [X | Y], X = QU square, V = Q^T Y
+broadcasts them first). float32, float64, complex64 and complex128: integers are refused
+here (the netcl.numpy.linalg functions convert them to float first, as jax.numpy.linalg
+does), float16 too (as JAX's LAPACK kernels refuse it). Complex operands always take the
+host path (LAPACK's z/c routines; the device kernels are real only) and follow JAX's
+lax.linalg: cholesky of Hermitian positive-definite matrices (A = L L^H, reading the lower
+triangle with its diagonal taken real, as LAPACK's potrf), eigh of Hermitian matrices (real
+eigenvalues, complex eigenvectors), svd's singular values real, slogdet's sign complex of
+modulus 1 and its logabsdet real, qr's R with a real diagonal. Where LAPACK fails (a matrix
+that is not positive definite, a singular system, an SVD or eigh that does not converge)
+the failing matrices' results are NaN, as JAX returns NaN instead of raising: a jitted or
+vmapped program cannot raise for one matrix of a batch.
 
 >>> L = cholesky(a); x = triangular_solve(L, b, left_side=True, lower=True)     # L^-1 b
 """
@@ -48,9 +34,10 @@ import warnings
 import numpy as np
 
 from ..core import dtypes
-from ..core.ad_util import Zero, is_zero
+from ..core.ad_util import is_zero
 from ..core.array import Array
 from ..core.tracing import Primitive, ShapedArray
+from . import complex_ops as cx
 from . import views
 from .views import operand
 
@@ -65,20 +52,27 @@ eigh_p = Primitive("eigh", multiple_results=True, precision="keep_fp32")
 svd_p = Primitive("svd", multiple_results=True, precision="keep_fp32")
 qr_p = Primitive("qr", multiple_results=True, precision="keep_fp32")
 
-_FLOATS = (dtypes.float32, dtypes.float64)
+_INEXACT = (dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128)
+
+
+def _real_dtype(dtype):
+    """The dtype of a complex dtype's parts (singular values, eigh's eigenvalues, slogdet's
+    logabsdet); a real dtype itself."""
+    return dtypes.COMPLEX_PART.get(dtype, dtype)
 
 
 # ---- abstract evaluation ----------------------------------------------------------------------
 
-def _check_float(where, name, x):
-    if x.dtype not in _FLOATS:
+def _check_inexact(where, name, x):
+    if x.dtype not in _INEXACT:
         hint = ("netcl.numpy.linalg converts integers to float first" if x.dtype.kind in "biu"
                 else "compute in float32: x.astype(jnp.float32)")
-        raise TypeError(f"{where}: {name} must be float32 or float64, got {x.dtype} ({hint})")
+        raise TypeError(f"{where}: {name} must be float32, float64, complex64 or complex128, "
+                        f"got {x.dtype} ({hint})")
 
 
 def _check_matrix(where, name, x, square=True):
-    _check_float(where, name, x)
+    _check_inexact(where, name, x)
     shape = tuple(x.shape)
     if len(shape) < 2:
         raise ValueError(f"{where}: {name} must have shape (..., m, n) with at least two "
@@ -124,20 +118,21 @@ def _solve_abstract(a, b):
 
 def _slogdet_abstract(a):
     _check_matrix("slogdet", "a", a)
-    batch = tuple(a.shape[:-2])
-    return ShapedArray(batch, a.dtype), ShapedArray(batch, a.dtype)
+    batch = tuple(a.shape[:-2])    # (a complex sign of modulus 1, a real logabsdet)
+    return ShapedArray(batch, a.dtype), ShapedArray(batch, _real_dtype(a.dtype))
 
 
 def _eigh_abstract(a, *, lower):
     _check_matrix("eigh", "a", a)
-    return ShapedArray(tuple(a.shape[:-1]), a.dtype), _same(a)
+    return ShapedArray(tuple(a.shape[:-1]), _real_dtype(a.dtype)), _same(a)
 
 
 def _svd_abstract(a):
     _check_matrix("svd", "a", a, square=False)
     *batch, m, n = a.shape
     k, batch = min(m, n), tuple(batch)
-    return (ShapedArray(batch + (m, k), a.dtype), ShapedArray(batch + (k,), a.dtype),
+    return (ShapedArray(batch + (m, k), a.dtype),
+            ShapedArray(batch + (k,), _real_dtype(a.dtype)),
             ShapedArray(batch + (k, n), a.dtype))
 
 
@@ -175,7 +170,9 @@ def _per_matrix(fn, xs, fill):
 
 
 def _nan(shape, dtype):
-    return np.full(shape, np.nan, dtype)
+    # (complex: NaN in both parts, as JAX's failed matrices)
+    return np.full(shape, complex(np.nan, np.nan) if np.dtype(dtype).kind == "c" else np.nan,
+                   dtype)
 
 
 def _cholesky_ref(a):
@@ -213,24 +210,29 @@ def _solve_ref(a, b):
 
 def _slogdet_ref(a):
     sign, logdet = _per_matrix(lambda a: tuple(np.linalg.slogdet(a)), (a,), None)
-    return np.asarray(sign, a.dtype), np.asarray(logdet, a.dtype)
+    return np.asarray(sign, a.dtype), np.asarray(logdet, _real_dtype(a.dtype))
 
 
 def _eigh_ref(a, *, lower):
+    real = _real_dtype(a.dtype)
+
     def fill(a):
-        return _nan(a.shape[:-1], a.dtype), _nan(a.shape, a.dtype)
+        return _nan(a.shape[:-1], real), _nan(a.shape, a.dtype)
     w, v = _per_matrix(lambda a: tuple(np.linalg.eigh(a, UPLO="L" if lower else "U")), (a,),
                        fill)
-    return w.astype(a.dtype, copy=False), v.astype(a.dtype, copy=False)
+    return w.astype(real, copy=False), v.astype(a.dtype, copy=False)
 
 
 def _svd_ref(a):
+    real = _real_dtype(a.dtype)
+
     def fill(a):
         m, n = a.shape[-2:]
         k = min(m, n)
-        return _nan((m, k), a.dtype), _nan((k,), a.dtype), _nan((k, n), a.dtype)
+        return _nan((m, k), a.dtype), _nan((k,), real), _nan((k, n), a.dtype)
     u, s, vh = _per_matrix(lambda a: tuple(np.linalg.svd(a, full_matrices=False)), (a,), fill)
-    return tuple(x.astype(a.dtype, copy=False) for x in (u, s, vh))
+    return u.astype(a.dtype, copy=False), s.astype(real, copy=False), \
+        vh.astype(a.dtype, copy=False)
 
 
 def _qr_ref(a):
@@ -279,6 +281,29 @@ def _mT(x):
     return views.transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
+def _is_complex(x):
+    return dtypes.is_complex(x.dtype)
+
+
+def _conj(x):
+    """The complex conjugate; a real x itself (no operation, so real rules stay as they
+    were)."""
+    return cx.conj(x) if _is_complex(x) else x
+
+
+def _mH(x):
+    """The conjugate transpose (the transpose of a real x)."""
+    return _conj(_mT(x))
+
+
+def _as_complex(x, dtype):
+    """Real x embedded in complex `dtype` (through lax.complex, which has derivatives);
+    x itself where `dtype` is real or x already complex."""
+    if not dtypes.is_complex(dtype) or _is_complex(x):
+        return x
+    return cx.complex(x, views.full_like(x, 0))
+
+
 def _mm(a, b):
     return _jnp().matmul(a, b)
 
@@ -301,6 +326,16 @@ def _phi(x, lower):
     """x's lower (upper) triangle with its diagonal halved: the map of Cholesky's derivative,
     and also its own transpose."""
     return _triangle(x, lower) - 0.5 * x * _eye(x.shape[-1], x.dtype)
+
+
+def _herm_of_triangle(x, lower):
+    """The Hermitian matrix that LAPACK's potrf/heevd see reading only x's lower (upper)
+    triangle: the imaginary parts of the diagonal are ignored (taken 0), so its diagonal is
+    Re(diag x): phi(x) + phi(x)^H. A real x: _sym_of_triangle (the same matrix)."""
+    if not _is_complex(x):
+        return _sym_of_triangle(x, lower)
+    p = _phi(x, lower)
+    return p + _mH(p)
 
 
 def _diag(v):
@@ -335,7 +370,12 @@ def _add(a, b):
     return b if a is None else a + b
 
 
-def _tri_solve(a, b, lower, transpose_a=False, unit_diagonal=False):
+def _tri_solve(a, b, lower, transpose_a=False, unit_diagonal=False, conjugate_a=False):
+    """x = op(a)^-1 b, op(a) = a or a^T (transpose_a), conjugated with conjugate_a (complex
+    a: the primitive has no conjugation, so a is conjugated first; its derivative flows
+    through conj)."""
+    if conjugate_a:
+        a = _conj(a)
     return triangular_solve_p.bind(a, b, lower=lower, transpose_a=transpose_a,
                                    unit_diagonal=unit_diagonal)
 
@@ -343,234 +383,6 @@ def _tri_solve(a, b, lower, transpose_a=False, unit_diagonal=False):
 def _tri_solve_right(a, b, lower, transpose_a=False):
     """x with x op(a) = b: op(a)^T x^T = b^T."""
     return _mT(_tri_solve(a, _mT(b), lower, not transpose_a))
-
-
-# ---- cholesky -----------------------------------------------------------------------------
-
-def _cholesky_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    L = cholesky_p.bind(a)
-    s = _sym_of_triangle(da, True)
-    y = _tri_solve(L, s, True)                          # L^-1 dS
-    m = _mT(_tri_solve(L, _mT(y), True))                # L^-1 dS L^-T
-    return L, _mm(L, _phi(m, True))
-
-
-def _cholesky_vjp(ct, L, a):
-    ct = _live(ct)
-    if ct is None:
-        return (None,)
-    p = _phi(_mm(_mT(L), ct), True)                     # the cotangent of L^-1 dS L^-T
-    z = _tri_solve(L, p, True, transpose_a=True)        # L^-T p
-    s_bar = _mT(_tri_solve(L, _mT(z), True, transpose_a=True))    # L^-T p L^-1
-    return (_phi(s_bar + _mT(s_bar), True),)            # onto the lower triangle read
-
-
-# ---- triangular_solve ---------------------------------------------------------------------
-
-def _triangular_solve_jvp(primals, tangents, *, lower, transpose_a, unit_diagonal):
-    (a, b), (da, db) = primals, tangents
-    p = dict(lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal)
-    x = triangular_solve_p.bind(a, b, **p)
-    rhs = None if is_zero(db) else db
-    if not is_zero(da):
-        d = _triangle(da, lower, 1 if unit_diagonal else 0)   # the entries the solve reads
-        t = _mm(_mT(d) if transpose_a else d, x)
-        rhs = -t if rhs is None else rhs - t
-    if rhs is None:
-        return x, Zero(ShapedArray(tuple(x.shape), x.dtype))
-    return x, triangular_solve_p.bind(a, rhs, **p)
-
-
-def _triangular_solve_vjp(ct, x, a, b, *, lower, transpose_a, unit_diagonal):
-    ct = _live(ct)
-    if ct is None:
-        return None, None
-    b_bar = triangular_solve_p.bind(a, ct, lower=lower, transpose_a=not transpose_a,
-                                    unit_diagonal=unit_diagonal)
-    a_bar = _mm(x, _mT(b_bar)) if transpose_a else _mm(b_bar, _mT(x))
-    return -_triangle(a_bar, lower, 1 if unit_diagonal else 0), b_bar
-
-
-# ---- solve --------------------------------------------------------------------------------
-
-def _solve_jvp(primals, tangents):
-    (a, b), (da, db) = primals, tangents
-    x = solve_p.bind(a, b)
-    rhs = None if is_zero(db) else db
-    if not is_zero(da):
-        t = _mm(da, x)
-        rhs = -t if rhs is None else rhs - t
-    if rhs is None:
-        return x, Zero(ShapedArray(tuple(x.shape), x.dtype))
-    return x, solve_p.bind(a, rhs)
-
-
-def _solve_vjp(ct, x, a, b):
-    ct = _live(ct)
-    if ct is None:
-        return None, None
-    b_bar = solve_p.bind(_mT(a), ct)
-    return -_mm(b_bar, _mT(x)), b_bar
-
-
-# ---- slogdet ------------------------------------------------------------------------------
-
-def _slogdet_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    sign, logdet = slogdet_p.bind(a)
-    d = _jnp().trace(solve_p.bind(a, da), axis1=-2, axis2=-1)
-    return (sign, logdet), (Zero(ShapedArray(tuple(sign.shape), sign.dtype)), d)
-
-
-def _slogdet_vjp(ct, out, a):
-    c = _live(ct[1])       # (the sign is piecewise constant: its cotangent goes nowhere)
-    if c is None:
-        return (None,)
-    eye = _jnp().broadcast_to(_eye(a.shape[-1], a.dtype), tuple(a.shape))
-    inv_t = solve_p.bind(_mT(a), eye)                   # A^-T
-    return (views.reshape(c, tuple(c.shape) + (1, 1)) * inv_t,)
-
-
-# ---- eigh ---------------------------------------------------------------------------------
-
-def _eigh_jvp(primals, tangents, *, lower):
-    (a,), (da,) = primals, tangents
-    w, v = eigh_p.bind(a, lower=lower)
-    c = _mm(_mT(v), _mm(_sym_of_triangle(da, lower), v))     # V^T dS V
-    return (w, v), (_diagonal(c), _mm(v, _gap_inverse(w) * c))
-
-
-def _eigh_vjp(ct, out, a, *, lower):
-    (w, v), (w_bar, v_bar) = out, (_live(ct[0]), _live(ct[1]))
-    g = None
-    if w_bar is not None:
-        g = _diag(w_bar)
-    if v_bar is not None:
-        g = _add(g, _gap_inverse(w) * _mm(_mT(v), v_bar))
-    if g is None:
-        return (None,)
-    s_bar = _mm(v, _mm(g, _mT(v)))
-    return (_phi(s_bar + _mT(s_bar), lower),)
-
-
-# ---- svd ----------------------------------------------------------------------------------
-
-def _svd_gaps(s):
-    """F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, 0 on it."""
-    eye = _eye(s.shape[-1], s.dtype)
-    r, c = _row(s), _col(s)
-    return 1.0 / ((r + c) * (r - c) + eye) - eye
-
-
-def _svd_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    u, s, vh = svd_p.bind(a)
-    m, n = a.shape[-2:]
-    v = _mT(vh)
-    ds_mat = _mm(_mT(u), _mm(da, v))                    # U^T dA V, (k, k)
-    ds = _diagonal(ds_mat)
-    f, r, c = _svd_gaps(s), _row(s), _col(s)
-    dss = ds_mat * r                                    # dS S
-    sds = c * ds_mat                                    # S dS
-    du = _mm(u, f * (dss + _mT(dss)))
-    dv = _mm(v, f * (sds + _mT(sds)))
-    if m > n:       # the part of dA V outside U's span
-        dav = _mm(da, v)
-        du = du + (dav - _mm(u, _mm(_mT(u), dav))) / r
-    if n > m:
-        datu = _mm(_mT(da), u)
-        dv = dv + (datu - _mm(v, _mm(vh, datu))) / r
-    return (u, s, vh), (du, ds, _mT(dv))
-
-
-def _svd_vjp(ct, out, a):
-    (u, s, vh) = out
-    u_bar, s_bar, vh_bar = (_live(c) for c in ct)
-    m, n = a.shape[-2:]
-    g = None                                            # the cotangent of U^T dA V
-    if s_bar is not None:
-        g = _diag(s_bar)
-    if u_bar is not None or vh_bar is not None:
-        f, r, c = _svd_gaps(s), _row(s), _col(s)
-    if u_bar is not None:
-        y = f * _mm(_mT(u), u_bar)
-        g = _add(g, (y + _mT(y)) * r)
-    v_bar = None if vh_bar is None else _mT(vh_bar)
-    if v_bar is not None:
-        z = f * _mm(vh, v_bar)
-        g = _add(g, c * (z + _mT(z)))
-    a_bar = None if g is None else _mm(u, _mm(g, vh))
-    if u_bar is not None and m > n:
-        a_bar = _add(a_bar, _mm((u_bar - _mm(u, _mm(_mT(u), u_bar))) / r, vh))
-    if v_bar is not None and n > m:
-        a_bar = _add(a_bar, _mm(u, _mT((v_bar - _mm(_mT(vh), _mm(vh, v_bar))) / r)))
-    return (a_bar,)
-
-
-# ---- qr -----------------------------------------------------------------------------------
-
-def _qr_jvp_tall(q, r, da):
-    """dQ, dR of A = QR with m >= n (r square): C = Q^T dA R^-1, dQ = Q (O - C) + dA R^-1,
-    dR = (C - O) R, with O the skew-symmetric matrix of C's strict lower triangle."""
-    x = _tri_solve_right(r, da, lower=False)            # dA R^-1
-    c = _mm(_mT(q), x)
-    low = _triangle(c, True, 1)
-    o = low - _mT(low)
-    return _mm(q, o - c) + x, _mm(c - o, r)
-
-
-def _qr_vjp_tall(q, r, q_bar, r_bar):
-    """A_bar = (Q_bar + Q copyltu(M)) R^-T, M = R R_bar^T - Q_bar^T Q, copyltu(M) the
-    symmetric matrix of M's lower triangle (the transpose of _qr_jvp_tall)."""
-    m_ = None
-    if r_bar is not None:
-        m_ = _mm(r, _mT(r_bar))
-    if q_bar is not None:
-        m_ = _add(m_, -_mm(_mT(q_bar), q))
-    y = _mm(q, _sym_of_triangle(m_, True))
-    if q_bar is not None:
-        y = y + q_bar
-    return _mT(_tri_solve(r, _mT(y), lower=False))     # y R^-T
-
-
-def _split_cols(x, k):
-    return x[..., :k], x[..., k:]
-
-
-def _qr_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    q, r = qr_p.bind(a)
-    m, n = a.shape[-2:]
-    if m >= n:
-        return (q, r), _qr_jvp_tall(q, r, da)
-    # wide: A = [X | Y], X = Q U square, R = [U | Q^T Y]
-    (u, _), (dx, dy), (_, y) = _split_cols(r, m), _split_cols(da, m), _split_cols(a, m)
-    dq, du = _qr_jvp_tall(q, u, dx)
-    dv = _mm(_mT(dq), y) + _mm(_mT(q), dy)
-    return (q, r), (dq, _jnp().concatenate([du, dv], axis=-1))
-
-
-def _qr_vjp(ct, out, a):
-    (q, r), (q_bar, r_bar) = out, (_live(ct[0]), _live(ct[1]))
-    if q_bar is None and r_bar is None:
-        return (None,)
-    m, n = a.shape[-2:]
-    if m >= n:
-        return (_qr_vjp_tall(q, r, q_bar, r_bar),)
-    u, _ = _split_cols(r, m)
-    _, y = _split_cols(a, m)
-    u_bar = v_bar = None
-    if r_bar is not None:
-        u_bar, v_bar = _split_cols(r_bar, m)
-    y_bar = None
-    if v_bar is not None:      # V = Q^T Y
-        q_bar = _add(q_bar, _mm(y, _mT(v_bar)))
-        y_bar = _mm(q, v_bar)
-    x_bar = _qr_vjp_tall(q, u, q_bar, u_bar)
-    if y_bar is None:
-        y_bar = _jnp().zeros_like(y)
-    return (_jnp().concatenate([x_bar, y_bar], axis=-1),)
 
 
 # ---- batching: every operand's batch axis to the front, where LAPACK batches --------------
@@ -583,24 +395,23 @@ def _batch_rule(prim):
     return rule
 
 
-for _p, _abs, _ref, _jvp, _vjp in (
-        (cholesky_p, _cholesky_abstract, _cholesky_ref, _cholesky_jvp, _cholesky_vjp),
-        (triangular_solve_p, _triangular_solve_abstract, _triangular_solve_ref,
-         _triangular_solve_jvp, _triangular_solve_vjp),
-        (solve_p, _solve_abstract, _solve_ref, _solve_jvp, _solve_vjp),
-        (slogdet_p, _slogdet_abstract, _slogdet_ref, _slogdet_jvp, _slogdet_vjp),
-        (eigh_p, _eigh_abstract, _eigh_ref, _eigh_jvp, _eigh_vjp),
-        (svd_p, _svd_abstract, _svd_ref, _svd_jvp, _svd_vjp),
-        (qr_p, _qr_abstract, _qr_ref, _qr_jvp, _qr_vjp)):
+for _p, _abs, _ref in (
+        (cholesky_p, _cholesky_abstract, _cholesky_ref),
+        (triangular_solve_p, _triangular_solve_abstract, _triangular_solve_ref),
+        (solve_p, _solve_abstract, _solve_ref),
+        (slogdet_p, _slogdet_abstract, _slogdet_ref),
+        (eigh_p, _eigh_abstract, _eigh_ref),
+        (svd_p, _svd_abstract, _svd_ref),
+        (qr_p, _qr_abstract, _qr_ref)):
     _p.abstract_eval = _abs
     _p.reference = _ref
     _p.make_launcher = _device_or_host_launcher(_p)
-    _p.jvp = _jvp
-    _p.vjp = _vjp
     _p.batch = _batch_rule(_p)
 
+from . import linalg_host_rules  # noqa: E402,F401 (registers the jvp and vjp rules)
 
-# ---- lax-level functions (jax.lax.linalg's names; float operands, equal batch shapes) -----
+
+# ---- lax-level functions (jax.lax.linalg's names; inexact operands, equal batch shapes) ---
 
 def _bool(v, where, name):
     if not isinstance(v, (bool, np.bool_)):
@@ -609,8 +420,9 @@ def _bool(v, where, name):
 
 
 def cholesky(a):
-    """The lower Cholesky factor L (A = L L^T) of each matrix of `a` (..., n, n), reading
-    only its lower triangle; NaN where a matrix is not positive definite.
+    """The lower Cholesky factor L (A = L L^H; L L^T for real a) of each matrix of `a`
+    (..., n, n), reading only its lower triangle (a complex diagonal's real part); NaN where
+    a matrix is not positive definite.
 
     >>> cholesky(jnp.array([[4.0, 2.0], [2.0, 3.0]]))       # [[2, 0], [1, 1.4142]]
     """
@@ -620,8 +432,9 @@ def cholesky(a):
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
                      conjugate_a=False, unit_diagonal=False):
     """jax.lax.linalg.triangular_solve: x with op(a) x = b (left_side) or x op(a) = b, op(a)
-    = a or a^T (transpose_a), reading a's lower or upper triangle (and a unit diagonal where
-    unit_diagonal). a: (..., n, n); b: (..., n, k) left, (..., k, n) right, same batch.
+    = a or a^T (transpose_a), conjugated where conjugate_a (a^H with both; nothing for real
+    a), reading a's lower or upper triangle (and a unit diagonal where unit_diagonal).
+    a: (..., n, n); b: (..., n, k) left, (..., k, n) right, same batch.
 
     >>> triangular_solve(L, b, left_side=True, lower=True)      # L^-1 b
     """
@@ -629,12 +442,12 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
     a, b = operand(a, where), operand(b, where)
     left_side, lower = _bool(left_side, where, "left_side"), _bool(lower, where, "lower")
     transpose_a = _bool(transpose_a, where, "transpose_a")
-    _bool(conjugate_a, where, "conjugate_a")   # (real dtypes only: conjugation is nothing)
+    conjugate_a = _bool(conjugate_a, where, "conjugate_a")
     unit_diagonal = _bool(unit_diagonal, where, "unit_diagonal")
     if left_side:
-        return _tri_solve(a, b, lower, transpose_a, unit_diagonal)
+        return _tri_solve(a, b, lower, transpose_a, unit_diagonal, conjugate_a)
     _check_matrix(where, "b", b, square=False)     # (before the transpose below)
-    return _mT(_tri_solve(a, _mT(b), lower, not transpose_a, unit_diagonal))
+    return _mT(_tri_solve(a, _mT(b), lower, not transpose_a, unit_diagonal, conjugate_a))
 
 
 def solve(a, b):
@@ -646,7 +459,8 @@ def solve(a, b):
 
 
 def slogdet(a):
-    """(sign, log|det|) of each matrix of `a` (..., n, n).
+    """(sign, log|det|) of each matrix of `a` (..., n, n); for complex a the sign is complex
+    (det / |det|) and log|det| real.
 
     >>> slogdet(jnp.array([[1.0, 2.0], [3.0, 4.0]]))           # (-1.0, 0.6931472)
     """
@@ -654,8 +468,9 @@ def slogdet(a):
 
 
 def eigh(a, *, lower=True):
-    """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix of `a`,
-    reading its lower (upper) triangle. (netcl's order; jax.lax.linalg.eigh returns (v, w).)
+    """(eigenvalues ascending, eigenvectors as columns) of each symmetric (complex: Hermitian)
+    matrix of `a`, reading its lower (upper) triangle; the eigenvalues are real. (netcl's
+    order; jax.lax.linalg.eigh returns (v, w).)
 
     >>> w, v = eigh(jnp.array([[2.0, 1.0], [1.0, 2.0]]))        # w: [1, 3]
     """
@@ -664,7 +479,7 @@ def eigh(a, *, lower=True):
 
 def svd(a):
     """(u, s, vh): the reduced SVD of each matrix of `a` (..., m, n), k = min(m, n):
-    u (..., m, k), s (..., k) descending, vh (..., k, n).
+    u (..., m, k), s (..., k) descending (real), vh (..., k, n); a = u diag(s) vh.
 
     >>> u, s, vh = svd(jnp.ones((3, 2)))                        # s: [2.4494898, 0]
     """
@@ -673,7 +488,8 @@ def svd(a):
 
 def qr(a):
     """(q, r): the reduced QR decomposition of each matrix of `a` (..., m, n): q (..., m, k)
-    with orthonormal columns, r (..., k, n) upper triangular, k = min(m, n).
+    with orthonormal (unitary) columns, r (..., k, n) upper triangular (a real diagonal),
+    k = min(m, n).
 
     >>> q, r = qr(jnp.array([[3.0, 1.0], [4.0, 2.0]]))          # r: [[-5, -2.2], [0, 0.4]]
     """

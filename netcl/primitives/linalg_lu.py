@@ -3,16 +3,21 @@
 lu(A) = (lu, pivots, perm) with A[perm] = L U: L unit lower triangular (below lu's diagonal),
 U upper (on and above it); pivots (int32, (..., n)) the row swapped with row i at step i
 (LAPACK's getrf ipiv counted from 0), perm (int32, (..., n)) the permutation they make.
-Partial pivoting takes the first largest |a| of a column; a zero pivot is not divided by
-(a singular matrix gives a zero on U's diagonal, nothing raises, no NaN), as LAPACK's getrf.
+Partial pivoting takes the first largest |a| of a column (complex a: the first largest
+|Re a| + |Im a|, LAPACK's cabs1, so that the pivots are zgetrf's, JAX's and SciPy's); a zero
+pivot is not divided by (a singular matrix gives a zero on U's diagonal, nothing raises, no
+NaN), as LAPACK's getrf.
 
-It runs on the device where `linalg_device` covers it (linalg_device_lu's kernels), else
-on the host: `reference`, a NumPy LU vectorized over the batch (NumPy exposes no getrf).
-Rectangular matrices are refused (jax.lax.linalg.lu accepts them): not implemented here.
+It runs on the device where `linalg_device` covers it (linalg_device_lu's kernels: float32
+and float64), else on the host: `reference`, a NumPy LU vectorized over the batch (NumPy
+exposes no getrf); complex64 and complex128 always there. Rectangular matrices are refused
+(jax.lax.linalg.lu accepts them): not implemented here.
 
 Derivatives (square A, as JAX's rule): with x = L^-1 P dA U^-1, dL = L tril(x, -1) and
 dU = triu(x) U, so d lu = dL + dU; the vjp is that map's transpose,
-A_bar = P^T L^-T (tril(L^T lu_bar, -1) + triu(lu_bar U^T)) U^-T. pivots and perm are
+A_bar = P^T L^-T (tril(L^T lu_bar, -1) + triu(lu_bar U^T)) U^-T. With the pivots fixed the
+factors are rational functions of A's entries (holomorphic), so the same rules serve complex
+matrices, with transposes, not conjugate transposes (JAX's convention). pivots and perm are
 piecewise constant: no derivative.
 
 >>> lu, pivots, perm = netcl.primitives.linalg_lu.lu(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
@@ -44,9 +49,14 @@ def _lu_ref(a):
     f = a.reshape((-1, n, n))
     batch = np.arange(f.shape[0])
     piv = np.zeros(f.shape[:2], np.int32)
+    if f.dtype.kind == "c":     # (getrf's izamax compares |Re| + |Im|, not the modulus)
+        def size(x):
+            return np.abs(x.real) + np.abs(x.imag)
+    else:
+        size = np.abs
     with np.errstate(all="ignore"):
         for j in range(n):
-            p = j + np.argmax(np.abs(f[:, j:, j]), axis=1)     # the first largest
+            p = j + np.argmax(size(f[:, j:, j]), axis=1)       # the first largest
             piv[:, j] = p
             rows = f[batch, p].copy()
             f[batch, p] = f[:, j]
@@ -111,7 +121,7 @@ lu_p.batch = lh._batch_rule(lu_p)
 
 def lu(a):
     """jax.lax.linalg.lu of square matrices: (lu, pivots, perm) of each matrix of `a`
-    (..., n, n), A[perm] = L U (L unit lower and U upper, packed in lu).
+    (..., n, n), float or complex, A[perm] = L U (L unit lower and U upper, packed in lu).
 
     >>> lu(jnp.array([[1.0, 2.0], [3.0, 4.0]]))[0]       # [[3, 4], [0.33333, 0.66667]]
     """

@@ -21,7 +21,7 @@ netcl.random builds PRNGKey/split/fold_in/bits/uniform/... from these (see its d
 import numpy as np
 import pyopencl as cl
 
-from ..core import dtypes, kernels
+from ..core import dtypes, float8, kernels
 from ..core.ad_util import Zero, defjvp, defvjp
 from ..core.array import Array
 from ..core.codegen import HELPERS, input_kind, make_elementwise_launcher, render_elementwise
@@ -450,6 +450,27 @@ inline float netcl_nextafter_bf(float x, float y) {
 """
 _NEXTAFTER = {dtypes.float16: "netcl_nextafter_h({0}, {1})",
               dtypes.bfloat16: "netcl_nextafter_bf({0}, {1})"}
+
+
+def _nextafter_float8(fmt):
+    """The 8-bit floats likewise, each on its own byte (as ml_dtypes' nextafter). The fnuz
+    formats have no -0: a step from -smallest toward 0 lands on 0, not on 0x80 (their NaN)."""
+    t = float8.tag(fmt)
+    fnuz = "  if (h == 0x80u) h = 0u;\n" if fmt.rules == "fnuz" else ""
+    return f"""
+inline float netcl_nextafter_f8{t}(float x, float y) {{
+  if (x != x || y != y) return x + y;
+  if (x == y) return y;
+  if (x == 0.0f) return netcl_f8{t}_load(y > 0.0f ? 0x01u : 0x81u);
+  uchar h = netcl_f8{t}_store(x);
+  h = (uchar)((x < y) == (x > 0.0f) ? h + 1u : h - 1u);
+{fnuz}  return netcl_f8{t}_load(h); }}
+"""
+
+
+for _d, _f in float8.FORMATS.items():
+    HELPERS[f"nextafter_f8{float8.tag(_f)}"] = _nextafter_float8(_f)
+    _NEXTAFTER[_d] = f"netcl_nextafter_f8{float8.tag(_f)}({{0}}, {{1}})"
 nextafter_p = _ew_prim("nextafter", 2, "f", None, None)
 nextafter_p.lowering = lambda in_dtypes, out_dtype: _NEXTAFTER.get(in_dtypes[0],
                                                                    "nextafter({0}, {1})")

@@ -158,9 +158,10 @@ def _launcher(device, args, params, out):
 
 
 def _key_dtype(dtype):
-    """The NumPy dtype of the keys' compute type (16-bit floats and bool sort as float/int)."""
-    return {dtypes.float16: np.float32, dtypes.bfloat16: np.float32,
-            dtypes.bool_: np.int32}.get(dtype, dtype)
+    """The NumPy dtype of the keys' compute type (16- and 8-bit floats and bool sort as
+    float/int)."""
+    return np.float32 if dtype in dtypes.STORAGE_FLOATS else \
+        {dtypes.bool_: np.int32}.get(dtype, dtype)
 
 
 def _powers(start, stop, down=False):

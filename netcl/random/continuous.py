@@ -78,11 +78,13 @@ def _unit_floats(name, key, shape, dtype):
         one_bits = views.full_like(b, 0x3F800000)
         f = bitcast_convert_type(ew.or_(mantissa, one_bits), dtypes.float32)
         return ew.sub(f, views.full_like(f, 1.0))
-    if dtype in dtypes.HALF:
+    if dtype in dtypes.STORAGE_FLOATS:
         # JAX: the low 16 bits of y1 ^ y2, (b >> 6 | 0x3c00) as half, minus 1 = m * 2^-10.
         # bfloat16 has 7 mantissa bits, for which JAX draws 8: the low 8 bits, (b >> 1 |
-        # 0x3f80) as bfloat16, minus 1 = m * 2^-7.
-        width, nmant = (16, 10) if dtype == dtypes.float16 else (8, 7)
+        # 0x3f80) as bfloat16, minus 1 = m * 2^-7. An 8-bit float: the low 8 bits, m of its
+        # mantissa's width (exact in each format).
+        width, nmant = (16, 10) if dtype == dtypes.float16 else (8, 7) \
+            if dtype == dtypes.bfloat16 else (8, int(dtypes.finfo(dtype).nmant))
         b = _bits32(name, key, shape)
         m = shift_right_logical(ew.and_(b, views.full_like(b, (1 << width) - 1)),
                                 views.full_like(b, width - nmant))

@@ -126,9 +126,9 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
     dtype = _float_dtype(name, float if dtype is None else dtype, _device(key))
     n = _index(name, "n", n)
     m = n if m is None else _index(name, "m", m)
-    if dtype in dtypes.HALF:
-        raise TypeError(f"{name}: {dtype} is not supported (qr has no half precision); use "
-                        "float32")
+    if dtype in dtypes.STORAGE_FLOATS:
+        raise TypeError(f"{name}: {dtype} is not supported (qr has no 16- or 8-bit "
+                        "precision); use float32")
     jnp = _jnp()
     z = _normal(name, key, shape + (max(n, m), min(n, m)), dtype)
     q, r = jnp.linalg.qr(z)

@@ -6,7 +6,7 @@ an error from deep inside the composition, or after half of its kernels have run
 
 Arguments are promoted as jax.scipy promotes them (`promote_args_inexact`): integers and
 bools become the default float, all arguments take one dtype and broadcast together.
-float16 and bfloat16 are computed in float32 and rounded back at the end (the approximations'
+The 16- and 8-bit floats are computed in float32 and rounded back at the end (the approximations'
 constants and ranges are float32's and float64's).
 """
 import numpy as np
@@ -70,7 +70,7 @@ def floats(where, /, broadcast=True, **named):
             dt = dtypes.inexact_dtype(xs[0].dtype, xs[0].weak_type)
             xs = [convert_element_type(x, dt, x.weak_type) for x in xs]
     out_dtype = xs[0].dtype
-    if out_dtype in dtypes.HALF:
+    if out_dtype in dtypes.STORAGE_FLOATS:
         xs = [convert_element_type(x, dtypes.float32, x.weak_type) for x in xs]
     return xs, out_dtype
 

@@ -9,6 +9,9 @@ jax.scipy: b of shape (n,) is one vector, (..., n, k) a batch of matrices, batch
 broadcast; (..., n) with a of shape (..., n, n) is still read as a batch of vectors with a
 FutureWarning, as JAX 0.10 does. lu, lu_factor and lu_solve run on netcl's own LU
 (primitives/linalg_lu.py: LAPACK getrf's pivots, on the device where it covers the size).
+Complex operands work as in jax.scipy.linalg (LAPACK's complex routines, on the host):
+Cholesky factors of Hermitian matrices (a = U^H U), trans=2 ('C') the conjugate transpose,
+eigh of the Hermitian part (a + a^H) / 2.
 
 >>> import netcl.scipy.linalg as sla
 >>> c = sla.cho_factor(jnp.array([[4.0, 2.0], [2.0, 3.0]]))
@@ -21,7 +24,7 @@ import numpy as np
 from ..core.shapes import IncompatibleShapesError
 from ..numpy import linalg as _nla
 from ..numpy._errors import public
-from ..numpy.linalg_decomp import _bool, _floats, _matrix_check, _mT, _square
+from ..numpy.linalg_decomp import _bool, _floats, _matrix_check, _mH, _square
 from ..primitives import linalg_host as lh
 from ..primitives import views
 
@@ -76,8 +79,9 @@ def _operands(where, a, b):
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """The Cholesky factor of each positive-definite matrix of `a` (..., n, n): upper U with
-    a = U^T U (default), or lower L with a = L L^T. Only the triangle named is read (no
-    symmetrization, as scipy and jax.scipy); NaN where a matrix is not positive definite.
+    a = U^H U (default), or lower L with a = L L^H (^H the conjugate transpose: the transpose
+    of real a). Only the triangle named is read (no symmetrization, as scipy and jax.scipy);
+    NaN where a matrix is not positive definite.
     The gradient is the derivative of exactly that (the other triangle gets none), where
     JAX's rule assumes symmetric perturbations: the two agree whenever `a` is computed
     symmetric (a = x @ x.T + ...), and differ for a non-symmetric leaf `a`.
@@ -89,8 +93,8 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     where = "scipy.linalg.cholesky"
     lower = _bool(where, "lower", lower)
     a = _square(where, a)
-    L = lh.cholesky_p.bind(a if lower else _mT(a))   # (the upper triangle of a: a^T's lower)
-    return L if lower else _mT(L)
+    L = lh.cholesky_p.bind(a if lower else _mH(a))   # (the upper triangle of a: a^H's lower)
+    return L if lower else _mH(L)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
@@ -117,19 +121,20 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     c, lower = c_and_lower
     lower = _bool(where, "lower", lower)
     c, b, back = _operands(where, c, b)
-    # a = L L^T: L y = b, then L^T x = y (upper: a = U^T U: U^T y = b, then U x = y)
-    y = lh._tri_solve(c, b, lower, transpose_a=not lower)
-    return back(lh._tri_solve(c, y, lower, transpose_a=lower))
+    # a = L L^H: L y = b, then L^H x = y (upper: a = U^H U: U^H y = b, then U x = y)
+    y = lh._tri_solve(c, b, lower, transpose_a=not lower, conjugate_a=not lower)
+    return back(lh._tri_solve(c, y, lower, transpose_a=lower, conjugate_a=lower))
 
 
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
+_CONJ = {0: False, "N": False, 1: False, "T": False, 2: True, "C": True}   # (2, 'C': a^H)
 
 
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
                      debug=None, check_finite=True):
     """x with op(a) @ x = b for triangular a (..., n, n), reading only its lower or upper
-    (default) triangle: op(a) = a (trans 0 or 'N') or a^T (1, 'T', and 2, 'C' for real a);
-    unit_diagonal assumes ones on the diagonal. b: (n,) or (..., n, k).
+    (default) triangle: op(a) = a (trans 0 or 'N'), a^T (1, 'T') or a^H (2, 'C': a^T for
+    real a); unit_diagonal assumes ones on the diagonal. b: (n,) or (..., n, k).
 
     >>> sla.solve_triangular(jnp.array([[2.0, 0.0], [1.0, 1.0]]), jnp.array([2.0, 3.0]),
     ...                      lower=True)
@@ -143,7 +148,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     lower = _bool(where, "lower", lower)
     unit_diagonal = _bool(where, "unit_diagonal", unit_diagonal)
     a, b, back = _operands(where, a, b)
-    return back(lh._tri_solve(a, b, lower, _TRANS[trans], unit_diagonal))
+    return back(lh._tri_solve(a, b, lower, _TRANS[trans], unit_diagonal, _CONJ[trans]))
 
 
 _ASSUME = ("gen", "sym", "her", "pos")
@@ -193,10 +198,10 @@ def det(a, overwrite_a=False, check_finite=True):
 
 def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
          turbo=True, eigvals=None, type=1, check_finite=True):  # noqa: A002 (scipy's name)
-    """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix of `a`, or the
-    eigenvalues alone (eigvals_only). As jax.scipy.linalg.eigh: the input is symmetrized
-    ((a + a^T) / 2) and only the standard problem is solved (b=None, type=1, eigvals=None;
-    anything else is a NotImplementedError).
+    """(eigenvalues ascending, eigenvectors as columns) of each symmetric (complex: Hermitian)
+    matrix of `a`, or the eigenvalues alone (eigvals_only). As jax.scipy.linalg.eigh: the
+    input is symmetrized ((a + a^H) / 2) and only the standard problem is solved (b=None,
+    type=1, eigvals=None; anything else is a NotImplementedError).
 
     >>> w, v = sla.eigh(jnp.array([[2.0, 1.0], [1.0, 2.0]]))
     >>> w
@@ -213,7 +218,7 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
     lower = _bool(where, "lower", lower)
     eigvals_only = _bool(where, "eigvals_only", eigvals_only)
     a = _square(where, a)
-    w, v = lh.eigh_p.bind((a + _mT(a)) * 0.5, lower=lower)
+    w, v = lh.eigh_p.bind((a + _mH(a)) * 0.5, lower=lower)
     return w if eigvals_only else (w, v)
 
 
@@ -237,9 +242,9 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
-    """(p, l, u) with a = p @ l @ u for each square matrix of `a`: p a permutation matrix, l
-    unit lower and u upper triangular; with permute_l, (p @ l, u). As jax.scipy.linalg.lu
-    (square matrices only).
+    """(p, l, u) with a = p @ l @ u for each square matrix of `a`: p a permutation matrix (of
+    a's real dtype for complex a, as JAX's), l unit lower and u upper triangular; with
+    permute_l, (p @ l, u). As jax.scipy.linalg.lu (square matrices only).
 
     >>> p, l, u = sla.lu(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
     >>> p
@@ -255,13 +260,14 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     l_ = jnp.tril(lu_, -1) + eye
     u = jnp.triu(lu_)
     # A[perm] = L U, so A = P L U with P[perm[i], i] = 1
-    p = (perm[..., None, :] == jnp.arange(n, dtype=perm.dtype)[:, None]).astype(lu_.dtype)
-    return (p @ l_, u) if permute_l else (p, l_, u)
+    p = (perm[..., None, :] == jnp.arange(n, dtype=perm.dtype)[:, None]).astype(
+        lh._real_dtype(lu_.dtype))
+    return (p.astype(lu_.dtype) @ l_, u) if permute_l else (p, l_, u)
 
 
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
-    """x with op(a) @ x = b from lu_factor(a) = (lu, piv): op(a) = a (trans 0 or 'N') or
-    a^T (1, 'T', and 2, 'C' for real a). b: (n,) or (..., n, k), as jax.scipy.linalg.
+    """x with op(a) @ x = b from lu_factor(a) = (lu, piv): op(a) = a (trans 0 or 'N'), a^T
+    (1, 'T') or a^H (2, 'C': a^T for real a). b: (n,) or (..., n, k), as jax.scipy.linalg.
     lu_solve.
 
     >>> f = sla.lu_factor(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
@@ -290,9 +296,10 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
         pb = jnp.take_along_axis(b, perm[..., None], axis=-2)
         y = lh._tri_solve(lu_, pb, True, False, True)
         return back(lh._tri_solve(lu_, y, False, False, False))
-    # U^T L^T P x = b: U^T y = b, L^T z = y, x[perm] = z
-    y = lh._tri_solve(lu_, b, False, True, False)
-    z = lh._tri_solve(lu_, y, True, True, True)
+    # U^T L^T P x = b: U^T y = b, L^T z = y, x[perm] = z (U^H and L^H for trans 2, 'C')
+    conj = _CONJ[trans]
+    y = lh._tri_solve(lu_, b, False, True, False, conj)
+    z = lh._tri_solve(lu_, y, True, True, True, conj)
     inverse = jnp.argsort(perm, axis=-1)
     return back(jnp.take_along_axis(z, inverse[..., None], axis=-2))
 

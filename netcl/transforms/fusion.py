@@ -101,9 +101,13 @@ def _lossless_widening(src, mid):
     and back gives the value itself): a wider float for a float, a wider integer of the
     same signedness for an integer."""
     ks, km = dtypes.kind(src), dtypes.kind(mid)
-    if ks != km or ks not in "fiu":
+    if ks != km or ks not in "fiu" or mid.itemsize <= src.itemsize:
         return False
-    return mid.itemsize > src.itemsize
+    if ks == "f":   # (wider is not enough: float8_e8m0fnu's 2^-127 is no float16)
+        s, m = dtypes.finfo(src), dtypes.finfo(mid)
+        return m.nmant >= s.nmant and m.maxexp >= s.maxexp and \
+            s.minexp - s.nmant >= m.minexp - m.nmant
+    return True
 
 
 def sink_casts_through_broadcasts(ir):

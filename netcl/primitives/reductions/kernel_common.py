@@ -71,7 +71,8 @@ _CHUNK_BOUNDS = ("  const int start = max(0, g * chunk - shift), "
 
 
 def _partial_dtype(op, dtype):
-    """dtype in which pass-1 partials are stored (exact for max/min; float for half sums)."""
-    if op in ("sum", "prod") and dtype in dtypes.HALF:
+    """dtype in which pass-1 partials are stored (exact for max/min; float for 16- and 8-bit
+    float sums)."""
+    if op in ("sum", "prod") and dtype in dtypes.STORAGE_FLOATS:
         return dtypes.float32
     return dtype

@@ -6,8 +6,8 @@ launchers (from launch.py), fusion lowering, jvp/vjp and batching, and the lax-l
   cumsum / cumprod / cummax / cummin (x, axis, reverse)          inclusive scans
   (ffill: internal, carries the last non-NaN value; the derivatives of cummax/cummin use it)
 
-int32/uint32 sums and products wrap (as XLA's); float16 and bfloat16 are loaded and
-accumulated in float; bool max/min are any/all.
+int32/uint32 sums and products wrap (as XLA's); float16, bfloat16 and the 8-bit floats are
+loaded and accumulated in float; bool max/min are any/all.
 """
 import numpy as np
 

@@ -60,7 +60,7 @@ def make_sum_epilogue_launcher(device, xs, params, aval, extras, acc_index, body
     decls += [f"const int off{i}" for i in range(n)] + ["const int R", "const int C"]
     sums = [f"acc{i}" for i in range(n)]
     # a 16-bit sum is rounded to its dtype first, as the reduction's own store would
-    rounded = [kernels.round_to(kd, 1, a) if kd.itemsize == 2 else a for a in sums]
+    rounded = [kernels.round_to(kd, 1, a) if kd in dtypes.STORAGE_FLOATS else a for a in sums]
     finish = dot_epilogue.flat_element(kd, positions, extras, body, out_vars, out_avals, "c",
                                        rounded)
     one_by_one = _column_sum(ct, sums, [f"s{i}[off{i} + r * C + c]" for i in range(n)])
