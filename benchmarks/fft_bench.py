@@ -13,9 +13,10 @@ is not a launch's round trip; --stream 1 for the latency of one); numpy.fft.fft 
 one thread) runs on a host array of the same dtype. Rounds alternate device and host
 (--repeat rounds after --warmup); the medians per transform are printed in ms, with GFLOP/s
 at the conventional 5 N log2 N flops per row (for every N, as FFT benchmarks count
-Bluestein lengths too), the host / device ratio (above 1: the device is faster), the device
-result's largest error relative to NumPy's largest output, and the seconds the first call
-took (planning, kernel builds: PoCL's disk cache keeps them for later processes).
+mixed-radix and Bluestein lengths too: 1000 and 3000 run mixed-radix, the prime 509
+Bluestein), the host / device ratio (above 1: the device is faster), the device result's
+largest error relative to NumPy's largest output, and the seconds the first call took
+(planning, kernel builds: PoCL's disk cache keeps them for later processes).
 """
 import argparse
 import math
@@ -28,7 +29,8 @@ import pyopencl as cl
 import netcl
 from netcl.primitives.fft_kernels import enqueue_fft, fft_plan, scratch_bytes
 
-DEFAULT_SHAPES = ["256x1024", "1x1048576", "4096x64", "64x4096", "256x1000", "16384x8"]
+DEFAULT_SHAPES = ["256x1024", "1x1048576", "4096x64", "64x4096", "256x1000", "64x3000",
+                  "16384x8", "1024x509"]
 
 
 def _shape(text):

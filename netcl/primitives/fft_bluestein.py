@@ -1,6 +1,8 @@
-"""Device DFTs of lengths that are not powers of two (plans: fft_kernels.py).
+"""Device DFTs of lengths with a prime factor above 7, which the mixed-radix Stockham passes
+do not take (plans: fft_kernels.py).
 
-- n <= direct_max(device) (8 on CPU devices, 64 on GPUs): the direct sum
+- n <= direct_max(device) (64 on GPUs; 8 on CPU devices, which leaves them none): the
+  direct sum
   X[k] = sum_j x[j] W_n^(j k), a work-item per output, W_n^(j k) read from a table of the n
   roots at (j k) mod n. O(n^2) per row, but one launch and no scratch.
 - longer rows: Bluestein's algorithm. With the chirp c_j = exp(-pi i j^2 / n), j k =
@@ -17,9 +19,10 @@
       K1: w = conj(FFT_M(x c) * B / M)        K2: X = conj(FFT_M(w) * conj(c))
 
   (the inverse DFT conjugates x on K1's load and not K2's result, and scales by 1/n).
-  Chirp angles are exact: j^2 is reduced mod 2n in integers before the float64 exp.
+  Chirp angles are exact: j^2 is reduced mod 2n in integers before the float64 cosine and
+  sine (fft_codelets.unit_roots).
 
-    >>> passes, tables, m, regions = bluestein_passes(dev, 1000, 4, np.dtype(np.complex64),
+    >>> passes, tables, m, regions = bluestein_passes(dev, 1009, 4, np.dtype(np.complex64),
     ...                                               inverse=False)
     >>> m, regions                      # rows of 2048 in one scratch region
     (2048, 1)
@@ -29,18 +32,21 @@ import numpy as np
 from ..core import kernels
 from .fft_passes import (FftPass, PassArgs, build_kernels, chain_roles, device_table,
                          stockham_passes, stockham_shapes)
+from .fft_codelets import unit_roots
 from .fft_stockham import real_ctype
 
-# The direct DFT up to these lengths (Bluestein above). GPUs: a row of 64 costs 64 x 64
-# complex multiply-adds, spread over 64 work-items, in one launch instead of two and
-# without scratch. CPU devices (PoCL, measured): the direct kernel ran as fast as Bluestein
-# for n <= 12 and 2-15x slower from 33 to 100.
+# The direct DFT up to these lengths (Bluestein above), for lengths the Stockham passes do
+# not take. GPUs: a row of 64 costs 64 x 64 complex multiply-adds, spread over 64
+# work-items, in one launch instead of two and without scratch. CPU devices (PoCL,
+# measured): the direct kernel ran as fast as Bluestein for n <= 12 and 2-15x slower from 33
+# to 100 (and every length up to 8 is now a Stockham one).
 DIRECT_MAX_GPU = 64
 DIRECT_MAX_CPU = 8
 
 
 def direct_max(device):
-    """The longest non-power-of-two length `device` transforms with the direct DFT."""
+    """The longest length (with a prime factor above 7) `device` transforms with the direct
+    DFT."""
     return DIRECT_MAX_CPU if device.target.host_cpu else DIRECT_MAX_GPU
 
 DIRECT_KERNEL = "netcl_fft_direct"
@@ -77,8 +83,8 @@ __kernel void {DIRECT_KERNEL}(__global const {R}* restrict in, const long in_off
 
 
 def roots(n):
-    """W_n^k = exp(-2 pi i k / n), k < n, in float64."""
-    return np.exp(-2j * np.pi * (np.arange(n) / n))
+    """W_n^k = exp(-2 pi i k / n), k < n, in float64 (within an ulp: unit_roots)."""
+    return unit_roots(np.arange(n), n)
 
 
 def direct_passes(device, n, batch, dtype, inverse):
@@ -98,9 +104,10 @@ def direct_passes(device, n, batch, dtype, inverse):
 
 
 def chirp(n):
-    """c_j = exp(-pi i j^2 / n), j < n, from j^2 mod 2n (exact integers) in float64."""
+    """c_j = exp(-pi i j^2 / n) = W_2n^(j^2), j < n, from j^2 mod 2n (exact integers) in
+    float64 (within an ulp: unit_roots)."""
     j = np.arange(n, dtype=np.int64)
-    return np.exp(-1j * np.pi * (((j * j) % (2 * n)) / n))
+    return unit_roots((j * j) % (2 * n), 2 * n)
 
 
 def chirp_spectrum(n, m):

@@ -11,25 +11,33 @@ along the last, contiguous axis (row r of `src` starts at element src_offset + r
 
 Algorithms, by n:
 - n == 1 (or batch == 0): a copy (nothing).
-- n a power of two: Stockham autosort passes (fft_stockham.py; the shapes a device gets:
-  fft_passes.py). On CPU devices (PoCL) the whole FFT is one kernel while a row fits local
-  memory (n <= 65536 complex64, 32768 complex128): a work-group of one work-item per row
-  loads it into local memory and runs radix-8 steps there in loops the compiler vectorises;
-  longer rows take passes of radix up to 4096, 8 sub-transforms per work-group in float8
-  lanes. GPUs take the same passes with work-groups of up to 256 work-items.
+- n = 2^a 3^b 5^c 7^d: mixed-radix Stockham autosort passes (fft_stockham.py, its in-register
+  steps of radix 2-9: fft_codelets.py; the shapes a device gets: fft_passes.py). On CPU
+  devices (PoCL) the whole FFT is one kernel while a row fits local memory (n <= 65536
+  complex64, 32768 complex128): a work-group of one work-item per row loads it into local
+  memory and runs the steps there in loops the compiler vectorises (short rows: one per
+  vector lane); longer rows take passes of radix up to 4096, 8 sub-transforms per
+  work-group in float8 lanes. GPUs take the same passes with work-groups of up to 256
+  work-items.
   Measured on 2 AMD EPYC cores (PoCL 3.0, complex64): the one-kernel FFT ran 20-40 GFLOP/s
-  for n = 64 to 65536; work-groups of 8-128 work-items per row (the GPU kernels), 5-8;
-  radix-2/4/8/16 passes through global memory, a launch each, 4-6 (while developing).
-- other n up to fft_bluestein.direct_max(device) (8 on CPU devices, 64 on GPUs): a direct
-  O(n^2) DFT, a work-item per output (fft_bluestein.py).
-- other n: Bluestein's chirp-z algorithm over power-of-two FFTs of size M >= 2n - 1
-  (fft_bluestein.py): two chained power-of-two transforms with the chirps applied as they
-  load and store.
+  for n = 64 to 65536, about as fast per 5 n log2 n for lengths like 1000 or 3000 as for
+  powers of two, 1.3-1.6x slower for odd ones (radix-3/5 steps cost more per point);
+  work-groups of 8-128 work-items per row (the GPU kernels), 5-8; radix-2/4/8/16 passes
+  through global memory, a launch each, 4-6 (while developing).
+- other n up to fft_bluestein.direct_max(device) (64 on GPUs; on CPU devices every length
+  up to 8 is a Stockham one): a direct O(n^2) DFT, a work-item per output
+  (fft_bluestein.py).
+- other n (a prime factor above 7): Bluestein's chirp-z algorithm over power-of-two FFTs of
+  size M >= 2n - 1 (fft_bluestein.py): two chained power-of-two transforms with the chirps
+  applied as they load and store (about 4x the work of a mixed-radix FFT of n).
 
-Twiddles and chirps are tables computed in float64 on the host (exact integer angle
-fractions) and rounded once, cached per device, shape and dtype. Measured against
-numpy.fft in float64 (row-wise relative 2-norm error, n from 2 to 2^20, forward and
-inverse): complex64 <= 2.1e-7, complex128 <= 9.1e-16.
+Twiddles, codelet constants and chirps are computed on the host from exact integer angle
+fractions, each within an ulp of float64 (fft_codelets.unit_roots), and rounded once to the
+dtype; tables are cached per device, shape and dtype. Measured against numpy.fft in float64
+(row-wise relative 2-norm error, n from 2 to 2^20, forward and inverse): complex64 <=
+1.9e-7, complex128 <= 4.7e-16 (Stockham lengths), 9.2e-16 (Bluestein); against numpy's
+long-double FFT, complex128 errs less than numpy's float64 FFT does (4.1e-16 against 4.7e-16,
+Bluestein 5.0e-16 against 6.9e-16).
 
 Out of place: `src` is only read, `dst` must not overlap it (ValueError if it does, in one
 buffer); intermediate passes use `scratch` (scratch_bytes(plan) bytes, None where 0).
@@ -48,7 +56,8 @@ import pyopencl as cl
 
 from . import fft_bluestein
 from .fft_stockham import ARG_IN, ARG_IN_OFFSET, ARG_OUT, ARG_OUT_OFFSET
-from .fft_passes import PassArgs, chain_roles, netcl_device, stockham_passes, stockham_shapes
+from .fft_passes import (PassArgs, chain_roles, netcl_device, stockham_length, stockham_passes,
+                         stockham_shapes)
 
 _devices = importlib.import_module("..core.devices", __package__)   # (the module)
 
@@ -59,9 +68,10 @@ _MAX_PLANS = 128
 @dataclass(frozen=True)
 class FftPlan:
     """What transforming `batch` rows of `n` elements of `dtype` takes on `device`:
-    `algorithm` ("copy", "stockham", "direct" or "bluestein") and its `passes`, enqueued in
-    order; `region_elements` complex elements per scratch region; `tables` the device
-    buffers (twiddles, chirps) the kernels read, held as long as the plan."""
+    `algorithm` ("copy", "stockham" (mixed radix), "direct" or "bluestein") and its
+    `passes`, enqueued in order; `region_elements` complex elements per scratch region;
+    `tables` the device buffers (twiddles, chirps) the kernels read, held as long as the
+    plan."""
     n: int
     batch: int
     dtype: np.dtype
@@ -92,7 +102,9 @@ def fft_plan(device, n: int, batch: int, dtype, inverse: bool) -> FftPlan:
 
     >>> plan = fft_plan(netcl.default_device(), 1000, 16, np.complex64, inverse=False)
     >>> plan.algorithm, len(plan.passes), scratch_bytes(plan)
-    ('bluestein', 2, 262144)
+    ('stockham', 1, 0)
+    >>> fft_plan(netcl.default_device(), 1009, 16, np.complex64, False).algorithm
+    'bluestein'
     """
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"fft_plan: n must be an int, got {type(n).__name__}")
@@ -126,7 +138,7 @@ def fft_plan(device, n: int, batch: int, dtype, inverse: bool) -> FftPlan:
 def _make_plan(device, n, batch, dtype, inverse):
     if batch == 0 or n == 1:
         return FftPlan(n, batch, dtype, inverse, "copy", (), device=device)
-    if n & (n - 1) == 0:
+    if stockham_length(n):
         shapes = stockham_shapes(device, n, dtype)
         roles, regions = chain_roles(len(shapes), dst_holds_rows=True)
         args = [PassArgs(n, n, n, n, conj_in=inverse and i == 0,

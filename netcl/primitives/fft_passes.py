@@ -1,14 +1,16 @@
 """The passes of device FFT plans (fft_kernels.py): FftPass records, twiddle and chirp
-tables on the device, the power-of-two pass shapes a device gets, and building them.
+tables on the device, the Stockham pass shapes a device gets (lengths 2^a 3^b 5^c 7^d:
+`stockham_length`), and building them.
 
 Shapes by device (measured with benchmarks/fft_bench.py and sweeps of group and work-group
 sizes on PoCL, 2 AMD EPYC cores):
 - CPU targets: a row that fits local memory (n <= 65536 complex64) is one pass, a work-group
-  of one work-item per row, without barriers (short rows: several per work-group, one per
-  vector lane). 3-4x faster than several work-items per work-group (PoCL runs a
-  work-group's items as loops between barriers), 4-6x faster than radix-16 passes through
-  global memory. Longer rows: passes of radix <= 4096, 8 sub-transforms per work-group in
-  float8 lanes (complex128: 4 in double4).
+  of one work-item per row, without barriers (short rows, and rows under 256 that 8 does
+  not divide: several per work-group, one per vector lane). 3-4x faster than several
+  work-items per work-group (PoCL runs a work-group's items as loops between barriers), 4-6x
+  faster than radix-16 passes through global memory. Longer rows: passes of radix <= 4096
+  (as few as fit, near equal), 8 sub-transforms per work-group in float8 lanes (complex128:
+  4 in double4).
 - GPU targets: work-groups of up to 256 work-items; rows whose pass takes up to 48 KB of
   local memory in one pass, several per work-group; longer rows in passes of 16
   sub-transforms per work-group. (Checked on an H100 with NVIDIA's OpenCL; not tuned.)
@@ -43,6 +45,12 @@ _CPU_LOCAL_BYTES = 1024 * 1024
 _CPU_PASS_LOCAL_BYTES = 512 * 1024
 _CPU_LANES = {np.dtype(np.complex64): 8, np.dtype(np.complex128): 4}
 _CPU_SHORT_ROW = 32
+# Rows of other lengths (2^a 3^b 5^c 7^d) shorter than _CPU_LANE_ROW go one per lane too
+# where 8 does not divide them or they are shorter than _CPU_LANE_ROW_8: their steps of
+# radix 2-7 first leave the later steps' unit-stride loops too short to vectorise well
+# (measured 1.1-1.6x faster one per lane; rows of 72-240 with 8 | n, 1.05-1.3x slower)
+_CPU_LANE_ROW = 256
+_CPU_LANE_ROW_8 = 64
 # GPUs: local memory a work-group takes at most (occupancy), rows of up to _GPU_ROW_ELEMENTS
 # elements per work-group in one-pass FFTs, _GPU_PASS_GROUP sub-transforms per work-group in
 # the passes of longer ones (runs of 16 consecutive elements per read), work-items at most
@@ -100,31 +108,58 @@ def device_table(device, key, dtype, compute):
     return buf
 
 
-# ---- power-of-two pass shapes --------------------------------------------------------------
+# ---- pass shapes ---------------------------------------------------------------------------
 
-def _split_log2(bits, parts):
-    """`bits` split into `parts` near-equal shares, larger first."""
-    base, extra = divmod(bits, parts)
-    return [base + (i < extra) for i in range(parts)]
+def stockham_length(n):
+    """Whether a length-`n` (>= 2) DFT runs as Stockham passes: its prime factors are all
+    among fft_stockham.STEP_PRIMES (2, 3, 5, 7). (Other lengths: fft_bluestein.)"""
+    for p in fft_stockham.STEP_PRIMES:
+        while n % p == 0:
+            n //= p
+    return n == 1
 
 
-def _largest_radix(bits, group, dtype, limit, **shape):
-    """log2 of the largest radix <= 2^bits whose pass of `group` fits `limit` bytes."""
-    while bits > 1 and PassShape(1 << bits, 1 << bits, 1, group=group,
-                                 **shape).local_bytes(dtype) > limit:
-        bits -= 1
-    return bits
+def _split_radices(n, fits):
+    """The radices of the fewest passes of a length-`n` Stockham FFT such that each
+    `fits(radix)` (monotonic), as near equal as a greedy split gets them, larger first: the
+    prime factors, largest first, each go to the pass of least product so far. (For powers
+    of two: log2 n split in near-equal shares.)"""
+    primes, left = [], n
+    for p in reversed(fft_stockham.STEP_PRIMES):
+        while left % p == 0:
+            primes.append(p)
+            left //= p
+    parts = 1
+    while True:
+        radices = [1] * parts
+        for p in primes:
+            i = min(range(parts), key=radices.__getitem__)
+            if not fits(radices[i] * p):
+                break
+            radices[i] *= p
+        else:
+            return sorted(radices, reverse=True)
+        parts += 1
+
+
+def _cpu_lane_rows(n):
+    """Whether rows of `n` go one per vector lane on CPU devices (see _CPU_LANE_ROW)."""
+    if n < _CPU_SHORT_ROW:
+        return True
+    if n & (n - 1) == 0 or n >= _CPU_LANE_ROW:
+        return False
+    return n % 8 != 0 or n < _CPU_LANE_ROW_8
 
 
 def stockham_shapes(device, n, dtype):
-    """The passes of a length-`n` (a power of two > 1) FFT on `device`, as PassShapes."""
-    bits = n.bit_length() - 1
+    """The passes of a length-`n` FFT (n > 1, stockham_length(n)) on `device`, as
+    PassShapes."""
     target = device.target
     if target.host_cpu:
         lanes = _CPU_LANES[dtype]
         limit = min(_CPU_LOCAL_BYTES, target.local_mem_limit or _CPU_LOCAL_BYTES)
-        if n < _CPU_SHORT_ROW:          # short rows: one per vector lane
-            return [PassShape(n, n, 1, group=max(lanes, 128 // n), lanes=lanes)]
+        if _cpu_lane_rows(n):           # short rows: one per vector lane
+            return [PassShape(n, n, 1, group=lanes * max(1, 128 // (n * lanes)), lanes=lanes)]
         if PassShape(n, n, 1).local_bytes(dtype) <= limit:
             return [PassShape(n, n, 1)]
         group, shape = lanes, {"lanes": lanes}
@@ -136,10 +171,10 @@ def stockham_shapes(device, n, dtype):
             group = max(1, min(limit // row, _GPU_ROW_ELEMENTS // n))
             return [PassShape(n, n, 1, group=group, threads=_gpu_threads(device, group * n))]
         group, shape = _GPU_PASS_GROUP, {}
-    parts = -(-bits // _largest_radix(bits, group, dtype, limit, **shape))
+    radices = _split_radices(n, lambda radix: radix in fft_stockham.STEP_PRIMES or PassShape(
+        radix, radix, 1, group=group, **shape).local_bytes(dtype) <= limit)
     shapes, ns = [], 1
-    for b in _split_log2(bits, parts):
-        radix = 1 << b
+    for radix in radices:
         if target.host_cpu:
             shapes.append(PassShape(n, radix, ns, group=group, lanes=lanes))
         else:

@@ -1,6 +1,6 @@
 """OpenCL C of one Stockham autosort pass over batched rows of interleaved complex numbers.
 
-A power-of-two DFT of length N is a chain of passes of radices L1 * L2 * ... = N. A pass of
+A DFT of length N = 2^a 3^b 5^c 7^d is a chain of passes of radices L1 L2 ... = N. A pass of
 radix L after passes whose radices multiply to Ns (1 for the first) takes, for each of the
 Q = N / L sub-transforms j of a row, the L inputs x[j + r Q] (r < L), multiplies input r by
 the twiddle W_{Ns L}^(r (j mod Ns)) (W_m = exp(-2 pi i / m)), takes their L-point DFT and
@@ -11,11 +11,12 @@ pass: one read and one write of memory.
 
 A work-group takes G consecutive sub-transforms: it loads them into local memory (real and
 imaginary parts in separate arrays, element p of sub-transform g at [p G + g]), runs the
-L-point DFTs there as in-register steps of radix 8 (then one of 4 or 2) with the same
-indexing, and writes them out. Its work-items (`threads`) share the steps (GPUs); one
-work-item (CPU devices) runs them as loops whose innermost index has unit stride, which the
-compiler vectorises, or with `lanes` > 1 as explicit vectors holding one sub-transform per
-lane (short rows, and the passes of long ones).
+L-point DFTs there as in-register steps (`step_radices`: radix 8, then one of 4 or 2, for
+the power-of-two part; 9, 7, 5, 3 for the rest; straight-line codelets: fft_codelets.py)
+with the same indexing, and writes them out. Its work-items (`threads`) share the steps
+(GPUs); one work-item (CPU devices) runs them as loops whose innermost index has unit
+stride, which the compiler vectorises, or with `lanes` > 1 as explicit vectors holding one
+sub-transform per lane (short rows, and the passes of long ones).
 
 Everything about a pass's shape is compiled in (N, L, Ns, G): PoCL vectorised a kernel with
 the sizes as runtime arguments 2-5x worse (measured: 7-16 GFLOP/s against 20-35 for n = 64
@@ -34,11 +35,15 @@ Every kernel computes the forward transform; the other directions and Bluestein'
 - optional tables `pre` (multiplies input i of a row, before the twiddles) and `post`
   (multiplies output i before conj_out), switched by use_pre / use_post.
 Those are meant for a chain's first pass and last pass. With one work-item per work-group,
-whole groups take vectorisable loops: over whole rows, hooks included, in one-pass FFTs;
-without hooks (their only use) in the passes of longer ones.
+whole groups take vectorisable loops: over whole rows, hooks included, in one-pass FFTs
+(one row per work-group: only those loops are compiled); without hooks (their only use) in
+the passes of longer ones, where the group's sub-transforms lie in one row and one output
+block (always with powers of two; with other radices the groups that straddle two take the
+per-element loops: `_plain_fits`).
 
-Twiddles come from a per-pass table (`twiddle_table`) computed in float64 on the host from
-exact integer angle fractions, so a float32 transform's error is a few ulps times log2 N.
+Twiddles come from a per-pass table (`twiddle_table`) computed on the host from exact
+integer angle fractions, each within an ulp of float64, so a float32 transform's error is a
+few ulps times log2 N.
 
     >>> src = pass_source(PassShape(n=1024, radix=1024, ns=1), np.dtype(np.complex64))
 """
@@ -46,10 +51,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .fft_codelets import Emitter, unit_roots
+
 # Radices of the steps inside a pass, largest first (radix 8 keeps the most work in
 # registers per local-memory round trip; a 4 or 2 finishes a length that 8 does not divide;
 # radix 16 steps ran 1.5x slower on PoCL, radix 4 alone about as fast as 8)
 _STEP_RADICES = (8, 4, 2)
+# The primes a pass's length may have, and the radices of the steps of its odd part, by
+# preference (3^2 in one step of 9: fewer trips through local memory, as fast as two of 3
+# or faster on PoCL; steps of 10, 15, 25 or 27 ran slower than their factors' steps)
+STEP_PRIMES = (2, 3, 5, 7)
+_ODD_STEP_RADICES = (9, 7, 5, 3)
 
 # Work-groups of several work-items (GPUs) skip a local-memory word after every 2^_PAD_BITS:
 # a step's writes at stride R (radix 8: every 8th word) then fall in distinct banks.
@@ -97,66 +109,28 @@ def real_ctype(dtype):
     raise TypeError(f"fft kernels: dtype {dtype} is not complex64 or complex128")
 
 
-def _literal(x, real):
-    return f"{x:.17g}" + ("f" if real == "float" else "")
-
-
 def step_radices(length):
-    """Radices of the in-register steps of a length-`length` DFT (a power of two)."""
-    steps, left = [], length
-    while left > 1:
-        r = next(r for r in _STEP_RADICES if left % r == 0)
+    """Radices of the in-register steps of a length-`length` DFT (2^a 3^b 5^c 7^d): the
+    power-of-two part in steps of 8 (then one of 4 or 2), then the odd part in steps of
+    _ODD_STEP_RADICES, larger first; a lone radix-2 step (length 2 mod 4) goes last.
+    (A step's loops run over the product of the earlier steps' radices, unit-stride and
+    vectorised, so a small first radix leaves the next step's loop too short to fill a
+    vector: with 2 first, lengths 2 mod 4 ran 1.2-1.5x slower on PoCL.)"""
+    steps, pow2 = [], length & -length
+    while pow2 > 1:
+        r = next(r for r in _STEP_RADICES if pow2 % r == 0)
         steps.append(r)
-        left //= r
+        pow2 //= r
+    odd = length // (length & -length)
+    for r in _ODD_STEP_RADICES:
+        while odd % r == 0:
+            steps.append(r)
+            odd //= r
+    if odd != 1:
+        raise ValueError(f"fft: {length} has a prime factor above {STEP_PRIMES[-1]}")
+    if steps[0] == 2:
+        steps = steps[1:] + steps[:1]
     return steps
-
-
-class _Emitter:
-    """C statements over complex values held as (re, im) pairs of expressions of a scalar
-    type (or of vectors of `lanes`), each intermediate a fresh const pair."""
-
-    def __init__(self, real, prefix, lanes):
-        self.real, self.prefix = real, prefix
-        self.ctype = real if lanes == 1 else f"{real}{lanes}"
-        self.lines, self.count = [], 0
-
-    def let(self, re, im):
-        name = f"{self.prefix}{self.count}"
-        self.count += 1
-        self.lines.append(f"const {self.ctype} {name}r = {re}, {name}i = {im};")
-        return f"{name}r", f"{name}i"
-
-    def mul(self, v, w):
-        (a, b), (c, d) = v, w
-        return self.let(f"{a} * {c} - {b} * {d}", f"{a} * {d} + {b} * {c}")
-
-    def rotate(self, v, k, radix):
-        """v times W_radix^k, with the exact constants (forward direction)."""
-        (a, b), k = v, k % radix
-        if k == 0:
-            return v
-        if 4 * k == radix:              # -i
-            return b, f"(-{a})"
-        if 2 * k == radix:              # -1
-            return f"(-{a})", f"(-{b})"
-        if 4 * k == 3 * radix:          # +i
-            return f"(-{b})", a
-        angle = -2.0 * np.pi * k / radix
-        c, s = (_literal(t, self.real) for t in (np.cos(angle), np.sin(angle)))
-        return self.mul(v, (c, s))
-
-    def dft(self, xs):
-        """The DFT of the values `xs` (radix-2 decimation in time), as pairs."""
-        m = len(xs)
-        if m == 1:
-            return list(xs)
-        even, odd = self.dft(xs[0::2]), self.dft(xs[1::2])
-        out = [None] * m
-        for k in range(m // 2):
-            (er, ei), (tr, ti) = even[k], self.rotate(odd[k], k, m)
-            out[k] = self.let(f"{er} + {tr}", f"{ei} + {ti}")
-            out[k + m // 2] = self.let(f"{er} - {tr}", f"{ei} - {ti}")
-        return out
 
 
 def _table(index):
@@ -223,7 +197,7 @@ def twiddle_layout(shape):
 
 def twiddle_table(shape):
     """The pass's twiddles (complex128, see `twiddle_layout`), each exp(-2 pi i a / b) from
-    the exact integer fraction a / b (reduced mod b) in float64."""
+    the exact integer fraction a / b, within an ulp (fft_codelets.unit_roots)."""
     outer, steps, total = twiddle_layout(shape)
     num, den = np.zeros(max(total, 1), np.int64), np.ones(max(total, 1), np.int64)
 
@@ -240,14 +214,14 @@ def twiddle_table(shape):
     for R, s_ns, at in steps:
         if at is not None:
             fill(at, s_ns, R, r_major=True)
-    return np.exp(-2j * np.pi * (num / den))
+    return unit_roots(num, den)
 
 
 def _load_mapping(shape):
     """C lines mapping a work-group's element e (< G L) to its sub-transform g and input r,
     consecutive e reading consecutive addresses."""
     G, n, q = shape.group, shape.n, shape.per_row
-    if G <= q:      # G consecutive sub-transforms of one row: runs of G per r
+    if G <= q or G % q:     # G consecutive sub-transforms (of one row, where Q % G == 0)
         return [f"const int g = e % {G}, r = e / {G};"]
     # G / Q whole rows: e walks them in order
     return [f"const int i_row = e % {n};",
@@ -258,7 +232,7 @@ def _store_mapping(shape):
     """C lines mapping a work-group's output element e (< G L) to (g, k), consecutive e
     writing consecutive addresses."""
     G, L, ns = shape.group, shape.radix, shape.ns
-    if G <= ns:
+    if G <= ns or G % ns:
         return [f"const int g = e % {G}, k = e / {G};"]
     return [f"const int g = (e / {ns * L}) * {ns} + e % {ns}, k = (e / {ns}) % {L};"]
 
@@ -311,6 +285,18 @@ def _whole_rows_store(shape, real, res):
             "    dst[2 * k + 1] = b * scale_im;",
             "  }",
             "}"]
+
+
+def _plain_fits(G, span, name):
+    """The C condition (appended with &&) under which a work-group's G consecutive
+    sub-transforms lie in one run of `span` (Q: one row's; NS: one output block's) or take
+    whole runs, as _plain_load / _plain_store assume: "" when that holds for every group
+    (span a multiple of G, or G of span: always with powers of two), a test of J0 where
+    G <= span does not divide it (mixed radices: the groups that straddle two runs take
+    the per-element loops), None where G > span does not divide it (they all do)."""
+    if G <= span:
+        return "" if span % G == 0 else f" && J0 % {name} + {G} <= {name}"
+    return "" if G % span == 0 else None
 
 
 def _plain_load(shape, real):
@@ -400,7 +386,7 @@ def _local_steps(shape, real):
                      f"if (lid < {count}) {{ const int u = lid;"),
                     f"  const int g = u % {G}, jj = u / {G}, kk = jj % {s_ns};",
                     f"  const int o = (jj / {s_ns}) * {s_ns * R} + kk;"]
-        em = _Emitter(real, f"s{step}_", W)
+        em = Emitter(real, f"s{step}_", W)
         xs = []
         arr = "" if W == 1 else "v"      # (vector arrays: see pass_source)
         for r in range(R):
@@ -456,11 +442,22 @@ def pass_source(shape, dtype):
         plain_store = ("if (whole) {\n    " + f"const {real} scale_im = conj_out * scale;\n    "
                        + "\n    ".join(_whole_rows_store(shape, real, res)) + "\n  } else ")
     elif T == 1:    # one work-item, a pass of several: the same for groups without hooks
-        plain_load = ("if (whole && !use_pre && in_len >= {n}) {{\n    ".format(n=n)
-                      + "\n    ".join(_plain_load(shape, real)) + "\n  } else ")
-        plain_store = ("if (whole && !use_post && out_len >= {n}) {{\n    ".format(n=n)
-                       + f"const {real} scale_im = conj_out * scale;\n    "
-                       + "\n    ".join(_plain_store(shape, real, res)) + "\n  } else ")
+        fits = _plain_fits(G, q, "Q")       # (None: never; the rest take the per-element loops)
+        if fits is not None:
+            plain_load = (f"if (whole && !use_pre && in_len >= {n}{fits}) {{\n    "
+                          + "\n    ".join(_plain_load(shape, real)) + "\n  } else ")
+        fits = _plain_fits(G, ns, "NS")
+        if fits is not None:
+            plain_store = (f"if (whole && !use_post && out_len >= {n}{fits}) {{\n    "
+                           + f"const {real} scale_im = conj_out * scale;\n    "
+                           + "\n    ".join(_plain_store(shape, real, res)) + "\n  } else ")
+    general_load = f"for (int e = lid; e < {G * L}; e += {T}) {{\n    {load}\n  }}"
+    general_store = f"for (int e = lid; e < {G * L}; e += {T}) {{\n    {store}\n  }}"
+    if T == 1 and q == 1 and G == 1:
+        # one row per work-group: every group is whole, so the per-element loops would only
+        # be code to compile (the test of `whole` folds away)
+        plain_load, plain_store = plain_load[:-len(" else ")], plain_store[:-len(" else ")]
+        general_load = general_store = ""
     if shape.lanes == 1:
         size = shape.local_bytes(dtype) // (4 * (np.dtype(dtype).itemsize // 2))
         arrays = f"__local {real} re0[{size}], im0[{size}], re1[{size}], im1[{size}];"
@@ -481,14 +478,10 @@ void {KERNEL_NAME}({_SIGNATURE.format(R=real)}) {{
   const int lid = get_local_id(0);
   const long J0 = (long)get_group_id(0) * {G};
   const int whole = J0 + {G} <= total;
-  {plain_load}for (int e = lid; e < {G * L}; e += {T}) {{
-    {load}
-  }}
+  {plain_load}{general_load}
   {_barrier(T)}
   {steps}
-  {plain_store}for (int e = lid; e < {G * L}; e += {T}) {{
-    {store}
-  }}
+  {plain_store}{general_store}
 }}
 """
 
