@@ -5,8 +5,9 @@ TPU, with the output size JAX gives for aggregate_to_topk=False), `empty`, `stac
 signature: operand, indices, updates, axis, batch_dims), convolution helpers
 (`conv_general_permutations`, `conv_transpose_shape_tuple`, `conv_general_dilated_local`),
 `with_sharding_constraint` (the identity: netcl does not shard), `platform_dependent`,
-`composite`, the collectives `pswapaxes` and `pshuffle`, and JAX's records and enums (`GatherDimensionNumbers`, `ScatterDimensionNumbers`,
-`GatherScatterMode`, `RoundingMethod`, `RandomAlgorithm`, the typing aliases).
+`composite`, the collectives `pswapaxes` and `pshuffle`, and JAX's records and enums
+(`GatherDimensionNumbers`, `ScatterDimensionNumbers`, `GatherScatterMode`, `RoundingMethod`,
+`RandomAlgorithm`, the typing aliases).
 
 >>> netcl.lax.approx_max_k(jnp.array([1.0, 4.0, 2.0]), 2)       # ([4., 2.], [1, 2])
 """

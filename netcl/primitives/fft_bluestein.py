@@ -37,9 +37,9 @@ from .fft_stockham import real_ctype
 
 # The direct DFT up to these lengths (Bluestein above), for lengths the Stockham passes do
 # not take. GPUs: a row of 64 costs 64 x 64 complex multiply-adds, spread over 64
-# work-items, in one launch instead of two and without scratch. CPU devices (PoCL,
-# measured): the direct kernel ran as fast as Bluestein for n <= 12 and 2-15x slower from 33
-# to 100 (and every length up to 8 is now a Stockham one).
+# work-items, in one launch instead of two and without scratch. CPU devices (PoCL): the
+# direct kernel keeps up with Bluestein only for the shortest rows, and every length up to
+# 8 is a Stockham one there.
 DIRECT_MAX_GPU = 64
 DIRECT_MAX_CPU = 8
 

@@ -19,11 +19,9 @@ Algorithms, by n:
   vector lane); longer rows take passes of radix up to 4096, 8 sub-transforms per
   work-group in float8 lanes. GPUs take the same passes with work-groups of up to 256
   work-items.
-  Measured on 2 AMD EPYC cores (PoCL 3.0, complex64): the one-kernel FFT ran 20-40 GFLOP/s
-  for n = 64 to 65536, about as fast per 5 n log2 n for lengths like 1000 or 3000 as for
-  powers of two, 1.3-1.6x slower for odd ones (radix-3/5 steps cost more per point);
-  work-groups of 8-128 work-items per row (the GPU kernels), 5-8; radix-2/4/8/16 passes
-  through global memory, a launch each, 4-6 (while developing).
+  On PoCL the one-kernel FFT outruns both work-groups of many work-items per row (the GPU
+  kernels) and radix-2/4/8/16 passes through global memory (the figures: the README and
+  benchmarks/fft_bench.py); odd lengths cost more per point (radix-3/5 steps).
 - other n up to fft_bluestein.direct_max(device) (64 on GPUs; on CPU devices every length
   up to 8 is a Stockham one): a direct O(n^2) DFT, a work-item per output
   (fft_bluestein.py).

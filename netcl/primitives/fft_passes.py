@@ -2,13 +2,13 @@
 tables on the device, the Stockham pass shapes a device gets (lengths 2^a 3^b 5^c 7^d:
 `stockham_length`), and building them.
 
-Shapes by device (measured with benchmarks/fft_bench.py and sweeps of group and work-group
-sizes on PoCL, 2 AMD EPYC cores):
+Shapes by device (chosen with benchmarks/fft_bench.py and sweeps of group and work-group
+sizes on PoCL):
 - CPU targets: a row that fits local memory (n <= 65536 complex64) is one pass, a work-group
   of one work-item per row, without barriers (short rows, and rows under 256 that 8 does
-  not divide: several per work-group, one per vector lane). 3-4x faster than several
-  work-items per work-group (PoCL runs a work-group's items as loops between barriers), 4-6x
-  faster than radix-16 passes through global memory. Longer rows: passes of radix <= 4096
+  not divide: several per work-group, one per vector lane): faster than several work-items
+  per work-group (PoCL runs a work-group's items as loops between barriers) and than
+  radix-16 passes through global memory. Longer rows: passes of radix <= 4096
   (as few as fit, near equal), 8 sub-transforms per work-group in float8 lanes (complex128:
   4 in double4).
 - GPU targets: work-groups of up to 256 work-items; rows whose pass takes up to 48 KB of
@@ -35,12 +35,11 @@ _devices = importlib.import_module("..core.devices", __package__)   # (the modul
 
 # CPU devices (PoCL: local memory is ordinary memory, in cache): a row whose pass takes at
 # most _CPU_LOCAL_BYTES (four arrays of n parts: n <= 65536 complex64) is one pass, a
-# work-group of one work-item per row (measured faster than two passes up to there: 26 vs
-# 20 GFLOP/s at n = 65536); rows shorter than _CPU_SHORT_ROW go max(lanes, 128 / n) per
-# work-group, one per vector lane (1.5-5x faster than one per work-group). Longer rows:
-# passes of _CPU_LANES sub-transforms per work-group in at most _CPU_PASS_LOCAL_BYTES
-# (radix 4096; at n = 2^20 [4096, 256] ran 23 GFLOP/s, [1024, 1024] 18, three passes 18,
-# one sub-transform per work-group 9-10).
+# work-group of one work-item per row (faster than two passes up to there); rows shorter
+# than _CPU_SHORT_ROW go max(lanes, 128 / n) per work-group, one per vector lane (faster
+# than one per work-group). Longer rows: passes of _CPU_LANES sub-transforms per work-group
+# in at most _CPU_PASS_LOCAL_BYTES (radix 4096: the fewest, largest passes that fit ran
+# fastest, several sub-transforms per work-group well ahead of one).
 _CPU_LOCAL_BYTES = 1024 * 1024
 _CPU_PASS_LOCAL_BYTES = 512 * 1024
 _CPU_LANES = {np.dtype(np.complex64): 8, np.dtype(np.complex128): 4}
@@ -48,7 +47,7 @@ _CPU_SHORT_ROW = 32
 # Rows of other lengths (2^a 3^b 5^c 7^d) shorter than _CPU_LANE_ROW go one per lane too
 # where 8 does not divide them or they are shorter than _CPU_LANE_ROW_8: their steps of
 # radix 2-7 first leave the later steps' unit-stride loops too short to vectorise well
-# (measured 1.1-1.6x faster one per lane; rows of 72-240 with 8 | n, 1.05-1.3x slower)
+# (rows of 72-240 that 8 divides vectorise well enough: one per lane is slower for them)
 _CPU_LANE_ROW = 256
 _CPU_LANE_ROW_8 = 64
 # GPUs: local memory a work-group takes at most (occupancy), rows of up to _GPU_ROW_ELEMENTS

@@ -18,13 +18,11 @@ with the same indexing, and writes them out. Its work-items (`threads`) share th
 stride, which the compiler vectorises, or with `lanes` > 1 as explicit vectors holding one
 sub-transform per lane (short rows, and the passes of long ones).
 
-Everything about a pass's shape is compiled in (N, L, Ns, G): PoCL vectorised a kernel with
-the sizes as runtime arguments 2-5x worse (measured: 7-16 GFLOP/s against 20-35 for n = 64
-to 4096), at the price of one build per length (about 1 s on PoCL; its disk cache keeps
-them). One work-item means no barriers: PoCL took 2-3 s more to build a kernel of 4096 with
-them, and ran it 1.7x slower.
-Complex values are pairs of scalars (or of vectors), never float2: LLVM's loop vectoriser,
-which PoCL's work-item loops rely on, leaves loops over float2 values scalar (measured 2x).
+Everything about a pass's shape is compiled in (N, L, Ns, G): PoCL vectorises a kernel with
+the sizes as runtime arguments much worse, at the price of one build per length (PoCL's
+disk cache keeps them). One work-item means no barriers, which PoCL builds faster and runs
+faster. Complex values are pairs of scalars (or of vectors), never float2: LLVM's loop
+vectoriser, which PoCL's work-item loops rely on, leaves loops over float2 values scalar.
 
 Every kernel computes the forward transform; the other directions and Bluestein's algorithm
 (fft_bluestein.py) come from runtime arguments, so one program serves them all:
@@ -55,7 +53,7 @@ from .fft_codelets import Emitter, unit_roots
 
 # Radices of the steps inside a pass, largest first (radix 8 keeps the most work in
 # registers per local-memory round trip; a 4 or 2 finishes a length that 8 does not divide;
-# radix 16 steps ran 1.5x slower on PoCL, radix 4 alone about as fast as 8)
+# radix 16 steps spill on PoCL, radix 4 alone does no better than 8)
 _STEP_RADICES = (8, 4, 2)
 # The primes a pass's length may have, and the radices of the steps of its odd part, by
 # preference (3^2 in one step of 9: fewer trips through local memory, as fast as two of 3
@@ -115,7 +113,7 @@ def step_radices(length):
     _ODD_STEP_RADICES, larger first; a lone radix-2 step (length 2 mod 4) goes last.
     (A step's loops run over the product of the earlier steps' radices, unit-stride and
     vectorised, so a small first radix leaves the next step's loop too short to fill a
-    vector: with 2 first, lengths 2 mod 4 ran 1.2-1.5x slower on PoCL.)"""
+    vector: lengths 2 mod 4 take their 2 last.)"""
     steps, pow2 = [], length & -length
     while pow2 > 1:
         r = next(r for r in _STEP_RADICES if pow2 % r == 0)

@@ -414,7 +414,8 @@ def _select_kernel(device, operand, out_shape, params, select):
                                 (operand.strides, operand.offset))
     n = prod(out_shape)
     scal["total"] = n
-    k = kernels.kernel(device, _window_source(operand.dtype, _window_classes(operand.shape, out_shape, params)), "window_select")
+    classes = _window_classes(operand.shape, out_shape, params)
+    k = kernels.kernel(device, _window_source(operand.dtype, classes), "window_select")
     meta = _const_buffer(device, _window_meta_values(scal, arrays))
     k.set_arg(2, meta)
     k.set_arg(3, np.int32(1 if select == "ge" else 2))
@@ -515,7 +516,8 @@ def _select_and_gather_add_launcher(device, args, params, out_aval):
     scal, arrays = _window_meta(operand.shape, out_shape, wp, (operand.strides, 0),
                                 (tangent.strides, tangent.offset))
     scal["total"] = n_out
-    kga = kernels.kernel(device, _window_source(tangent.dtype, _window_classes(operand.shape, out_shape, wp)), "window_gather")
+    classes = _window_classes(operand.shape, out_shape, wp)
+    kga = kernels.kernel(device, _window_source(tangent.dtype, classes), "window_gather")
     meta = _const_buffer(device, _window_meta_values(scal, arrays))
     kga.set_arg(3, meta)
     kga._netcl_meta = meta
