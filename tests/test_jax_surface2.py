@@ -25,7 +25,8 @@ def same(a, b, tol=1e-5, dtype=True):
     assert a.shape == b.shape, (a.shape, b.shape)
     if dtype:
         assert a.dtype == b.dtype, (a.dtype, b.dtype)
-    np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=tol, atol=tol)
+    wide = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+    np.testing.assert_allclose(a.astype(wide), b.astype(wide), rtol=tol, atol=tol)
 
 
 def f64(*shape, scale=1.0, low=None):
