@@ -24,7 +24,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.ad_util import Zero, deflinear_elementwise, defjvp, defvjp, is_zero
 from ..core.codegen import HELPERS
-from ..core.tracing import Primitive, ShapedArray
+from ..core.tracing import ShapedArray
 from . import elementwise as ew
 from .elementwise import _batch_elementwise, _elementwise_prim
 
