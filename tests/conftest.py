@@ -88,18 +88,30 @@ def device_work(monkeypatch):
                                         "enqueue_copy"))
 
 
-@pytest.fixture(params=[False, True], ids=["x64_off", "x64_on"])
-def x64(request):
-    """netcl and JAX both with x64 set to the parameter; both restored after."""
+def _x64_both(on):
+    """netcl and JAX both with x64 `on`; both restored after (a generator for fixtures)."""
     import netcl
     jax = pytest.importorskip("jax")
-    if request.param and not netcl.default_device().capabilities.fp64:
+    if on and not netcl.default_device().capabilities.fp64:
         pytest.skip("the device has no fp64")
     old, old_jax = netcl.config.enable_x64, jax.config.jax_enable_x64
-    netcl.config.update("enable_x64", request.param)
-    jax.config.update("jax_enable_x64", request.param)
+    netcl.config.update("enable_x64", on)
+    jax.config.update("jax_enable_x64", on)
     try:
-        yield request.param
+        yield on
     finally:
         netcl.config.update("enable_x64", old)
         jax.config.update("jax_enable_x64", old_jax)
+
+
+@pytest.fixture(params=[False, True], ids=["x64_off", "x64_on"])
+def x64(request):
+    """netcl and JAX both with x64 set to the parameter; both restored after."""
+    yield from _x64_both(request.param)
+
+
+@pytest.fixture
+def x64_on():
+    """netcl and JAX both with x64 on (float64, complex128; the suite runs with it on, a
+    file alone may not); both restored after."""
+    yield from _x64_both(True)

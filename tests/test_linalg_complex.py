@@ -23,21 +23,6 @@ import scipy.linalg as scipy_linalg  # noqa: E402
 C64, C128 = np.complex64, np.complex128
 
 
-@pytest.fixture
-def x64():
-    """complex128 in netcl and JAX (the suite runs with x64 on; the file alone may not)."""
-    if not netcl.default_device().capabilities.fp64:
-        pytest.skip("the device has no fp64")
-    old, old_jax = netcl.config.enable_x64, jax.config.jax_enable_x64
-    netcl.config.update("enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        netcl.config.update("enable_x64", old)
-        jax.config.update("jax_enable_x64", old_jax)
-
-
 def _z(rng, shape, dtype=C128):
     return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
 
@@ -192,7 +177,7 @@ VALUES = {
 
 @pytest.mark.parametrize("dtype", [C64, C128], ids=["c64", "c128"])
 @pytest.mark.parametrize("name", sorted(VALUES))
-def test_values_match_numpy(x64, name, dtype):
+def test_values_match_numpy(x64_on, name, dtype):
     fn, oracle, make = VALUES[name]
     args = make(np.random.default_rng(0), dtype)
     got = fn(jnp.linalg, sla, *[jnp.asarray(x) for x in args])
@@ -205,7 +190,7 @@ def test_values_match_numpy(x64, name, dtype):
     _close(got, [like(w) for w in _leaves(want)], 2e-4 if dtype == C64 else 1e-10)
 
 
-def test_semantics_match_jax(x64):
+def test_semantics_match_jax(x64_on):
     """Output shapes and dtypes of the functions whose conventions are JAX's own (slogdet's
     complex sign and real logabsdet, lstsq's residuals and rank, real singular values and
     eigenvalues, scipy.linalg.lu's real permutation), in complex64."""
@@ -222,7 +207,7 @@ def test_semantics_match_jax(x64):
 
 
 @pytest.mark.parametrize("dtype", [C64, C128], ids=["c64", "c128"])
-def test_decompositions_reconstruct_and_match_numpy(x64, dtype):
+def test_decompositions_reconstruct_and_match_numpy(x64_on, dtype):
     """Gauge-free checks of eigh and svd (their vectors' phases are LAPACK's choice), lu's
     factors, and the primitives' output dtypes."""
     rng = np.random.default_rng(1)
@@ -272,7 +257,7 @@ def _np_op(a, lower, transpose_a, conjugate_a, unit_diagonal):
     return np.conj(t) if conjugate_a else t
 
 
-def test_triangular_solve_conjugate_a(x64):
+def test_triangular_solve_conjugate_a(x64_on):
     """The lax-level triangular_solve's transpose_a and conjugate_a (a^H with both), both
     sides, as jax.lax.linalg.triangular_solve defines them."""
     rng = np.random.default_rng(2)
@@ -342,7 +327,7 @@ def _netcl_and_jax(loss):
 
 
 @pytest.mark.parametrize("name", sorted(GRADS))
-def test_grad_matches_jax(x64, name):
+def test_grad_matches_jax(x64_on, name):
     loss, make = GRADS[name]
     args = make(np.random.default_rng(3))
     f, jf = _netcl_and_jax(loss)
@@ -352,7 +337,7 @@ def test_grad_matches_jax(x64, name):
     _close(got, want, 1e-8)
 
 
-def test_lax_triangular_solve_grad_matches_jax(x64):
+def test_lax_triangular_solve_grad_matches_jax(x64_on):
     rng = np.random.default_rng(4)
     a, b = _well(rng, (2, 4, 4)), _z(rng, (2, 3, 4))
     kw = dict(left_side=False, lower=False, transpose_a=True, conjugate_a=True,
@@ -375,7 +360,7 @@ JVPS = {
 
 
 @pytest.mark.parametrize("name", sorted(JVPS))
-def test_jvp_matches_jax(x64, name):
+def test_jvp_matches_jax(x64_on, name):
     fn, make = JVPS[name]
     rng = np.random.default_rng(5)
     args = make(rng)
@@ -422,7 +407,7 @@ CHECKS = {
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
-def test_check_grads(x64, name):
+def test_check_grads(x64_on, name):
     fn, make, order = CHECKS[name]
     check_grads(fn, [jnp.asarray(x) for x in make(np.random.default_rng(6))], order=order,
                 atol=1e-5, rtol=1e-5)
@@ -430,7 +415,7 @@ def test_check_grads(x64, name):
 
 # ---- jit, vmap ------------------------------------------------------------------------------
 
-def test_jit_and_vmap(x64):
+def test_jit_and_vmap(x64_on):
     rng = np.random.default_rng(7)
     a, b = _well(rng, (3, 4, 4)), _z(rng, (3, 4, 2))
 

@@ -27,21 +27,6 @@ def _rand(shape, seed=0, dtype=None, complex_=False):
     return x.astype(dtype)
 
 
-@pytest.fixture
-def f64():
-    """float64 on in netcl and JAX (the suite runs with x64 on; the file alone may not)."""
-    if not netcl.default_device().capabilities.fp64:
-        pytest.skip("the device has no fp64")
-    old, old_jax = netcl.config.enable_x64, jax.config.jax_enable_x64
-    netcl.config.update("enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        netcl.config.update("enable_x64", old)
-        jax.config.update("jax_enable_x64", old_jax)
-
-
 def _sorted(w):
     w = np.asarray(w)
     return np.take_along_axis(w, np.lexsort((w.imag, w.real), axis=-1), axis=-1)
@@ -164,7 +149,7 @@ def test_jit_and_vmap():
 # ---- derivatives -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
-def test_eigvals_jvp_and_grad_against_jax_and_differences(f64, complex_):
+def test_eigvals_jvp_and_grad_against_jax_and_differences(x64_on, complex_):
     a = _rand((2, 4, 4), seed=5, complex_=complex_)
     da = _rand((2, 4, 4), seed=6, complex_=complex_)
     w, dw = netcl.jvp(L.eigvals, (jnp.asarray(a),), (jnp.asarray(da),))
@@ -185,7 +170,7 @@ def test_eigvals_jvp_and_grad_against_jax_and_differences(f64, complex_):
     np.testing.assert_allclose(np.asarray(gj), np.asarray(g), atol=1e-12)
 
 
-def test_eigvals_second_derivatives_against_differences(f64):
+def test_eigvals_second_derivatives_against_differences(x64_on):
     # (JAX raises here: its eigvals rule differentiates eigenvectors it has no rule for;
     # the eigenvalues' tangent does not depend on their normalisation, so netcl's does)
     a = _rand((3, 3), seed=10)
@@ -201,7 +186,7 @@ def test_eigvals_second_derivatives_against_differences(f64):
 
 
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
-def test_eigenvector_derivatives_on_request_as_jax(f64, complex_):
+def test_eigenvector_derivatives_on_request_as_jax(x64_on, complex_):
     a = _rand((3, 3), seed=7, complex_=complex_)
     da = _rand((3, 3), seed=8, complex_=complex_)
 
