@@ -217,14 +217,12 @@ def linear_transpose(fun, *primals, reduce_axes=()):
 
 
 def jacobian(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-    """jax.jacobian: the Jacobian by reverse mode (netcl.jacrev).
+    """jax.jacobian: the Jacobian by reverse mode (netcl.jacrev; `holomorphic=True` for a
+    complex function of complex inputs).
 
     >>> netcl.jacobian(jnp.sin)(jnp.zeros(2))     # eye(2)
     """
-    if holomorphic:
-        raise NotImplementedError("jacobian: holomorphic=True needs complex numbers, which "
-                                  "netcl does not have")
-    return jacrev(fun, argnums=argnums, has_aux=has_aux)
+    return jacrev(fun, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic)
 
 
 def custom_gradient(fun):

@@ -299,6 +299,21 @@ def test_holomorphic_grad_jvp_and_finite_differences():
           want_x, 1e-10)
 
 
+def test_holomorphic_jacobians_match_jax():
+    z = _z(np.random.default_rng(12), (3,), np.complex128)
+    f = lambda m: (lambda v: m.exp(v) * v[::-1] + m.sin(v) ** 2)  # noqa: E731
+    with jax.enable_x64(True):
+        want = jax.jacrev(f(jjnp), holomorphic=True)(z)
+    for jac in (netcl.jacrev, netcl.jacfwd, netcl.jacobian):
+        close(jac(f(jnp), holomorphic=True)(jnp.asarray(z)), want, 1e-10)
+    with pytest.raises(TypeError, match="jacrev requires real-valued outputs.*holomorphic"):
+        netcl.jacrev(f(jnp))(jnp.asarray(z))
+    with pytest.raises(TypeError, match="jacfwd requires real-valued inputs"):
+        netcl.jacfwd(f(jnp))(jnp.asarray(z))
+    with pytest.raises(TypeError, match="holomorphic=True requires complex inputs"):
+        netcl.jacrev(jnp.sin, holomorphic=True)(jnp.ones(2))
+
+
 # ---- errors ---------------------------------------------------------------------------------
 
 def test_errors_name_the_function_and_dtype():

@@ -17,8 +17,22 @@ def _reshape(x, shape):
     return reshape(x, shape)
 
 
-def jacrev(fun, argnums=0, has_aux=False):
-    """Jacobian by reverse mode: one vjp per output element, batched with vmap.
+def _check_holomorphic(where, leaves, what, holomorphic):
+    """JAX's rules: real float `what` (complex ones need holomorphic=True, which needs them
+    complex)."""
+    from ..core import dtypes
+    for v in leaves:
+        if holomorphic and not dtypes.is_complex(v.dtype):
+            raise TypeError(f"{where} with holomorphic=True requires complex {what}, got "
+                            f"{v.dtype}")
+        if not holomorphic and dtypes.is_complex(v.dtype):
+            raise TypeError(f"{where} requires real-valued {what} (got {v.dtype}); for "
+                            "holomorphic differentiation, pass holomorphic=True")
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Jacobian by reverse mode: one vjp per output element, batched with vmap. Outputs are
+    real, or complex with `holomorphic=True` (inputs complex too): then J[i, j] = df_i/dz_j.
 
     >>> J = netcl.jacrev(f)(x)      # shape f(x).shape + x.shape
     """
@@ -31,12 +45,14 @@ def jacrev(fun, argnums=0, has_aux=False):
                 full[n] = d
             return fun(*full)
         dyn = [args[n] for n in nums]
-        for leaf in tree_flatten(dyn)[0]:  # (errors name jacrev, not the vjp it runs)
-            _as_array(leaf, "jacrev")
+        leaves = [_as_array(leaf, "jacrev") for leaf in tree_flatten(dyn)[0]]
+        if holomorphic:        # (errors name jacrev, not the vjp it runs)
+            _check_holomorphic("jacrev", leaves, "inputs", True)
         res = vjp(partial_fun, *dyn, has_aux=has_aux)
         y, pullback = res[0], res[1]
         ys, y_tree = tree_flatten(y)
         ys = [_as_array(v, "jacrev") for v in ys]
+        _check_holomorphic("jacrev", ys, "outputs", holomorphic)
         dyn_flat, dyn_tree = tree_flatten(tuple(dyn))
         per_out = []
         for i, yi in enumerate(ys):
@@ -62,13 +78,15 @@ def _zeros(x):
     return full(x.shape, 0, x.dtype)
 
 
-def jacfwd(fun, argnums=0, has_aux=False):
-    """Jacobian by forward mode: one jvp per input element, batched with vmap."""
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Jacobian by forward mode: one jvp per input element, batched with vmap. Inputs are
+    real, or complex with `holomorphic=True`."""
     def wrapped(*args):
         nums, multi = _argnums_tuple(argnums, len(args), "jacfwd")
         dyn = [args[n] for n in nums]
         dyn_flat, dyn_tree = tree_flatten(tuple(dyn))
         dyn_flat = [_as_array(d, "jacfwd") for d in dyn_flat]
+        _check_holomorphic("jacfwd", dyn_flat, "inputs", holomorphic)
 
         def partial_fun(*flat):
             full = list(args)
@@ -104,6 +122,6 @@ def jacfwd(fun, argnums=0, has_aux=False):
     return wrapped
 
 
-def hessian(fun, argnums=0, has_aux=False):
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     """Hessian of a scalar function: jacfwd(jacrev(f))."""
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
