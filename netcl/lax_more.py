@@ -366,32 +366,18 @@ def conv_general_permutations(dimension_numbers):
     >>> netcl.lax.conv_general_permutations(("NHWC", "HWIO", "NHWC"))
     ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
     """
+    from .primitives.conv import conv_dimension_numbers
     where = "conv_general_permutations"
     if not (isinstance(dimension_numbers, (tuple, list)) and len(dimension_numbers) == 3 and
             all(isinstance(s, str) for s in dimension_numbers)):
         raise TypeError(f"{where}: dimension_numbers must be three layout strings, got "
                         f"{dimension_numbers!r}")
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    pairs = (("N", "C"), ("O", "I"), ("N", "C"))
-    for i, (a, b) in enumerate(pairs):
-        spec = dimension_numbers[i]
-        if not spec.count(a) == spec.count(b) == 1:
-            raise TypeError(f"{where}: dimension_numbers[{i}] must contain the characters "
-                            f"'{a}' and '{b}' exactly once, got {spec}")
-        if len(spec) != len(set(spec)):
-            raise TypeError(f"{where}: dimension_numbers[{i}] cannot have duplicate "
-                            f"characters, got {spec}")
-    if not (set(lhs_spec) - {"N", "C"} == set(rhs_spec) - {"O", "I"} ==
-            set(out_spec) - {"N", "C"}):
-        raise TypeError(f"{where}: the layouts must have one set of spatial characters, got "
-                        f"{dimension_numbers}")
-
-    def perm(spec, pair, is_rhs):
-        spatial = [i for i, c in enumerate(spec) if c not in pair]
-        if not is_rhs:      # spatial dimensions in the order the rhs layout names them
-            spatial = sorted(spatial, key=lambda i: rhs_spec.index(spec[i]))
-        return (spec.index(pair[0]), spec.index(pair[1])) + tuple(spatial)
-    return tuple(perm(s, p, i == 1) for i, (s, p) in enumerate(zip(dimension_numbers, pairs)))
+    rank = (1,) * len(dimension_numbers[0])   # (the layouts alone decide the permutations)
+    try:
+        return tuple(conv_dimension_numbers(rank, rank, tuple(dimension_numbers)))
+    except TypeError as e:
+        rename_error(e, where)
+        raise
 
 
 def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
