@@ -6,7 +6,9 @@ process passing its own shards (the leading axis of its inputs is its local devi
 in JAX's multi-process pmap) and getting its own shards of the outputs, and the collectives
 span the processes: a psum adds up the local devices' values, then MPI's Allreduce combines
 the processes' sums in pinned host memory, then every device uploads the result (one device
-whose buffers are host memory, a CPU's: MPI reduces its buffers where they are).
+whose buffers are host memory, a CPU's: MPI reduces its buffers where they are; processes of
+one host with one NVIDIA GPU each: through each other's GPU memory, with no MPI data
+transfer, transforms/pmap_process_peer.py).
 
     pip install -e '.[pocl,distributed]'
     mpiexec -n 2 python -m mpi4py examples/train_data_parallel.py --distributed
@@ -121,6 +123,8 @@ def initialize(local_device_ids=None, collective_timeout=None):
     for d in local:
         d.process_index = index     # (0 until now)
     described = comm.raw.allgather([(d.kind, d.name) for d in local])
+    from .transforms import pmap_process_peer
+    pmap_process_peer.join(comm, local)
     every = []
     for p, descs in enumerate(described):
         every += local if p == index else [RemoteDevice(p, i, kind, name)
@@ -279,6 +283,16 @@ _EXIT = "the end of its program (exit)"
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
+@dataclass
+class _Round:
+    """An arrival round under way: its MPI request, the values it reduces in place, and the
+    collective's number and description."""
+    request: object
+    values: np.ndarray
+    seq: int
+    what: str
+
+
 class Comm:
     """`World.comm`: the job's MPI communicator (`raw`, a duplicate of COMM_WORLD; what this
     class does not define is forwarded to it) with the collectives netcl runs across the
@@ -296,6 +310,7 @@ class Comm:
         self.seq = 0                # the collectives this process started
         self.at = None              # (seq, what) of the round it waits in
         self._answers = []          # its answers' send requests
+        self._pending = None        # the _Round that arrive_later started
 
     def __getattr__(self, name):
         return getattr(self.raw, name)
@@ -332,20 +347,43 @@ class Comm:
         different collectives. Returns whether every process passed `agree` true: a choice
         the collective's MPI calls must make alike in every process (MPI's in-place
         reduction), voted in the same round."""
+        self.settle()
+        return self._finish(self._start(what, agree), timeout)
+
+    def arrive_later(self, what):
+        """Start the arrival round of collective `what` and return at once: a collective
+        whose data moves without MPI (GPU memory shared by the processes) and must not make
+        the host wait. The round is finished, with `arrive`'s checks and timeout, by this
+        process's next collective (`settle`): a mismatch or a missing process is reported
+        there, one collective late."""
+        self.settle()
+        self._pending = self._start(what, True)
+
+    def settle(self):
+        """Finish the arrival round that `arrive_later` started, if any."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._finish(pending, False)
+
+    def _start(self, what, agree):
         MPI = _mpi()
         self.seq += 1
         h = int.from_bytes(hashlib.blake2b(f"{self.seq}\0{what}".encode(),
                                            digest_size=8).digest(), "little") >> 2
         both = np.array([h, -h, 1 if agree else 0], np.int64)
-        request = self.raw.Iallreduce(MPI.IN_PLACE, both, op=MPI.MIN)
-        self.at = (self.seq, what)
+        return _Round(self.raw.Iallreduce(MPI.IN_PLACE, both, op=MPI.MIN), both, self.seq,
+                      what)
+
+    def _finish(self, round_, timeout):
+        self.at = (round_.seq, round_.what)
         try:
-            if not request.Test():
-                self._wait(request, self.timeout if timeout is False else timeout)
+            if not round_.request.Test():
+                self._wait(round_.request, self.timeout if timeout is False else timeout)
         finally:
             self.at = None
+        both = round_.values
         if both[0] != -both[1]:     # (every process learns it in the same round)
-            every = self.raw.allgather((self.seq, what))
+            every = self.raw.allgather((round_.seq, round_.what))
             raise CollectiveMismatchError(_mismatch(every))
         return bool(both[2])
 

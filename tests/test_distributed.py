@@ -439,6 +439,50 @@ def test_mismatched_collectives_raise_in_every_process_then_the_job_goes_on():
     assert out.count("done") == 2
 
 
+@needs_mpi
+def test_descriptors_pass_between_processes_and_late_arrival_rounds_are_checked():
+    """The pieces of the GPU-memory path that run on any host: the mailbox passes a file
+    descriptor from every process to every other (memfds here; GPU memory on NVIDIA GPUs),
+    round after round; an arrival round started by arrive_later and finished at the next
+    collective passes where the processes agree, and raises CollectiveMismatchError in
+    every process, one collective late, where they do not."""
+    out = ok(job(3, 1, """
+    import os
+    from netcl.distributed import CollectiveMismatchError
+    from netcl.transforms import pmap_process_peer
+    w = netcl.distributed.initialize()
+    assert not pmap_process_peer.available(w)            # (PoCL: the MPI path)
+    comm, r = w.comm, w.index
+    box = pmap_process_peer._Mailbox(comm, f"netcl-test-{comm.raw.bcast(os.getpid())}")
+    comm.raw.Barrier()
+    def export():
+        fd = os.memfd_create("netcl-test")
+        os.write(fd, f"from {r}".encode())
+        return fd
+    for round_ in range(2):
+        got = box.share(comm, export, 100 + r)
+        assert sorted(got) == [p for p in range(3) if p != r]
+        for p, (fd, nbytes) in got.items():
+            assert nbytes == 100 + p
+            os.lseek(fd, 0, 0)
+            assert os.read(fd, 16) == f"from {p}".encode()
+            os.close(fd)
+    box.close()
+    comm.arrive_later("psum of float32 (3,)")
+    comm.arrive_later("psum of float32 (4,)")        # (settles the first: they agree)
+    comm.arrive_later("psum of float32 (5,)" if r else "psum of int32 (5,)")
+    try:
+        comm.arrive("the next collective")
+    except CollectiveMismatchError as e:
+        assert "process 0: psum of int32 (5,); processes 1, 2: psum of float32 (5,)" in str(e)
+    else:
+        raise AssertionError("no mismatch")
+    comm.arrive("in step again")
+    print("done", r)
+    """, module=False, timeout=120))
+    assert out.count("done") == 3
+
+
 def test_collective_timeout_settings(monkeypatch):
     from netcl import distributed
     for value, want in [("", distributed.DEFAULT_COLLECTIVE_TIMEOUT), ("7.5", 7.5),

@@ -71,3 +71,57 @@ def test_collectives_through_peer_memory_equal_those_through_host_memory(monkeyp
     np.testing.assert_allclose(results["1"][0][0], x.sum(0), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(results["1"][1][0], i.max(0))
     np.testing.assert_array_equal(results["1"][3][1], i[0])
+
+
+def _mpiexec():
+    import shutil
+    import sys
+    import importlib.util
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    found = here if os.path.exists(here) else shutil.which("mpiexec")
+    return found if found and importlib.util.find_spec("mpi4py") else None
+
+
+@needs_peers
+@pytest.mark.skipif(_mpiexec() is None, reason="needs mpi4py and mpiexec")
+def test_processes_of_one_host_all_reduce_through_each_others_gpu_memory():
+    """Two processes of one GPU each (pmap_process_peer): all-reduces of several dtypes and
+    sizes (past the first send buffer's size, both alternating buffers, round after round)
+    and the gradient of a psum equal NumPy's."""
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent("""
+    import numpy as np, netcl, netcl.numpy as jnp
+    from netcl import lax
+    from netcl.transforms import pmap_process_peer
+    import mpi4py.MPI
+    r = mpi4py.MPI.COMM_WORLD.Get_rank()
+    w = netcl.distributed.initialize(local_device_ids=[r])
+    assert pmap_process_peer.available(w)
+    f = netcl.pmap(lambda a, b, c: (lax.psum(a, "i"), lax.pmax(b, "i"), lax.psum(c, "i"),
+                                    lax.pmean(a, "i"), lax.pmin(b, "i")), axis_name="i")
+    for n in (3, 1000, 700_000, 5):
+        for rep in range(3):
+            a = (np.arange(n, dtype=np.float32) % 97 * (r + 1) + rep)[None]
+            b = np.full((1, 5), r * 10 + rep, np.int32)
+            c = np.full((1, 7), 1.5 * r + rep, np.float16)
+            sa, mb, sc, ma, mnb = [np.asarray(o)[0] for o in f(a, b, c)]
+            want = sum(np.arange(n, dtype=np.float32) % 97 * (p + 1) + rep for p in range(2))
+            np.testing.assert_allclose(sa, want, rtol=1e-6)
+            np.testing.assert_allclose(ma, want / 2, rtol=1e-6)
+            assert (mb == 10 + rep).all() and (mnb == rep).all()
+            np.testing.assert_allclose(sc.astype(np.float32), 1.5 + 2 * rep, rtol=1e-3)
+    x = np.arange(6, dtype=np.float64).reshape(1, 6) * 0.25 + r
+    g = netcl.pmap(netcl.grad(lambda v: jnp.sum(lax.psum(v * v, "i") * jnp.sin(v))),
+                   axis_name="i")(x.astype(np.float32))
+    both = [np.arange(6) * 0.25 + p for p in range(2)]
+    s = sum(v * v for v in both)
+    want = 2 * x[0] * sum(np.sin(v) for v in both) + s * np.cos(x[0])
+    np.testing.assert_allclose(np.asarray(g)[0], want, rtol=2e-5, atol=2e-5)
+    print("done", r)
+    """)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    r = subprocess.run([_mpiexec(), "-n", "2", sys.executable, "-m", "mpi4py", "-c", code],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.count("done") == 2, r.stdout[-3000:] + r.stderr[-5000:]

@@ -13,6 +13,10 @@ detected at run time (`available`), and `NETCL_PEER_MEMORY=0` turns it off.
     ...     buf = peer_memory.PeerBuffer(devices[0], devices, 1 << 20)
     ...     buf.on(devices[1])      # the cl.Buffer device 1's commands use
 
+The descriptor can also go to another process (`PeerBuffer.export`, `import_buffer`): processes
+of one host, a GPU each, all-reduce through each other's memory that way
+(transforms/pmap_process_peer.py).
+
 Ownership follows the external-memory extensions: each export makes a new descriptor and
 a successful import hands it to the OpenCL driver (the descriptor of a failed import is
 closed here). The CUDA allocation handle is released with the buffer, after the OpenCL
@@ -173,14 +177,7 @@ def _available(devices):
     ordinals = [cuda_device(d.cl_device) for d in devices]
     if None in ordinals or len(set(ordinals)) != len(ordinals):
         return False
-    lib = _cuda()
-    for a in ordinals:
-        for b in ordinals:
-            can = ctypes.c_int()
-            if a != b and (lib.cuDeviceCanAccessPeer(ctypes.byref(can), a, b) != 0 or
-                           not can.value):
-                return False
-    return True
+    return _pairwise_access(ordinals)
 
 
 def _cuda_call(name):
@@ -235,24 +232,17 @@ class PeerBuffer:
             self.release()
             raise
 
-    def _import(self, device):
+    def export(self):
+        """A new POSIX file descriptor of the allocation: what another process (or another
+        device of this one) imports (`import_buffer`), handing the descriptor on."""
         fd = ctypes.c_int()
         _check(_cuda().cuMemExportToShareableHandle(
             ctypes.byref(fd), self._handle, _CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
             ctypes.c_ulonglong(0)), "cuMemExportToShareableHandle")
-        props = (ctypes.c_uint64 * 6)(_CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, fd.value,
-                                      _CL_DEVICE_HANDLE_LIST_KHR, device.cl_device.int_ptr,
-                                      _CL_DEVICE_HANDLE_LIST_END_KHR, 0)
-        err = ctypes.c_int()
-        mem = _create_buffer_with_properties()(
-            ctypes.c_void_p(device.context.int_ptr), props, cl.mem_flags.READ_WRITE,
-            self.nbytes, None, ctypes.byref(err))
-        if err.value != 0 or not mem:
-            os.close(fd.value)          # (a failed import leaves the descriptor ours)
-            raise PeerMemoryError(f"peer memory: importing {self.nbytes} bytes for "
-                                  f"{device.name}: clCreateBufferWithProperties error "
-                                  f"{err.value}")
-        return cl.Buffer.from_int_ptr(mem, retain=False)
+        return fd.value
+
+    def _import(self, device):
+        return import_buffer(device, self.export(), self.nbytes)
 
     def on(self, device_or_cl_device):
         """The OpenCL buffer that a device's commands use (a netcl Device or a cl.Device)."""
@@ -269,3 +259,54 @@ class PeerBuffer:
             _cuda().cuMemRelease(self._handle)
             _cuda_call("cuDevicePrimaryCtxRelease")(self._device)
         self._handle = None
+
+
+def import_buffer(device, fd, nbytes):
+    """The cl.Buffer of `device` (a netcl Device) over the `nbytes` of GPU memory that the
+    descriptor `fd` (from `PeerBuffer.export`, in this process or passed from another)
+    shares; the descriptor goes to the OpenCL driver, or is closed if the import fails."""
+    props = (ctypes.c_uint64 * 6)(_CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, fd,
+                                  _CL_DEVICE_HANDLE_LIST_KHR, device.cl_device.int_ptr,
+                                  _CL_DEVICE_HANDLE_LIST_END_KHR, 0)
+    err = ctypes.c_int()
+    mem = _create_buffer_with_properties()(
+        ctypes.c_void_p(device.context.int_ptr), props, cl.mem_flags.READ_WRITE,
+        nbytes, None, ctypes.byref(err))
+    if err.value != 0 or not mem:
+        os.close(fd)
+        raise PeerMemoryError(f"peer memory: importing {nbytes} bytes for {device.name}: "
+                              f"clCreateBufferWithProperties error {err.value}")
+    return cl.Buffer.from_int_ptr(mem, retain=False)
+
+
+def pci_address(device):
+    """(domain, bus, device) of a netcl Device where it can share its memory with other
+    processes' GPUs (an NVIDIA GPU that CUDA sees, whose Target imports external memory,
+    NETCL_PEER_MEMORY not 0); None otherwise."""
+    if os.environ.get("NETCL_PEER_MEMORY", "1") == "0" or \
+            device.target.external_memory != "opaque_fd" or \
+            _create_buffer_with_properties() is None or cuda_device(device.cl_device) is None:
+        return None
+    return _pci(device.cl_device)
+
+
+def peer_access(addresses) -> bool:
+    """Whether the CUDA devices at these PCI `addresses` (distinct) can each read every
+    other's memory."""
+    with _LOCK:
+        by_address = dict(_ORDINALS)
+    ordinals = [by_address.get(tuple(a)) for a in addresses]
+    if None in ordinals or len(set(ordinals)) != len(ordinals):
+        return False
+    return _pairwise_access(ordinals)
+
+
+def _pairwise_access(ordinals):
+    lib = _cuda()
+    for a in ordinals:
+        for b in ordinals:
+            can = ctypes.c_int()
+            if a != b and (lib.cuDeviceCanAccessPeer(ctypes.byref(can), a, b) != 0 or
+                           not can.value):
+                return False
+    return True

@@ -28,7 +28,9 @@ Schedules, with host memory as the hub every device reaches over its own link:
 - psum_scatter, all_to_all: `collective_host.HOST_RULES` on the host (the devices' values
   downloaded, waited for, combined by NumPy, uploaded). The NumPy fallback runs every
   collective that way.
-- Across processes (netcl.distributed): an all-reduce combines the devices' parts locally,
+- Across processes of one host whose GPUs share memory (one GPU each): an all-reduce in
+  one round through the processes' GPU memory (`pmap_process_peer`).
+- Across processes (netcl.distributed), elsewhere: an all-reduce combines the devices' parts locally,
   waits for them on the host, reduces them across the processes with MPI's Allreduce in
   place in pinned memory, and every device uploads them; with one device per process whose
   buffers are host memory MPI reads the input and writes the output where they are
@@ -54,6 +56,7 @@ from ..primitives.elementwise import add_p, max_p, min_p
 from ..primitives.views import reshape, transpose
 from .pmap_pack import pack, pack_into
 from . import pmap_host_memory as host_memory
+from . import pmap_process_peer as process_peer
 
 
 def run_collectives(eqns, env, devices, world=None, overwritable=None):
@@ -72,7 +75,7 @@ def run_collectives(eqns, env, devices, world=None, overwritable=None):
     for e in eqns:
         dtype = e.inputs[0].aval.dtype if e.inputs else None
         if e.prim in _COMBINE and dtype != dtypes.bool_ and \
-                (world is None or dtype in _MPI_DTYPES):
+                (world is None or dtype in _MPI_DTYPES or process_peer.available(world)):
             buckets.setdefault((e.prim, dtype), []).append(e)
         elif e.prim in _DIRECT and world is None:
             _DIRECT[e.prim](e, env, devices)
@@ -217,6 +220,9 @@ _MPI_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint32)
 def _bucketed_all_reduce(prim, dtype, eqns, env, devices, world, overwritable=None):
     """All-reduce the inputs of `eqns` (one collective, one dtype) as one flat buffer."""
     sizes = [prod(e.inputs[0].aval.shape) for e in eqns]
+    if world is not None and process_peer.available(world):
+        return process_peer.all_reduce(prim, dtype, eqns, sizes, env, world,
+                                       _describe(prim.name, [e.inputs[0].aval for e in eqns]))
     if world is None and 1 < len(devices) and 0 < sum(sizes) * dtype.itemsize <= ONE_ROUND_BYTES:
         return _one_round_bucket(prim, dtype, eqns, sizes, env, devices)
     flats = [_pack([env[i][e.inputs[0].id] for e in eqns], dtype) for i in range(len(devices))]
