@@ -101,7 +101,7 @@ def test_processes_of_one_host_all_reduce_through_each_others_gpu_memory():
     assert pmap_process_peer.available(w)
     f = netcl.pmap(lambda a, b, c: (lax.psum(a, "i"), lax.pmax(b, "i"), lax.psum(c, "i"),
                                     lax.pmean(a, "i"), lax.pmin(b, "i")), axis_name="i")
-    for n in (3, 1000, 700_000, 5):
+    for n in (3, 1000, 700_000, 1_500_003, 5):
         for rep in range(3):
             a = (np.arange(n, dtype=np.float32) % 97 * (r + 1) + rep)[None]
             b = np.full((1, 5), r * 10 + rep, np.int32)

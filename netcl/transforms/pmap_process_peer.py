@@ -19,10 +19,13 @@ all-reduce, which MPI would run through host memory, runs through GPU memory ins
   waits: it enqueues the rest of the step at once. Its arrival round (which checks that the
   processes run the same collective, and bounds the wait) runs beside, finished at the
   process's next collective (distributed.Comm.arrive_later).
+- All-reduces of more than TWO_ROUND_BYTES take two rounds, a reduce-scatter into each
+  process's result buffer (shared too) and an all-gather out of them, with an arrival
+  between: each GPU reads 2(P-1)/P of the value instead of P-1 times it.
 - Two send buffers alternate (by the count of all-reduces): a process writes buffer b
   again two all-reduces later, after its queue's wait for the one between, which every
   other process raises only after its own queue's combine that read buffer b. So no
-  process overwrites what another still reads.
+  process overwrites what another still reads (the result buffers alike).
 
 `join` decides it when the process joins the job (distributed.initialize), every process
 alike: one device per process, every process on this host (the same kernel boot id), every
@@ -39,7 +42,7 @@ import pyopencl as cl
 
 from ..core import peer_memory
 from ..core.array import Array
-from ..core.kernels import grid_1d, kernel
+from ..core.kernels import compute_ctype, grid_1d, kernel, load, storage_ctype, store
 from .pmap_pack import pack_into
 
 # The smallest send buffer (bytes): buckets of gradients of small models share one size.
@@ -47,10 +50,11 @@ _MIN_BYTES = 1 << 20
 
 
 @dataclass
-class _SendBuffer:
-    """One of a process's two send buffers: its own memory (`own`, `nbytes`) and, per
-    process in rank order, the cl.Buffer through which this process's device reads that
-    process's send buffer of the same parity (`views`; `imported`: the others')."""
+class _SharedBuffer:
+    """One of a process's shared buffers (a send or a result buffer of one parity): its own
+    memory (`own`, `nbytes`) and, per process in rank order, the cl.Buffer through which
+    this process's device reads that process's buffer of the same role and parity (`views`;
+    `imported`: the others')."""
     own: peer_memory.PeerBuffer
     views: list
     imported: list
@@ -64,13 +68,15 @@ class _SendBuffer:
 
 @dataclass
 class _ProcessPeers:
-    """The path's state in one process: its device, the fd mailbox, the two send buffers
-    (None until first used), the number of all-reduces run, and the arrival flags with
+    """The path's state in one process: its device, the fd mailbox, its shared buffers
+    (two send buffers, and two result buffers for large all-reduces: made when first
+    used), the reduce-scatter kernels, the number of all-reduces run, and the arrival flags with
     the kernel that raises this process's and waits for the others' (`_Arrivals`, made at
     the first all-reduce)."""
     device: object
     mailbox: "_Mailbox"
-    buffers: list = field(default_factory=lambda: [None, None])
+    buffers: dict = field(default_factory=dict)     # (role, parity) -> _SharedBuffer
+    kernels: dict = field(default_factory=dict)     # (prim, dtype, n) -> reduce-part kernel
     calls: int = 0
     arrivals: "_Arrivals" = None
 
@@ -133,12 +139,14 @@ def all_reduce(prim, dtype, eqns, sizes, env, world, describe):
     from .pmap_exchange import _scatter_kernels
     state = _STATE[id(world.comm)]
     d, n, isz = state.device, sum(sizes), dtype.itemsize
+    if n * isz > TWO_ROUND_BYTES:
+        return _two_rounds(state, prim, dtype, eqns, n, env, world, describe)
     outs = [Array.empty(d, tuple(e.outputs[0].aval.shape), dtype, e.outputs[0].aval.weak_type)
             for e in eqns]
     if n:
         parity = state.calls % 2
         state.calls += 1
-        send = _send_buffer(state, world, parity, n * isz)
+        send = _shared_buffer(state, world, ("send", parity), n * isz)
         if state.arrivals is None:
             state.arrivals = _share_arrivals(state, world)
         # (after this queue's last wait for the others: none still reads this buffer)
@@ -159,21 +167,89 @@ def all_reduce(prim, dtype, eqns, sizes, env, world, describe):
         env[0][e.outputs[0].id] = o
 
 
-def _send_buffer(state, world, parity, nbytes):
-    """This process's send buffer of `parity`, at least `nbytes`, with its views of the
-    others': grown by every process together (a new allocation shared through the
-    mailbox) where it is smaller."""
-    send = state.buffers[parity]
-    if send is not None and send.nbytes >= nbytes:
-        return send
-    size = max(nbytes, _MIN_BYTES, 2 * send.nbytes if send is not None else 0)
+def _two_rounds(state, prim, dtype, eqns, n, env, world, describe):
+    """A large all-reduce as a reduce-scatter and an all-gather, which read 2(P-1)/P of the
+    value per GPU instead of the one round's P-1: each process packs its values into its
+    send buffer; after the arrival, process k combines part k of every send buffer into
+    part k of its result buffer; after a second arrival, every process copies part i of
+    process i's result buffer, for every i, into its output (P copies over NVLink). The
+    result buffers alternate as the send buffers do, and for the same reason."""
+    from .pmap_exchange import _parts, _unpack
+    d, isz, k = state.device, dtype.itemsize, world.index
+    parity = state.calls % 2
+    state.calls += 1
+    send = _shared_buffer(state, world, ("send", parity), n * isz)
+    result = _shared_buffer(state, world, ("result", parity), n * isz)
+    if state.arrivals is None:
+        state.arrivals = _share_arrivals(state, world)
+    pack_into(send.own.on(d), [env[0][e.inputs[0].id] for e in eqns], dtype)
+    world.comm.arrive_later(describe)
+    signal = state.arrivals.signal
+    cl.enqueue_nd_range_kernel(d.queue, signal, (1,), (1,))
+    parts = _parts(n, world.count)
+    a, b = parts[k]
+    if b > a:
+        reduce_part = _reduce_part_kernel(state, prim, dtype, world.count, a, b - a)
+        for i, buf in enumerate(send.views):
+            reduce_part.set_arg(i, buf)
+        reduce_part.set_arg(world.count, result.own.on(d))
+        g, lws = grid_1d(d, b - a)
+        cl.enqueue_nd_range_kernel(d.queue, reduce_part, g, lws)
+    cl.enqueue_nd_range_kernel(d.queue, signal, (1,), (1,))
+    flat = Array.empty(d, (n,), dtype)
+    for i, (a, b) in enumerate(parts):
+        if b > a:
+            cl.enqueue_copy(d.queue, flat._buf, result.views[i], byte_count=(b - a) * isz,
+                            src_offset=a * isz, dst_offset=a * isz)
+    d.queue.flush()
+    _unpack(flat, [e.outputs[0] for e in eqns], env[0])
+
+
+# All-reduces of more bytes than this per process take two rounds (`_two_rounds`).
+TWO_ROUND_BYTES = 4 << 20
+
+
+def _reduce_part_kernel(state, prim, dtype, count, start, m):
+    """The kernel that writes y[start + i] = op(v0[start + i], ..., v<count-1>[start + i])
+    for i < m (op: the collective's combination, in process order), its scalars set once
+    (one kernel per part layout)."""
+    from .pmap_exchange import _template
+    key = (prim, dtype, start, m)
+    k = state.kernels.get(key)
+    if k is None:
+        T, C = storage_ctype(dtype), compute_ctype(dtype)
+        template = _template(prim, dtype)
+        name = f"netcl_{prim.name}_reduce_part_{count}"
+        lines = [f"{C} a = {load(dtype, 'v0', 'f')};", f"{C} b;"]
+        for i in range(1, count):
+            lines += [f"b = {load(dtype, f'v{i}', 'f')};", f"a = {template.format('a', 'b')};"]
+        lines.append(store(dtype, "y", "f", "a"))
+        params = ", ".join([f"__global const {T}* v{i}" for i in range(count)] +
+                           [f"__global {T}* y", "const long start", "const long m"])
+        source = (f"__kernel void {name}({params}) {{\n  const long i = get_global_id(0);\n"
+                  "  if (i >= m) return;\n  const long f = start + i;\n  "
+                  + "\n  ".join(lines) + "\n}\n")
+        k = state.kernels[key] = kernel(state.device, source, name)
+        k.set_arg(count + 1, np.int64(start))
+        k.set_arg(count + 2, np.int64(m))
+    return k
+
+
+def _shared_buffer(state, world, key, nbytes):
+    """This process's shared buffer `key` ((role, parity)), at least `nbytes`, with its
+    views of the others': grown by every process together (a new allocation shared
+    through the mailbox) where it is smaller."""
+    buf = state.buffers.get(key)
+    if buf is not None and buf.nbytes >= nbytes:
+        return buf
+    size = max(nbytes, _MIN_BYTES, 2 * buf.nbytes if buf is not None else 0)
     d = state.device
     # The others' kernels may still read the old buffers: every process finishes its queue
     # before the round, so after it none is read.
     d.queue.finish()
     world.comm.arrive(f"pmap: sharing GPU memory for all-reduces ({size} bytes)")
-    if send is not None:
-        send.release()
+    if buf is not None:
+        buf.release()
     own = peer_memory.PeerBuffer(d, [d], size)
     shared = state.mailbox.share(world.comm, own.export, own.nbytes)
     views = []
@@ -183,9 +259,9 @@ def _send_buffer(state, world, parity, nbytes):
         else:
             fd, their_bytes = shared[p]
             views.append(peer_memory.import_buffer(d, fd, their_bytes))
-    send = state.buffers[parity] = _SendBuffer(
+    buf = state.buffers[key] = _SharedBuffer(
         own, views, [v for p, v in enumerate(views) if p != world.index], own.nbytes)
-    return send
+    return buf
 
 
 def _share_arrivals(state, world):
