@@ -8,6 +8,9 @@ memory) and, with --peers, JAX's pmap of the same step and psum on the same devi
     NETCL_CPU_DEVICES=2 python benchmarks/pmap_bench.py --batch 32   # two PoCL devices
     mpiexec -n 2 python -m mpi4py benchmarks/pmap_bench.py --distributed --batch 8
         # W8 and W9 across processes, W9 beside mpi4py's own Allreduce of NumPy arrays
+    mpiexec -n 4 python -m mpi4py benchmarks/pmap_bench.py --distributed
+        # on a 4-GPU host: one process per GPU, all-reduces through GPU memory
+        # (NETCL_PEER_MEMORY=0: through MPI)
 
 Across processes, W8's one-device figure is one process's jit step while the others wait
 (idle, not in MPI's spinning barrier), and W9 takes its four timings in turn, a call of each
