@@ -37,7 +37,7 @@ from .api_extras import (ShapeDtypeStruct, custom_gradient, default_backend,  # 
                          jacobian, linear_transpose, linearize, make_jaxpr, named_call,
                          named_scope, typeof, enable_x64)
 from .callbacks import pure_callback  # noqa: F401
-from . import debug, dtypes, errors, image  # noqa: F401
+from . import debug, dtypes, errors, image, ops, typing  # noqa: F401
 from .dtypes import float0  # noqa: F401
 
 try:        # einops finds netcl's arrays through a backend defined where einops is installed
