@@ -39,6 +39,7 @@ from .api_extras import (ShapeDtypeStruct, custom_gradient, default_backend,  # 
 from .callbacks import pure_callback  # noqa: F401
 from . import debug, dtypes, errors, image, ops, typing  # noqa: F401
 from .dtypes import float0  # noqa: F401
+from .core.config import debug_infs, debug_nans, log_compiles  # noqa: F401
 
 try:        # einops finds netcl's arrays through a backend defined where einops is installed
     import importlib.util as _util

@@ -20,6 +20,20 @@
   them; True means "on") or "off" (the tables only; False). Also ``NETCL_AUTOTUNE``
   (1/0/cached); ``netcl.tune(fun, *args)`` runs a function with it on.
 
+- ``debug_nans`` / ``debug_infs`` (also ``jax_debug_nans``, ``jax_debug_infs``; for a block:
+  ``netcl.debug_nans(True)``): every eager operation's and jitted call's floating-point
+  outputs are checked (each waits for its device and reads its values back: for debugging),
+  and a NaN (an infinity) raises FloatingPointError naming the operation; a jitted
+  function's is run again op by op to name the operation that made it, as JAX does
+  (core/nonfinite.py).
+- ``log_compiles`` (also ``jax_log_compiles``): log a WARNING on the "netcl" logger each
+  time a jitted function compiles for new argument shapes (what JAX logs).
+- ``disable_jit`` (also ``jax_disable_jit``): jitted functions run as plain Python, op by
+  op, everywhere (``netcl.disable_jit()`` does it for a block).
+- ``platform_name`` / ``platforms`` (also ``jax_platform_name``, ``jax_platforms``): JAX's
+  platform names ("cpu", "gpu", "cuda", "rocm"; "cuda,cpu": the first available) choose the
+  default device: its first device of that kind (core/devices.set_default_platform).
+
 >>> netcl.config.update("enable_x64", True)
 >>> netcl.config.enable_x64
 True
@@ -111,10 +125,21 @@ class Config:
     _NAMES = {"enable_x64": "enable_x64", "jax_enable_x64": "enable_x64",
               "default_matmul_precision": "default_matmul_precision",
               "jax_default_matmul_precision": "default_matmul_precision",
-              "autotune": "autotune"}
+              "autotune": "autotune",
+              "debug_nans": "debug_nans", "jax_debug_nans": "debug_nans",
+              "debug_infs": "debug_infs", "jax_debug_infs": "debug_infs",
+              "log_compiles": "log_compiles", "jax_log_compiles": "log_compiles",
+              "disable_jit": "disable_jit", "jax_disable_jit": "disable_jit",
+              "platform_name": "platform_name", "jax_platform_name": "platform_name",
+              "platforms": "platforms", "jax_platforms": "platforms"}
+    # options that take a bool and change nothing already traced or compiled
+    _PLAIN_FLAGS = ("debug_nans", "debug_infs", "log_compiles", "disable_jit")
 
     def __init__(self):
         self.enable_x64 = _flag_from_env("NETCL_ENABLE_X64")
+        self.debug_nans = self.debug_infs = self.log_compiles = self.disable_jit = False
+        self.check_values = False       # debug_nans or debug_infs (read on every eager op)
+        self.platform_name = self.platforms = None
         self.default_matmul_precision = _check_matmul_precision(
             os.environ.get("NETCL_DEFAULT_MATMUL_PRECISION") or None,
             "NETCL_DEFAULT_MATMUL_PRECISION")
@@ -140,6 +165,17 @@ class Config:
         if key is None:
             raise AttributeError(f"netcl.config.update: unknown option {name!r}; options are "
                                  f"{sorted(self._NAMES)}")
+        if key in self._PLAIN_FLAGS:
+            if not isinstance(value, (bool, int)):
+                raise TypeError(f"netcl.config.update: {name} takes a bool, got {value!r}")
+            setattr(self, key, bool(value))
+            self.check_values = self.debug_nans or self.debug_infs
+            return
+        if key in ("platform_name", "platforms"):
+            from .devices import set_default_platform
+            set_default_platform(value, f"netcl.config.update({name!r})")
+            setattr(self, key, value)
+            return
         if key in ("default_matmul_precision", "autotune"):
             check = _check_matmul_precision if key != "autotune" else _check_autotune
             value = check(value, f"netcl.config.update({name!r})")
@@ -153,6 +189,13 @@ class Config:
             setattr(self, key, bool(value))
             if "all" in _forget:            # (traces baked the old dtypes in)
                 _forget["all"]()
+
+    def __getattr__(self, name):
+        # (jax_-prefixed names read their option: config.jax_debug_nans)
+        key = Config._NAMES.get(name)
+        if key is None or key == name:
+            raise AttributeError(f"netcl.config has no option {name!r}")
+        return getattr(self, key)
 
     def read(self, name):
         key = self._NAMES.get(name)
@@ -204,3 +247,43 @@ def tune(fun, *args, **kwargs):
         return fun(*args, **kwargs)
     finally:
         config.update("autotune", old)
+
+
+@contextlib.contextmanager
+def _flag_block(key, value):
+    before = getattr(config, key)
+    config.update(key, value)
+    try:
+        yield
+    finally:
+        config.update(key, before)
+
+
+def debug_nans(value=True):
+    """A block in which NaNs raise FloatingPointError (config's debug_nans), as
+    `jax.debug_nans`.
+
+    >>> with netcl.debug_nans(True):
+    ...     jnp.log(jnp.float32(-1.0))          # FloatingPointError: ... nan ... log
+    """
+    return _flag_block("debug_nans", value)
+
+
+def debug_infs(value=True):
+    """A block in which infinities raise FloatingPointError (config's debug_infs), as
+    `jax.debug_infs`.
+
+    >>> with netcl.debug_infs(True):
+    ...     jnp.float32(1.0) / 0.0              # FloatingPointError: ... inf ... div
+    """
+    return _flag_block("debug_infs", value)
+
+
+def log_compiles(value=True):
+    """A block in which each compilation of a jitted function is logged, as
+    `jax.log_compiles`.
+
+    >>> with netcl.log_compiles():
+    ...     netcl.jit(f)(x)                     # WARNING netcl: compiling f for ...
+    """
+    return _flag_block("log_compiles", value)

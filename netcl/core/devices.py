@@ -339,6 +339,37 @@ def set_process_devices(chosen):
         _global_default = _process_devices[0]
 
 
+# JAX's platform names -> netcl's device kinds
+_PLATFORM_KINDS = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "rocm": "gpu", "opencl": None,
+                   "numpy": "numpy"}
+
+
+def set_default_platform(platforms, where):
+    """Make the first device of the first available of `platforms` (JAX's platform names,
+    comma-separated as jax_platforms takes them: "cuda,cpu") the default device, as
+    jax_platform_name / jax_platforms choose JAX's backend. "opencl" is any device; "tpu"
+    and unknown names raise ValueError naming `where`, as a platform with no device here
+    does."""
+    names = [n.strip().lower() for n in str(platforms).split(",") if n.strip()]
+    unknown = [n for n in names if n not in _PLATFORM_KINDS]
+    if unknown or not names:
+        raise ValueError(f"{where}: unknown platform {', '.join(unknown) or repr(platforms)}; "
+                         f"netcl's platforms are {sorted(_PLATFORM_KINDS)}")
+    found = devices()
+    for n in names:
+        kind = _PLATFORM_KINDS[n]
+        chosen = [d for d in found if kind is None or d.kind == kind]
+        if kind == "numpy" and not chosen:
+            chosen = [numpy_device()]
+        if chosen:
+            global _global_default
+            with LOCK:
+                _global_default = chosen[0]
+            return chosen[0]
+    raise ValueError(f"{where}: no device of platform {', '.join(names)} here (devices: "
+                     f"{found})")
+
+
 def process_devices():
     """The devices set by set_process_devices, or None."""
     return None if _process_devices is None else list(_process_devices)

@@ -13,7 +13,8 @@ import sys
 import numpy as np
 import pyopencl as cl
 
-from . import dtypes
+from . import dtypes, nonfinite
+from .config import config
 from .array import Array, deleted_message
 from .sharded import ShardedArray
 from .devices import default_device
@@ -64,7 +65,10 @@ class EvalInterpreter(Interpreter):
             launcher = self.launchers.get(key)
         except TypeError:  # unhashable params: run without caching
             with _devices.LOCK:
-                return self._build(prim, args, params).run(*args)
+                out = self._build(prim, args, params).run(*args)
+            if config.check_values:
+                nonfinite.check(prim.name, out)
+            return out
         if launcher is None:
             launcher = self._build_cached(key, prim, args, params)
         # Launchers share their cl.Kernel: setting its arguments and enqueueing it must not
@@ -73,7 +77,7 @@ class EvalInterpreter(Interpreter):
         lock = _devices.LOCK
         lock.acquire()
         try:
-            return launcher.run(*args)
+            out = launcher.run(*args)
         except MemoryError as e:    # the pool knows bytes only: add what the user called
             raise _out_of_memory(e, prim, args) from None
         except cl.Error as e:       # drivers that allocate at first use fail at the launch
@@ -84,6 +88,9 @@ class EvalInterpreter(Interpreter):
             raise _out_of_memory(e, prim, args) from None
         finally:
             lock.release()
+        if config.check_values:         # (debug_nans / debug_infs)
+            nonfinite.check(prim.name, out)
+        return out
 
     def launcher(self, prim, args, params, shared=True):
         """The Launch `process` runs for these arguments (built and cached once), or None

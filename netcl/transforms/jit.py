@@ -16,6 +16,7 @@ whole and fused.
 import collections
 import functools
 import inspect
+import logging
 import operator
 import os
 import sys
@@ -25,7 +26,8 @@ import weakref
 import numpy as np
 
 from ..core.array import Array
-from ..core.config import register_forgetting
+from ..core.config import config, register_forgetting
+from ..core.nonfinite import check_jitted
 from ..core.sharded import ShardedArray
 from ..core.devices import default_device
 from ..core.eval import eval_interpreter, to_array
@@ -47,7 +49,9 @@ _devices = sys.modules["netcl.core.devices"]
 
 
 def _log_compiles():
-    return os.environ.get("NETCL_LOG_COMPILES", "") not in ("", "0")
+    """Whether compilations are logged: config's log_compiles (JAX's jax_log_compiles) or
+    NETCL_LOG_COMPILES."""
+    return config.log_compiles or os.environ.get("NETCL_LOG_COMPILES", "") not in ("", "0")
 
 
 _DEFAULT_CACHE_SIZE = 4096
@@ -235,6 +239,11 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         if current_interpreter() is not eval_interpreter:
             return self._call_traced(args, kwargs)
+        if config.disable_jit or config.check_values:
+            return self._call_checked(args, kwargs)
+        return self._call_eager(args, kwargs)
+
+    def _call_eager(self, args, kwargs):
         exe = flat = None
         fast = self._fast
         if fast is not None and not kwargs:
@@ -267,6 +276,18 @@ class Jitted:
         for d in donated.values():
             d.delete()
         return exe.build_outputs(outs)
+
+    def _call_checked(self, args, kwargs):
+        """A call under config's disable_jit (the function's Python, op by op) or
+        debug_nans/debug_infs (the outputs checked: core/nonfinite.py)."""
+        from ..api_extras import disable_jit
+        if config.disable_jit:
+            with disable_jit():
+                return self.fun(*args, **kwargs)
+        out = self._call_eager(args, kwargs)
+        rerun = None if self.donate_argnums else (lambda: self.fun(*args, **kwargs))
+        check_jitted(getattr(self.fun, "__name__", "fun"), tree_flatten(out)[0], rerun)
+        return out
 
     def _lookup(self, args, kwargs):
         """(executable, dense arrays passed, the leaves) for a call: the arguments flattened,
@@ -397,10 +418,11 @@ class Jitted:
         return call
 
     def _compile(self, key, args, kwargs, static, flat, tree):
-        if _log_compiles():
-            print(f"netcl.jit: compiling {getattr(self.fun, '__name__', 'fun')} for "
-                  f"({', '.join(_describe(ShapedArray(x.shape, x.dtype, x.weak_type)) for x in flat)})"
-                  f"{self._reason(key)}", file=sys.stderr)
+        if _log_compiles():     # (as JAX: a WARNING on the library's logger)
+            logging.getLogger("netcl").warning(
+                f"netcl.jit: compiling {getattr(self.fun, '__name__', 'fun')} for "
+                f"({', '.join(_describe(ShapedArray(x.shape, x.dtype, x.weak_type)) for x in flat)})"
+                f"{self._reason(key)}")
         ir, out_tree = self._trace(args, kwargs, static, flat, tree)
         exe = self._compiled_for(key, optimize(ir, key[3], _name(self.fun),
                                                self._donated_leaves(args, tree)), out_tree)
