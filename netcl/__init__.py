@@ -25,7 +25,7 @@ from .transforms.pmap import (device_count, device_put_replicated, device_put_sh
                               local_device_count, local_devices, pmap)
 from .core.sharded import ShardedArray
 from . import distributed  # noqa: F401
-from .distributed import devices, process_count, process_index
+from .distributed import devices, process_count, process_index, process_indices
 from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                          make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
 from .transforms.autocast import autocast
@@ -35,11 +35,12 @@ from . import mixed_precision  # noqa: F401
 from .api_extras import (ShapeDtypeStruct, custom_gradient, default_backend,  # noqa: F401
                          device_get, disable_jit, ensure_compile_time_eval, eval_shape,
                          jacobian, linear_transpose, linearize, make_jaxpr, named_call,
-                         named_scope, typeof, enable_x64)
+                         named_scope, print_environment_info, typeof, enable_x64)
 from .callbacks import pure_callback  # noqa: F401
 from . import debug, dtypes, errors, image, ops, typing  # noqa: F401
 from .dtypes import float0  # noqa: F401
-from .core.config import debug_infs, debug_nans, log_compiles  # noqa: F401
+from .core.config import (debug_infs, debug_nans, log_compiles,  # noqa: F401
+                          numpy_dtype_promotion, numpy_rank_promotion)
 
 try:        # einops finds netcl's arrays through a backend defined where einops is installed
     import importlib.util as _util

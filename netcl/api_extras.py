@@ -364,6 +364,33 @@ def named_call(fun, *, name=None):
     return wrapped
 
 
+def print_environment_info(return_string=False):
+    """The versions netcl runs with (netcl, NumPy, PyOpenCL, Python), its devices and the
+    job's processes, printed (or returned, with `return_string`), as
+    jax.print_environment_info: what to paste into a bug report.
+
+    >>> netcl.print_environment_info()
+    """
+    import platform
+    import sys
+
+    import pyopencl as cl
+
+    import netcl
+    from .core.devices import devices
+    found = devices()
+    text = "\n".join([
+        f"netcl:    {netcl.__version__}", f"numpy:    {np.__version__}",
+        f"pyopencl: {cl.VERSION_TEXT}", f"python:   {sys.version}",
+        f"device info: {len(found)} local devices: "
+        + "; ".join(f"{d.kind} {d.name!r} ({d.platform})" for d in found),
+        f"process_count: {netcl.process_count()}",
+        f"platform: {platform.uname()}"]) + "\n"
+    if return_string:
+        return text
+    print(text, end="")
+
+
 def default_backend():
     """The default device's platform, as jax.default_backend: 'cpu' (PoCL and other CPU
     devices, and the NumPy fallback), 'gpu' or 'accelerator'.

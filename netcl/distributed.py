@@ -51,7 +51,8 @@ import numpy as np
 
 from .core.devices import devices as _local_all, set_process_devices
 
-__all__ = ["initialize", "is_initialized", "process_index", "process_count", "devices",
+__all__ = ["initialize", "is_initialized", "process_index", "process_count", "process_indices",
+           "devices",
            "broadcast_one_to_all", "barrier", "RemoteDevice", "CollectiveMismatchError",
            "DEFAULT_COLLECTIVE_TIMEOUT"]
 
@@ -188,6 +189,15 @@ def process_index():
 def process_count():
     """The number of processes in the job (1 without `initialize`)."""
     return _WORLD.count if _WORLD is not None else 1
+
+
+def process_indices():
+    """Every process's index in the job, in order (as jax.process_indices).
+
+    >>> netcl.process_indices()
+    [0]
+    """
+    return list(range(process_count()))
 
 
 def devices(kind=None):

@@ -1,8 +1,10 @@
-"""JAX's debugging and platform options (netcl.config, core/nonfinite.py): jax_debug_nans and
-jax_debug_infs raise FloatingPointError naming the operation (eager, under grad and vmap,
-and in a jitted function, found again op by op), and never where every value is finite;
-jax_log_compiles logs each compilation; jax_disable_jit runs jitted functions' Python;
-jax_platform_name / jax_platforms choose the default device; bad values raise."""
+"""JAX's debugging, platform and promotion options (netcl.config, core/nonfinite.py,
+numpy/_promotion_modes.py): jax_debug_nans and jax_debug_infs raise FloatingPointError
+naming the operation (eager, under grad and vmap, and in a jitted function, found again op
+by op), and never where every value is finite; jax_log_compiles logs each compilation;
+jax_disable_jit runs jitted functions' Python; jax_platform_name / jax_platforms choose the
+default device; strict dtype promotion agrees with JAX's, rank promotion warns or raises
+(jitted functions trace again); bad values raise."""
 import logging
 import sys
 
@@ -104,3 +106,65 @@ def test_bad_option_values(options):
         netcl.config.update("jax_debug_everything", True)
     with pytest.raises(AttributeError, match="no option 'jax_nothing'"):
         netcl.config.jax_nothing
+
+
+_PROMOTIONS = {
+    "i32+True": lambda m: m.ones(2, m.int32) + True,
+    "f32+1j": lambda m: m.ones(2, m.float32) + 1j,
+    "f16+1.5": lambda m: m.ones(2, m.float16) + 1.5,
+    "c64+1.5": lambda m: m.ones(2, m.complex64) + 1.5,
+    "bool+1": lambda m: m.ones(2, bool) + 1,
+    "f32+np.int32": lambda m: m.ones(2, m.float32) + np.int32(1),
+    "concatenate": lambda m: m.concatenate([m.ones(2, m.float32), m.ones(2, m.int32)]),
+    "f32+1": lambda m: m.ones(2, m.float32) + 1,
+    "i32+1.5": lambda m: m.ones(2, m.int32) + 1.5,
+    "f32+f16": lambda m: m.ones(2, m.float32) + m.ones(2, m.float16),
+    "i32+f32": lambda m: m.ones(2, m.int32) * m.ones(2, m.float32),
+    "where": lambda m: m.where(True, m.ones(2, m.float32), m.ones(2, m.float16)),
+}
+
+
+def test_strict_dtype_promotion_agrees_with_jax(options):
+    jax = pytest.importorskip("jax")
+    for name, f in _PROMOTIONS.items():
+        with jax.numpy_dtype_promotion("strict"):
+            try:
+                want = f(jax.numpy).dtype
+            except Exception as e:
+                want = type(e).__name__
+        with netcl.numpy_dtype_promotion("strict"):
+            try:
+                got = f(jnp).dtype
+            except netcl.dtypes.TypePromotionError as e:
+                assert "jax_numpy_dtype_promotion=strict" in str(e)
+                got = "TypePromotionError"
+        assert str(got) == str(want), (name, got, want)
+    assert f(jnp).dtype == jnp.float32                      # (standard again outside)
+
+
+def test_rank_promotion_modes_and_jit_retraces(options):
+    add = netcl.jit(lambda a, b: a + b)
+    assert add(jnp.ones(2), jnp.ones((3, 2))).shape == (3, 2)
+    with netcl.numpy_rank_promotion("raise"):
+        with pytest.raises(ValueError, match=r"could not be broadcast together for add on "
+                                             r"shapes \(2,\) \(3, 2\)"):
+            jnp.ones(2) + jnp.ones((3, 2))
+        with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+            add(jnp.ones(2), jnp.ones((3, 2)))     # (traced again under the new mode)
+        assert (jnp.ones((1, 2)) + jnp.ones((3, 2))).shape == (3, 2)
+        assert (jnp.ones((3, 2)) * 2.0).shape == (3, 2)
+    with netcl.numpy_rank_promotion("warn"):
+        with pytest.warns(UserWarning, match="jax_numpy_rank_promotion='warn'"):
+            jnp.ones(2) - jnp.ones((3, 2))
+    with pytest.raises(ValueError, match="numpy_rank_promotion takes one of 'allow', 'warn', "
+                                         "'raise', got 'never'"):
+        netcl.config.update("jax_numpy_rank_promotion", "never")
+
+
+def test_environment_info_and_process_indices(capsys):
+    text = netcl.print_environment_info(return_string=True)
+    assert text.startswith("netcl:") and "numpy:" in text and "process_count: 1" in text
+    assert netcl.default_device().name in text
+    netcl.print_environment_info()
+    assert capsys.readouterr().out == text
+    assert netcl.process_indices() == [0] == list(range(netcl.process_count()))

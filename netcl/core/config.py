@@ -30,6 +30,9 @@
   time a jitted function compiles for new argument shapes (what JAX logs).
 - ``disable_jit`` (also ``jax_disable_jit``): jitted functions run as plain Python, op by
   op, everywhere (``netcl.disable_jit()`` does it for a block).
+- ``numpy_rank_promotion`` ("allow", "warn", "raise") and ``numpy_dtype_promotion``
+  ("standard", "strict"), also with ``jax_``: JAX's stricter broadcasting and promotion for
+  netcl.numpy (numpy/_promotion_modes.py; blocks: ``netcl.numpy_rank_promotion("raise")``).
 - ``platform_name`` / ``platforms`` (also ``jax_platform_name``, ``jax_platforms``): JAX's
   platform names ("cpu", "gpu", "cuda", "rocm"; "cuda,cpu": the first available) choose the
   default device: its first device of that kind (core/devices.set_default_platform).
@@ -131,7 +134,14 @@ class Config:
               "log_compiles": "log_compiles", "jax_log_compiles": "log_compiles",
               "disable_jit": "disable_jit", "jax_disable_jit": "disable_jit",
               "platform_name": "platform_name", "jax_platform_name": "platform_name",
-              "platforms": "platforms", "jax_platforms": "platforms"}
+              "platforms": "platforms", "jax_platforms": "platforms",
+              "numpy_rank_promotion": "numpy_rank_promotion",
+              "jax_numpy_rank_promotion": "numpy_rank_promotion",
+              "numpy_dtype_promotion": "numpy_dtype_promotion",
+              "jax_numpy_dtype_promotion": "numpy_dtype_promotion"}
+    # options that take one of a few names, and change what tracing produces
+    _CHOICES = {"numpy_rank_promotion": ("allow", "warn", "raise"),
+                "numpy_dtype_promotion": ("standard", "strict")}
     # options that take a bool and change nothing already traced or compiled
     _PLAIN_FLAGS = ("debug_nans", "debug_infs", "log_compiles", "disable_jit")
 
@@ -140,6 +150,7 @@ class Config:
         self.debug_nans = self.debug_infs = self.log_compiles = self.disable_jit = False
         self.check_values = False       # debug_nans or debug_infs (read on every eager op)
         self.platform_name = self.platforms = None
+        self.numpy_rank_promotion, self.numpy_dtype_promotion = "allow", "standard"
         self.default_matmul_precision = _check_matmul_precision(
             os.environ.get("NETCL_DEFAULT_MATMUL_PRECISION") or None,
             "NETCL_DEFAULT_MATMUL_PRECISION")
@@ -170,6 +181,14 @@ class Config:
                 raise TypeError(f"netcl.config.update: {name} takes a bool, got {value!r}")
             setattr(self, key, bool(value))
             self.check_values = self.debug_nans or self.debug_infs
+            return
+        if key in self._CHOICES:
+            if value not in self._CHOICES[key]:
+                raise ValueError(f"netcl.config.update: {name} takes one of "
+                                 f"{', '.join(map(repr, self._CHOICES[key]))}, got {value!r}")
+            if value != getattr(self, key):
+                setattr(self, key, value)
+                _forget_compiled()      # (traces made under the other mode)
             return
         if key in ("platform_name", "platforms"):
             from .devices import set_default_platform
@@ -287,3 +306,23 @@ def log_compiles(value=True):
     ...     netcl.jit(f)(x)                     # WARNING netcl: compiling f for ...
     """
     return _flag_block("log_compiles", value)
+
+
+def numpy_rank_promotion(value):
+    """A block with config's numpy_rank_promotion set ("allow", "warn" or "raise"), as
+    `jax.numpy_rank_promotion`.
+
+    >>> with netcl.numpy_rank_promotion("raise"):
+    ...     jnp.ones(2) + jnp.ones((3, 2))          # ValueError: ... could not be broadcast
+    """
+    return _flag_block("numpy_rank_promotion", value)
+
+
+def numpy_dtype_promotion(value):
+    """A block with config's numpy_dtype_promotion set ("standard" or "strict"), as
+    `jax.numpy_dtype_promotion`.
+
+    >>> with netcl.numpy_dtype_promotion("strict"):
+    ...     jnp.ones(2, jnp.int32) + 1.5             # TypePromotionError
+    """
+    return _flag_block("numpy_dtype_promotion", value)

@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..core import dtypes
+from ..core.config import config
 from ..core.array import Array
 from ..core.devices import default_device
 from ..core.eval import scalar_constant, to_array
@@ -10,6 +11,7 @@ from ..core.eval import eval_interpreter
 from ..core.tracing import Tracer, current_interpreter
 from ..primitives.elementwise import convert_element_type
 from ..primitives.views import broadcast_to_rank
+from . import _promotion_modes
 
 
 def is_array(x):
@@ -91,6 +93,8 @@ def promote(where, *args, kinds=None, broadcast=False, check=None):
     """
     scalars = _py_scalars()
     xs = [a if type(a) in scalars else asarray_arg(a, where) for a in args]
+    if config.numpy_dtype_promotion == "strict" and len(xs) > 1:
+        _promotion_modes.check_dtypes(where, [scalars.get(type(x), x) for x in xs])
     dtype, weak = dtypes.result_type(*[scalars.get(type(x), x) for x in xs])
     if kinds is not None and dtypes.kind(dtype) not in kinds:
         raise TypeError(f"{where}: operands of dtype "
@@ -129,6 +133,8 @@ def promote_broadcast(where, *args, kinds=None):
     """Promote, then broadcast to the common shape (NumPy rules); shapes and `kinds` (see
     `promote`) are checked before anything runs."""
     xs = promote(where, *args, kinds=kinds, broadcast=len(args) > 1)
+    if config.numpy_rank_promotion != "allow":
+        _promotion_modes.check_ranks(where, [x.shape for x in xs])
     shape = broadcast_shapes(*(x.shape for x in xs), where=where)
     if current_interpreter() is eval_interpreter:  # eager: scalars as cached broadcast views
         return [_broadcast_constant(x, shape) if type(a) in _PY_SCALARS and shape else
