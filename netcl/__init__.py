@@ -38,6 +38,7 @@ from .api_extras import (ShapeDtypeStruct, custom_gradient, default_backend,  # 
                          named_scope, print_environment_info, typeof, enable_x64)
 from .callbacks import pure_callback  # noqa: F401
 from . import debug, dtypes, errors, image, ops, typing  # noqa: F401
+from . import ad_checkpoint, checkpoint_policies  # noqa: F401
 from .dtypes import float0  # noqa: F401
 from .core.config import (debug_infs, debug_nans, log_compiles,  # noqa: F401
                           numpy_dtype_promotion, numpy_rank_promotion)

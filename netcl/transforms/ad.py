@@ -298,6 +298,18 @@ class VJPInterpreter(Interpreter):
             _current.reset(token)
         if not traced:
             return out
+        return self._taped(prim, primals, parents, params, out)
+
+    def known(self, prim, args, params, out):
+        """`process` of a primitive application whose outputs `out` (values of the parent)
+        are known already: recorded with its rule, not computed again (checkpoint
+        policies' saved values: remat_policies)."""
+        primals, parents = zip(*[self.lift(a) for a in args]) if args else ((), ())
+        if all(p is None for p in parents):
+            return out
+        return self._taped(prim, list(primals), list(parents), params, out)
+
+    def _taped(self, prim, primals, parents, params, out):
         rule = prim.vjp
         if rule is None:
             raise MissingRuleError(f"reverse-mode differentiation rule for '{prim.name}' "

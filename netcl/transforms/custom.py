@@ -241,15 +241,24 @@ class custom_vjp:
 class _CheckpointRules(_CallRules):
     def vjp(self, interp, args, params):
         primals, parents = zip(*[interp.lift(a) for a in args])
-        fun = params["fun"]
+        fun, policy = params["fun"], params.get("policy")
+        saved = ()
         with set_interpreter(interp.parent):
-            outs = fun(*primals)  # no tape inside: only inputs are kept
+            if policy is None:
+                outs = fun(*primals)  # no tape inside: only inputs are kept
+            else:                     # (and what the policy saves: remat_policies)
+                from .remat_policies import forward
+                outs, saved = forward(fun, policy, primals)
         if all(p is None for p in parents):
             return outs
 
         def backward(cts):
             from .ad import vjp as _vjp
-            _, f_vjp = _vjp(fun, *primals)  # recompute the forward pass, then go back
+            again = fun
+            if policy is not None:
+                from .remat_policies import replaying
+                again = replaying(fun, policy, saved)
+            _, f_vjp = _vjp(again, *primals)  # recompute the forward pass, then go back
             cts = tuple(_zeros_for(o) if c is None else c for c, o in zip(cts, outs))
             return f_vjp(cts)
         return interp.record(backward, parents, outs, multiple_results=True)
@@ -260,12 +269,16 @@ checkpoint_call_p.call = _CheckpointRules()
 
 
 def checkpoint(fun, prevent_cse=True, policy=None, static_argnums=()):
-    """Recompute `fun`'s intermediate values in the backward pass instead of storing them.
+    """Recompute `fun`'s intermediate values in the backward pass instead of storing them;
+    `policy` (netcl.checkpoint_policies: dots_saveable, save_only_these_names(...), ...)
+    keeps the values it chooses instead (transforms/remat_policies.py).
 
     >>> layer = netcl.checkpoint(lambda p, x: jnp.tanh(x @ p))
+    >>> layer = netcl.checkpoint(layer, policy=netcl.checkpoint_policies.dots_saveable)
     """
-    if policy is not None:
-        raise ValueError("checkpoint: policies are not supported (everything is recomputed)")
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint: policy must be a function (prim, *avals, **params) -> "
+                        f"bool, as netcl.checkpoint_policies' are; got {policy!r}")
 
     @functools.wraps(fun)
     def wrapped(*args):
@@ -276,7 +289,7 @@ def checkpoint(fun, prevent_cse=True, policy=None, static_argnums=()):
             o, t = tree_flatten(fun(*tree_unflatten(tree, xs)))
             out_tree[:] = [t]
             return tuple(o)
-        outs = checkpoint_call_p.bind(*flat, fun=fun_flat)
+        outs = checkpoint_call_p.bind(*flat, fun=fun_flat, policy=policy)
         return tree_unflatten(out_tree[0], list(outs))
     return wrapped
 
