@@ -7,6 +7,7 @@
 from .core import (ConcretizationError, Device, KernelBuildError, LeakedTracerError,
                    ShapedArray, block_until_ready, default_device)
 from .core.array import AnyArray as Array
+from .core.array import copy_to_host_async  # noqa: F401
 from .core.config import config, default_matmul_precision, tune
 from .core.dtypes import bool_, bfloat16, float16, float32, float64, int32, uint32
 from . import tree_util  # noqa: F401

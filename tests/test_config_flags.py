@@ -4,7 +4,8 @@ naming the operation (eager, under grad and vmap, and in a jitted function, foun
 by op), and never where every value is finite; jax_log_compiles logs each compilation;
 jax_disable_jit runs jitted functions' Python; jax_platform_name / jax_platforms choose the
 default device; strict dtype promotion agrees with JAX's, rank promotion warns or raises
-(jitted functions trace again); bad values raise."""
+(jitted functions trace again); bad values raise. Also copy_to_host_async (a copy started
+early, handed to the next read)."""
 import logging
 import sys
 
@@ -168,3 +169,22 @@ def test_environment_info_and_process_indices(capsys):
     netcl.print_environment_info()
     assert capsys.readouterr().out == text
     assert netcl.process_indices() == [0] == list(range(netcl.process_count()))
+
+
+def test_copy_to_host_async_hands_its_copy_to_the_next_read():
+    x = jnp.arange(10.0, dtype=jnp.float32) * 2
+    view = x[::3]                                   # (a strided view: copied dense first)
+    assert x.copy_to_host_async() is None
+    tree = {"x": x, "view": view, "n": 3}
+    assert netcl.copy_to_host_async(tree) is tree
+    first = np.asarray(x)
+    first[0] = -1.0                                 # (the handed-over copy is the caller's)
+    np.testing.assert_array_equal(np.asarray(x), np.arange(10.0) * 2)
+    np.testing.assert_array_equal(np.asarray(view), (np.arange(10.0) * 2)[::3])
+    gone = jnp.ones(3)
+    gone.copy_to_host_async()
+    gone.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        np.asarray(gone)
+    with pytest.raises(RuntimeError, match="copy_to_host_async"):
+        gone.copy_to_host_async()

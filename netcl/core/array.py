@@ -96,8 +96,9 @@ def register_copy_primitive(prim):
 
 
 class Array(ArrayBase):
+    # (_host_copy, set by copy_to_host_async only, is left unset elsewhere: no cost per array)
     __slots__ = ("device", "_buf", "_storage", "shape", "dtype", "strides", "offset",
-                 "weak_type", "_contig", "_lid", "deleted", "__weakref__")
+                 "weak_type", "_contig", "_lid", "deleted", "_host_copy", "__weakref__")
 
     def __init__(self, device, buf, storage, shape, dtype, strides, offset=0, weak_type=False,
                  contiguous=True, lid=None):
@@ -125,6 +126,7 @@ class Array(ArrayBase):
         self._storage = None
         self._lid = DELETED_LID
         self.deleted = True
+        self._host_copy = None
 
     def is_deleted(self):
         """Whether this array was deleted (donated to a jit call, or `delete()`)."""
@@ -190,6 +192,13 @@ class Array(ArrayBase):
         if self.device.is_numpy:
             return np.array(self._buf, copy=True)
         _devices.check_not_forked()     # (the read would wait forever)
+        started = getattr(self, "_host_copy", None)
+        if started is not None:         # (copy_to_host_async's copy: handed over once)
+            self._host_copy = None
+            host, event = started
+            if event is not None:
+                event.wait()
+            return host
         x = self if self._contig else self._dense()
         host = np.empty(x.shape, x.dtype)
         if host.size:
@@ -217,7 +226,23 @@ class Array(ArrayBase):
         return self
 
     def copy_to_host_async(self):
-        return self
+        """Start copying this array's values to host memory and return at once (as JAX's);
+        the next np.asarray (or item, tolist) waits for that copy instead of making one.
+
+        >>> loss.copy_to_host_async(); next_step(...); print(float(loss))
+        """
+        self._check_live("copy_to_host_async")
+        if self.device.is_numpy or getattr(self, "_host_copy", None) is not None:
+            return
+        _devices.check_not_forked()
+        x = self if self._contig else self._dense()
+        host = np.empty(x.shape, x.dtype)
+        event = None
+        if host.size:
+            event = cl.enqueue_copy(x.device.queue, _bytes_view(host), x._buf,
+                                    src_offset=x.offset * x.dtype.itemsize, is_blocking=False)
+            x.device.queue.flush()
+        self._host_copy = (host, event)
 
     def tolist(self):
         return self._to_host("tolist").tolist()
@@ -285,6 +310,19 @@ def _bytes_view(host):
 def _rebuild(host, weak_type):
     from .devices import default_device
     return Array.from_numpy(default_device(), host, weak_type)
+
+
+def copy_to_host_async(tree):
+    """Start copying every array of a pytree to host memory (Array.copy_to_host_async);
+    returns the tree, as jax.copy_to_host_async.
+
+    >>> netcl.copy_to_host_async(metrics)       # reads overlap the next step's work
+    """
+    from ..tree_util import tree_leaves
+    for leaf in tree_leaves(tree):
+        if isinstance(leaf, Array) and not leaf.deleted:
+            leaf.copy_to_host_async()
+    return tree
 
 
 def block_until_ready(tree):
