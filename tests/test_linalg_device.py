@@ -241,7 +241,7 @@ def test_device_policy():
     f32 = jnp.zeros((2, 3, 3), jnp.float32)
     out = lh.cholesky_p.abstract_eval(f32)
     assert ld.launcher("cholesky", DEVICE, (f32,), {}, out) is not None
-    assert ld.launcher("qr", DEVICE, (f32,), {}, out) is None       # no kernels: the host
+    assert ld.launcher("eigh", DEVICE, (f32,), {}, out) is None     # no kernels: the host
     low, high, few = ld.HOST_WINS[(DEVICE.target.kernel_family, "cholesky")]
     assert ld._prefer_host(DEVICE, "cholesky", high, few - 1)
     assert not ld._prefer_host(DEVICE, "cholesky", high, few)

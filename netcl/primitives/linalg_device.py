@@ -1,5 +1,6 @@
 """Device kernels of linalg_host's cholesky and triangular_solve primitives (lu, solve and
-slogdet: linalg_device_lu, through `launcher` here).
+slogdet: linalg_device_lu; qr: linalg_device_qr, with its own policy; through `launcher`
+here).
 
 The primitives, their rules and the host path stay in `linalg_host`; its launchers ask
 `launcher(name, device, args, params, out)` here first and run the host's LAPACK where this
@@ -590,4 +591,7 @@ def launcher(name, device, args, params, out):
         if name == "solve":
             return ldl.solve_launcher(device, a, args[1], out)
         return ldl.slogdet_launcher(device, a, out)
+    if name == "qr":
+        from . import linalg_device_qr      # (its own coverage and HOST_WINS)
+        return linalg_device_qr.launcher(device, args[0])
     return None

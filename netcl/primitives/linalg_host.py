@@ -1,16 +1,17 @@
 """Dense linear algebra computed on the host: cholesky, triangular_solve, solve, slogdet,
 eigh, svd and qr (their derivative rules: linalg_host_rules).
 
-cholesky, triangular_solve, solve and slogdet (and linalg_lu's lu) run device kernels where
-`linalg_device` covers them (float32,
-and float64 where the device has fp64; not the few mid-sized single matrices where the
-host is faster, linalg_device.HOST_WINS): its `launcher` is asked first. The host path, in
+cholesky, triangular_solve, solve, slogdet and qr (and linalg_lu's lu) run device kernels
+where `linalg_device` covers them (real float32, and float64 where the device has fp64; not
+the few mid-sized single matrices where the host is faster, linalg_device.HOST_WINS and
+linalg_device_qr.HOST_WINS): its `launcher` is asked first. The host path, in
 every other case: the launcher downloads its operands (`Array._to_host`), runs NumPy's LAPACK
 bindings (`np.linalg`, which batch over leading dimensions natively) and
 uploads the results (`Array.from_numpy`). The transfers are the cost: every call waits for
 the queue, reads its operands back and writes its results, so a decomposition inside a jitted
-step splits the step's kernels into a part before and a part after it. Device kernels for LU,
-Householder QR and Jacobi eigh/SVD are future work; they would replace the launchers only.
+step splits the step's kernels into a part before and a part after it. Device kernels for
+Jacobi eigh/SVD are future work; they would replace the launchers only (qr's Householder
+kernels: linalg_device_qr).
 `reference` is the same NumPy computation (the fallback backend and the tables' oracle).
 
 Conventions: matrices are the last two axes, every leading axis is a batch axis; the two
