@@ -35,7 +35,7 @@ class Precision(__import__("enum").Enum):
 
 def top_k(operand, k):
     """(values, indices) of the k largest entries along the last axis, largest first (equal
-    values: lower index first), as jax.lax.top_k.
+    values: lower index first), as jax.lax.top_k (complex operands: ValueError, as JAX's).
 
     >>> netcl.lax.top_k(jnp.array([1.0, 3.0, 2.0]), 2)      # ([3., 2.], [1, 2])
     """
@@ -43,6 +43,9 @@ def top_k(operand, k):
     from .numpy.selection import take_along_axis
     from .primitives.views import operand as _operand
     x = _operand(operand, "top_k")
+    if x.dtype.kind == "c":         # JAX's ValueError
+        raise ValueError(f"top_k: operand of shape {tuple(x.shape)} and dtype {x.dtype} is "
+                         "complex; top_k is not compatible with complex inputs, as in JAX")
     if x.ndim == 0:
         raise ValueError("top_k: operand must have at least one axis")
     if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= x.shape[-1]:

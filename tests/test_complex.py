@@ -318,10 +318,9 @@ def test_holomorphic_jacobians_match_jax():
 
 def test_errors_name_the_function_and_dtype():
     z = jnp.asarray(np.array([1 + 1j, 2j], np.complex64))
-    for fn, name in ((jnp.maximum, "maximum"), (jnp.less, "less"),
-                     (jnp.floor_divide, "floor_divide")):
-        with pytest.raises(TypeError, match=rf"{name}.*complex64"):
-            fn(z, z)
+    # (maximum, less and max order complex numbers as JAX does: test_complex_order.py)
+    with pytest.raises(TypeError, match=r"floor_divide.*complex64"):
+        jnp.floor_divide(z, z)
     with pytest.raises(TypeError, match="real float scalar.*holomorphic=True"):
         netcl.grad(lambda z: jnp.sum(z))(z)
     with pytest.raises(TypeError, match="holomorphic=True needs complex inputs"):
@@ -330,7 +329,5 @@ def test_errors_name_the_function_and_dtype():
         lax.real(jnp.ones(2))
     with pytest.raises(TypeError, match="complex: operands must have equal dtypes"):
         lax.complex(jnp.ones(2), jnp.ones(2, np.int32))
-    with pytest.raises(TypeError, match="max.*complex64"):
-        jnp.max(z)
     with pytest.raises(TypeError, match="scatter_max: operand of dtype complex64"):
         z.at[jnp.asarray([0, 0])].max(1j)

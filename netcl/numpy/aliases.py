@@ -480,21 +480,25 @@ def isdtype(dtype=None, kind=None):
 # ---- elementwise --------------------------------------------------------------------------------
 
 def fmax(x1, x2):
-    """Elementwise maximum ignoring NaN (NaN only where both are).
+    """Elementwise maximum ignoring NaN (NaN only where both are). As JAX's: x1 where
+    x1 > x2 or x2 is NaN, else x2; complex numbers compare lexicographically and are NaN
+    where either part is.
 
     >>> jnp.fmax(jnp.asarray([1.0, jnp.nan]), jnp.asarray([2.0, 0.5]))   # [2., 0.5]
     """
     a, b = promote_broadcast("fmax", x1, x2)
-    return ew.select(ew.or_(ew.gt(a, b), ew.ne(b, b)), a, b)
+    gt = complex_ops.lex_compare(a, b, "gt") if dtypes.is_complex(a.dtype) else ew.gt(a, b)
+    return ew.select(ew.or_(gt, ew.ne(b, b)), a, b)
 
 
 def fmin(x1, x2):
-    """Elementwise minimum ignoring NaN (NaN only where both are).
+    """Elementwise minimum ignoring NaN (NaN only where both are); see fmax.
 
     >>> jnp.fmin(jnp.asarray([1.0, jnp.nan]), jnp.asarray([2.0, 0.5]))   # [1., 0.5]
     """
     a, b = promote_broadcast("fmin", x1, x2)
-    return ew.select(ew.or_(ew.lt(a, b), ew.ne(b, b)), a, b)
+    lt = complex_ops.lex_compare(a, b, "lt") if dtypes.is_complex(a.dtype) else ew.lt(a, b)
+    return ew.select(ew.or_(lt, ew.ne(b, b)), a, b)
 
 
 def gcd(x1, x2):

@@ -265,6 +265,10 @@ def lexsort(keys, axis=-1):
 
 def _kth(a, kth, axis, where):
     a = asarray_arg(a, where)
+    if dtypes.is_complex(a.dtype):      # JAX's NotImplementedError (its top_k refuses them)
+        raise NotImplementedError(f"{where}: a of shape {tuple(a.shape)} and dtype {a.dtype} "
+                                  f"is complex; jnp.{where} of complex numbers is not "
+                                  "implemented, as in JAX (jnp.sort orders them)")
     if a.ndim == 0:
         raise ValueError(f"{where}: a must be at least 1-d")
     axis = _axis(axis, a.ndim, where)
@@ -277,7 +281,8 @@ def _kth(a, kth, axis, where):
 
 def partition(a, kth, axis=-1):
     """a rearranged along axis so that the element at kth is where sorting would put it,
-    smaller ones before it and larger ones after (here: fully sorted).
+    smaller ones before it and larger ones after (here: fully sorted). Complex arrays raise
+    NotImplementedError, as in JAX.
 
     >>> jnp.partition(jnp.asarray([3, 1, 2]), 1)[1]    # 2
     """
@@ -287,7 +292,7 @@ def partition(a, kth, axis=-1):
 
 def argpartition(a, kth, axis=-1):
     """Indices that partition a along axis (see partition; here: a stable argsort), int32
-    as JAX's (which come from lax.top_k).
+    as JAX's (which come from lax.top_k). Complex arrays raise NotImplementedError.
 
     >>> jnp.argpartition(jnp.asarray([3, 1, 2]), 1)[1]   # 2
     """

@@ -7,6 +7,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.array import Array
 from ..primitives import elementwise as ew
+from ..primitives.complex_ops import lex_compare
 from ..primitives.views import full_like
 from ..core.shapes import broadcast_shapes
 from ._util import asarray_arg, promote_broadcast, promote_to_float
@@ -224,20 +225,25 @@ pow = power  # noqa: A001 (numpy's name)
 __all__.append("pow")
 
 
-def _compare(name, op):
+def _compare(name, op, direction=None):
     def f(x, y):
-        return op(*promote_broadcast(name, x, y))
+        x, y = promote_broadcast(name, x, y)
+        if direction is not None and dtypes.is_complex(x.dtype):
+            return lex_compare(x, y, direction)
+        return op(x, y)
     f.__name__ = name
-    f.__doc__ = f"Elementwise {name}, returning bool."
+    f.__doc__ = f"Elementwise {name}, returning bool." + (
+        "" if direction is None else " Complex numbers compare lexicographically (real part, "
+        "then imaginary part), as in JAX; a NaN in the deciding part compares false.")
     return _export(f)
 
 
 equal = _compare("equal", ew.eq)
 not_equal = _compare("not_equal", ew.ne)
-less = _compare("less", ew.lt)
-less_equal = _compare("less_equal", ew.le)
-greater = _compare("greater", ew.gt)
-greater_equal = _compare("greater_equal", ew.ge)
+less = _compare("less", ew.lt, "lt")
+less_equal = _compare("less_equal", ew.le, "le")
+greater = _compare("greater", ew.gt, "gt")
+greater_equal = _compare("greater_equal", ew.ge, "ge")
 
 
 def _logical(name, op):
@@ -329,13 +335,23 @@ def where(condition, x=None, y=None):
 
 @_export
 def clip(a, a_min=None, a_max=None):
-    """Limit values to [a_min, a_max] (either may be None); NaN stays NaN."""
+    """Limit values to [a_min, a_max] (either may be None); NaN stays NaN. Complex operands
+    raise ValueError, as in JAX.
+
+    >>> jnp.clip(jnp.asarray([-1.0, 0.5, 2.0]), 0, 1)     # [0., 0.5, 1.]
+    """
     if a_min is None and a_max is None:
         raise ValueError("clip: at least one of a_min and a_max must be given")
     a = asarray_arg(a, "clip")
     # every argument converted and the shapes checked before the first kernel
     a_min, a_max = (b if b is None or type(b) in (bool, int, float) else asarray_arg(b, "clip")
                     for b in (a_min, a_max))
+    for arg, b in (("a", a), ("a_min", a_min), ("a_max", a_max)):
+        if hasattr(b, "dtype") and dtypes.is_complex(b.dtype):
+            # JAX's ValueError: its lexicographic max/min would clip real parts only
+            raise ValueError(f"clip: {arg} of shape {tuple(b.shape)} and dtype {b.dtype} is "
+                             "complex; complex values have no ordering and cannot be "
+                             "clipped (as in JAX): clip jnp.real(a) / jnp.imag(a) instead")
     broadcast_shapes(a.shape, *(b.shape for b in (a_min, a_max) if hasattr(b, "shape")),
                      where="clip")
     if a_min is not None:

@@ -179,6 +179,13 @@ def _extreme(name, reduce, combine, identity_sign):
                                  f"array of shape {tuple(a.shape)} has no identity; pass "
                                  "initial=")
             x = a
+        elif dtypes.is_complex(a.dtype):
+            # JAX's steps, which matter here (the complex fold is not associative, and
+            # lax.max keeps its second operand unless the first compares greater): masked
+            # elements become the identity, and the result is max(initial, fold)
+            x = _fill_where(a, where, complex(identity_sign * _math.inf, 0), name)
+            r = reduce(x, axes)
+            return _keep(combine(views.full_like(r, initial), r), a.shape, axes, keepdims)
         else:
             x = _fill_where(a, where, initial, name)
         r = reduce(x, axes)
@@ -187,7 +194,11 @@ def _extreme(name, reduce, combine, identity_sign):
         return _keep(r, a.shape, axes, keepdims)
     f.__name__ = name
     f.__doc__ = (f"The {'largest' if identity_sign < 0 else 'smallest'} element over the given "
-                 "axes (NaN propagates). A zero-size reduction needs `initial`.")
+                 "axes (NaN propagates). A zero-size reduction needs `initial`. Complex "
+                 "numbers in JAX's lexicographic order (real part, then imaginary part), "
+                 f"folded with lax.{name} in order (see lax.reduce_{name}).\n\n"
+                 f">>> jnp.{name}(jnp.asarray([1 + 2j, 3 - 1j, 3 - 2j]))     # "
+                 f"{'3-1j' if identity_sign < 0 else '1+2j'}")
     return f
 
 
@@ -346,6 +357,7 @@ def _arg(name, prim_fn):
     def f(a, axis=None, out=None, keepdims=False):
         a = asarray_arg(a, name)
         _no_out(out, name)
+        red.no_complex_order(a, name, "a")
         if axis is None:
             x = views.reshape(a, (a.size,))
             r = prim_fn(x, 0, dtypes.default_int_dtype())
@@ -357,7 +369,7 @@ def _arg(name, prim_fn):
     f.__doc__ = (f"Index of the {'maximum' if name.endswith('max') else 'minimum'} along `axis` "
                  "(of the flattened array when axis is None); the first NaN wins, then the "
                  "first occurrence, as the default int (int64 with x64). An empty axis raises "
-                 "ValueError.")
+                 "ValueError; complex numbers TypeError, as in JAX.")
     return f
 
 
@@ -445,15 +457,21 @@ def _nan_extreme(name, fn, fill):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         a = asarray_arg(a, name)
         _axes(a, axis, name), _no_out(out, name)  # before the NaN mask's kernels
-        if dtypes.kind(a.dtype) != "f":
+        if not dtypes.is_inexact(a.dtype):
             return fn(a, axis, out, keepdims, initial, where)
+        # (a complex number is NaN where either part is; it becomes -inf+0j / inf+0j)
         nan = _isnan(a)
         r = fn(ew.select(nan, views.full_like(a, fill), a), axis, out, keepdims, initial, where)
+        if initial is not None:     # (as JAX and NumPy: then an all-NaN slice gives `initial`)
+            return r
         # an all-NaN slice gives NaN (NumPy also warns)
-        all_nan = all(nan, axis, keepdims=keepdims, where=where)
+        all_nan = all(nan, axis, keepdims=keepdims)
         return ew.select(all_nan, views.full_like(r, float("nan")), r)
     f.__name__ = name
-    f.__doc__ = f"{name[3:]} ignoring NaNs; an all-NaN slice gives NaN."
+    f.__doc__ = (f"{name[3:]} ignoring NaNs; an all-NaN slice gives NaN (`initial` where "
+                 "given). Complex numbers: see max.\n\n"
+                 f">>> jnp.{name}(jnp.asarray([1.0, jnp.nan, 2.0]))     # "
+                 f"{'2.' if name == 'nanmax' else '1.'}")
     return f
 
 
@@ -480,6 +498,7 @@ def _nan_arg(name, fn, fill):
         if axis is not None:  # checked before the NaN mask's kernels
             normalize_axis(axis, a.ndim, name)
         _no_out(out, name)
+        red.no_complex_order(a, name, "a")
         if dtypes.kind(a.dtype) != "f":
             return fn(a, axis, out, keepdims)
         nan = _isnan(a)

@@ -5,7 +5,8 @@ netcl has no sort or binary-search primitive, so searches compare every query wi
 element (`searchsorted(a, v)` compares each of v's elements with all of a: O(len(a) * v.size)
 work and memory, one fused comparison and one sum; JAX's method='compare_all'). That is
 fast for moderate sizes (thousands by thousands) and works under jit, vmap and grad.
-Floats are ordered as JAX sorts them: -0.0 equals 0.0 and NaN comes after everything.
+Floats are ordered as JAX sorts them: -0.0 equals 0.0 and NaN comes after everything;
+complex numbers by real part, then imaginary part, each so.
 
 >>> import netcl.numpy as jnp
 >>> jnp.searchsorted(jnp.asarray([1.0, 2.0, 3.0]), jnp.asarray([2.0, 2.5]))   # [1, 2]
@@ -52,6 +53,9 @@ def _count_before(a, v, side):
     shape = tuple(v.shape) + (n,)
     A = views.broadcast_in_dim(a, shape, (v.ndim,))
     V = views.broadcast_in_dim(v, shape, tuple(range(v.ndim)))
+    if dtypes.is_complex(a.dtype):
+        c = _complex_before(A, V, side)
+        return _sum(ew.convert_element_type(c, dtypes.int32), -1, dtype=dtypes.int32)
     if side == "left":
         c = ew.lt(A, V)
         if dtypes.kind(a.dtype) == "f":   # everything but NaN is before a NaN
@@ -61,6 +65,21 @@ def _count_before(a, v, side):
         if dtypes.kind(a.dtype) == "f":   # everything is at or before a NaN
             c = ew.or_(c, ew.ne(V, V))
     return _sum(ew.convert_element_type(c, dtypes.int32), -1, dtype=dtypes.int32)
+
+
+def _complex_before(A, V, side):
+    """A before V (side='left': A < V; 'right': A <= V) for complex numbers in JAX's sort
+    order: lexicographic by parts, each part in the float order above."""
+    from ..primitives.complex_ops import imag, real
+
+    def lt(x, y):       # x < y, NaN after every number
+        return ew.or_(ew.lt(x, y), ew.and_(ew.ne(y, y), ew.eq(x, x)))
+
+    def eq(x, y):
+        return ew.or_(ew.eq(x, y), ew.and_(ew.ne(x, x), ew.ne(y, y)))
+    ar, ai, vr, vi = real(A), imag(A), real(V), imag(V)
+    second = lt(ai, vi) if side == "left" else ew.not_(lt(vi, ai))
+    return ew.or_(lt(ar, vr), ew.and_(eq(ar, vr), second))
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):

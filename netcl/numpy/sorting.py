@@ -75,16 +75,20 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
 
 
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """`a` sorted along `axis` (None: flattened), NaNs last; differentiable.
+    """`a` sorted along `axis` (None: flattened), NaNs last; differentiable. Descending is
+    the ascending sort reversed, as JAX's (keys that compare equal, as -0.0 and 0.0, come
+    in reversed order; argsort's descending order keeps them in index order).
 
     >>> jnp.sort(jnp.array([[3, 1], [0, 2]]), axis=0)
     """
+    from .manipulation import flip
     from .selection import take_along_axis
     _check_kind(kind, order, "sort")
     x, back = _along_last(a, axis, "sort")
     if x.ndim == 0:
         return x
-    return _back(take_along_axis(x, _order(x, descending), axis=-1), back)
+    s = take_along_axis(x, _ascending(x), axis=-1)
+    return _back(flip(s, -1) if descending else s, back)
 
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -144,6 +148,10 @@ def _quantile(a, q, axis, method, keepdims, where, skip_nan, percent=False):
     if method not in _METHODS:
         raise ValueError(f"{where}: method={method!r} must be one of {_METHODS}")
     a = asarray_arg(a, where)
+    if dtypes.is_complex(a.dtype):      # JAX's ValueError
+        raise ValueError(f"{where}: a of shape {tuple(a.shape)} and dtype {a.dtype} is "
+                         "complex; quantiles of complex numbers are not supported, as in JAX "
+                         "(the operation is poorly defined)")
     if dtypes.kind(a.dtype) not in "fiu":
         raise TypeError(f"{where}: needs a numeric array, got {a.dtype}")
     top = 100.0 if percent else 1.0
@@ -218,8 +226,10 @@ def _take_quantiles(s, i):
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
            *, equal_nan=True, size=None, fill_value=None):
     """The sorted unique values of `ar` (flattened), as jnp.unique: under jit give `size`
-    (the result has that many entries, padded with `fill_value`, default the smallest
-    value); optional first indices, inverse and counts.
+    (the result has that many entries, padded with `fill_value`, default the first sorted
+    value: the smallest, NaNs sorting last); optional first indices, inverse and counts.
+    Equal values give their first occurrence. Complex numbers sort lexicographically; one
+    with a NaN part is nan+0j, as in JAX.
 
     >>> jnp.unique(jnp.array([3, 1, 3, 2]))              # [1, 2, 3]
     """
@@ -227,20 +237,21 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     from .creation import asarray, full, zeros
     from .joining import concatenate
     from .manipulation import ravel
-    from .math import not_equal
+    from .math import isnan, not_equal, where
     from .reductions import cumsum
-    from .reductions import min as min_
     from .selection import take_along_axis
     if axis is not None:
         raise NotImplementedError("unique: axis= is not supported yet (flattened only)")
     x = ravel(asarray_arg(ar, "unique"))
     n = x.shape[0]
-    order = argsort_p.bind(x)
+    if dtypes.is_complex(x.dtype):
+        x = where(isnan(x), np.nan, x)        # (JAX's: NaN in either part is nan+0j)
+    order = _ascending(x).astype(dtypes.int32)      # (lexsort's, for complex, is wider)
     s = take_along_axis(x, order, axis=-1)
     first = concatenate([asarray([True]), not_equal(s[1:], s[:-1])]) if n else \
         zeros((0,), dtypes.bool_)
-    if equal_nan and n and dtypes.kind(s.dtype) == "f":
-        from .math import isnan, logical_and, logical_not
+    if equal_nan and n and dtypes.is_inexact(s.dtype):
+        from .math import logical_and, logical_not
         both_nan = logical_and(isnan(s[1:]), isnan(s[:-1]))
         first = concatenate([asarray([True]), logical_and(first[1:], logical_not(both_nan))])
     if size is None:
@@ -251,9 +262,12 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         if not isinstance(size, (int, np.integer)) or size < 0:
             raise ValueError(f"unique: size must be an int >= 0, got {size!r}")
     slot = cumsum(first.astype(dtypes.int32)) - 1                # each sorted value's entry
-    fill = (min_(x) if n else 0) if fill_value is None else fill_value
-    values = full((size,), fill, x.dtype).at[slot].set(s, mode="drop") if n else \
-        full((size,), fill, x.dtype)
+    # (JAX's default fill: the first sorted value, the smallest but for NaNs, sorted last)
+    fill = (s[0] if n else 0) if fill_value is None else fill_value
+    # each entry from its group's first sorted value (the first in index order, as JAX's:
+    # -0.0 and 0.0, or complex numbers with such parts, are equal but differ)
+    values = full((size,), fill, x.dtype).at[where(first, slot, size)].set(
+        s, mode="drop") if n else full((size,), fill, x.dtype)
     outs = [values]
     if return_index:
         firsts = full((size,), n, dtypes.int32).at[slot].min(order) if n else \

@@ -28,7 +28,7 @@ from ..core.tracing import ShapedArray
 from . import elementwise as ew
 from .elementwise import _batch_elementwise, _elementwise_prim
 
-__all__ = ["real", "imag", "conj", "complex", "by_parts", "bilinear_by_parts",
+__all__ = ["real", "imag", "conj", "complex", "lex_compare", "by_parts", "bilinear_by_parts",
            "product_by_halving"]
 
 # ---- the C helpers, written once for float2 ('c') and double2 ('z') ------------------------
@@ -263,6 +263,68 @@ def _abs_abstract(*args, **params):
 ew.abs_p.abstract_eval = _abs_abstract
 
 
+# ---- order: JAX's lexicographic order of complex numbers ----------------------------------------
+# JAX orders complex numbers by real part, then imaginary part, with IEEE comparisons of the
+# parts (its _minmax_hlo and jnp's _complex_comparison): x > y is (x.re == y.re ? x.im > y.im :
+# x.re > y.re). A NaN in the deciding part compares false, so lax.max(x, y) picks y and
+# NaN does not propagate: max(nan+0j, 1+0j) is 1+0j, max(1+0j, nan+0j) is nan+0j.
+
+_LEX = "(({0}.x == {1}.x) ? ({0}.y %s {1}.y) : ({0}.x %s {1}.x))"
+_COMPARE = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
+_C_OPS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _lex_compare_ref(x, y, direction):
+    """x `direction` y in JAX's lexicographic order (NumPy's comparisons of complex numbers
+    are lexicographic too, but order NaNs)."""
+    op = _COMPARE[direction]
+    with np.errstate(invalid="ignore"):
+        return np.where(x.real == y.real, op(x.imag, y.imag), op(x.real, y.real))
+
+
+def _lex_pick(direction):
+    """max (direction 'gt') / min ('lt') rows: x where x compares so with y, else y."""
+    t = "(%s ? {0} : {1})" % (_LEX % ((_C_OPS[direction],) * 2))
+    return {"c": t, "c128": t}, \
+        lambda x, y: np.where(_lex_compare_ref(x, y, direction), x, y)
+
+
+# (their derivative rules are the real ones: the cotangent goes to the operand equal to the
+# result, half each on ties, as JAX's _balanced_eq)
+_with_complex(ew.max_p, *_lex_pick("gt"))
+_with_complex(ew.min_p, *_lex_pick("lt"))
+
+
+# jnp.less & co. of complex numbers (lax.lt refuses them, as JAX's): x > y is y < x, with
+# NaNs too (every comparison with a NaN is false)
+def _lex_compare_prim(direction):
+    p = _elementwise_prim(f"lex_{direction}", 2, "c", out_dtype=dtypes.bool_)
+    p.vector_safe = False
+    p.lowering = _LEX % ((_C_OPS[direction],) * 2)
+    p.reference = lambda x, y: _lex_compare_ref(x, y, direction)
+    defjvp(p, None, None)
+    defvjp(p, None, None)
+    return p
+
+
+lex_lt_p = _lex_compare_prim("lt")
+lex_le_p = _lex_compare_prim("le")
+
+
+def lex_compare(x, y, direction):
+    """x < y ('lt'), <= ('le'), > ('gt') or >= ('ge') for complex x and y of one shape and
+    dtype, in JAX's lexicographic order (a NaN in the deciding part compares false).
+
+    >>> lex_compare(jnp.asarray([1 + 2j]), jnp.asarray([1 + 3j]), "lt")    # [True]
+    """
+    if direction not in _C_OPS:
+        raise ValueError(f"lex_compare: direction must be one of {sorted(_C_OPS)}, "
+                         f"got {direction!r}")
+    if direction in ("gt", "ge"):
+        x, y = y, x
+    return (lex_lt_p if direction in ("lt", "gt") else lex_le_p).bind(x, y)
+
+
 # ---- conversions to, from and between complex dtypes ------------------------------------------
 
 _real_convert_lowering = ew.convert_element_type_p.lowering
@@ -349,7 +411,7 @@ def _complex_reference(re, im):
 
 complex_p.reference = _complex_reference
 
-for _p in (real_p, imag_p, conj_p, complex_p):
+for _p in (real_p, imag_p, conj_p, complex_p, lex_lt_p, lex_le_p):
     _p.batch = _batch_elementwise(_p)
 
 

@@ -7,7 +7,9 @@ launchers (from launch.py), fusion lowering, jvp/vjp and batching, and the lax-l
   (ffill: internal, carries the last non-NaN value; the derivatives of cummax/cummin use it)
 
 int32/uint32 sums and products wrap (as XLA's); float16, bfloat16 and the 8-bit floats are
-loaded and accumulated in float; bool max/min are any/all.
+loaded and accumulated in float; bool max/min are any/all. Complex sums and products are
+built from real ones (complex_ops.by_parts, product_by_halving); complex max/min fold in
+JAX's lexicographic order (complex_order.py); argmax/argmin refuse complex numbers, as JAX's.
 """
 import numpy as np
 
@@ -17,6 +19,7 @@ from ...core.shapes import normalize_axes, normalize_axis
 from ...core.tracing import Primitive, ShapedArray
 from ..complex_ops import by_parts, product_by_halving
 from ..views import int_tuple, operand
+from . import complex_order
 from .kernel_common import _combine, _init_expr
 from .launch import _arg_launcher, _reduce_launcher, _scan_launcher
 
@@ -28,7 +31,8 @@ __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "argmax", "a
 # Abstract evaluation and NumPy references
 # =============================================================================================
 
-_KIND_NAMES = {"f": "floating", "i": "signed integer", "u": "unsigned integer", "b": "bool"}
+_KIND_NAMES = {"f": "floating", "i": "signed integer", "u": "unsigned integer", "b": "bool",
+               "c": "complex"}
 
 
 def _check_dtype(name, x, kinds):
@@ -100,6 +104,8 @@ def _identity_value(op, dtype):
 
 def _ref_reduce(op):
     def ref(x, *, axes):
+        if dtypes.is_complex(x.dtype):
+            return complex_order.reference(x, axes, op)
         with np.errstate(all="ignore"):
             w = _work(x)
             if op == "sum":
@@ -175,8 +181,19 @@ def _reduce_prim(op, kinds):
 
 reduce_sum_p = _reduce_prim("sum", "fiu")
 reduce_prod_p = _reduce_prim("prod", "fiu")
-reduce_max_p = _reduce_prim("max", "fiub")
-reduce_min_p = _reduce_prim("min", "fiub")
+reduce_max_p = _reduce_prim("max", "fiubc")
+reduce_min_p = _reduce_prim("min", "fiubc")
+
+
+def _complex_launcher(p, op):
+    """Complex operands go to the in-order lexicographic fold (complex_order.py)."""
+    real, lex = p.make_launcher, complex_order.launcher(op)
+    p.make_launcher = lambda device, args, params, out: (
+        lex if dtypes.is_complex(args[0].dtype) else real)(device, args, params, out)
+
+
+_complex_launcher(reduce_max_p, "max")
+_complex_launcher(reduce_min_p, "min")
 
 argmax_p = Primitive("argmax", fusion="reduction")
 argmin_p = Primitive("argmin", fusion="reduction")
@@ -233,14 +250,23 @@ def reduce_prod(x, axes):
 
 
 def reduce_max(x, axes):
-    """lax.reduce_max: maximum over `axes` (NaN propagates; empty gives -inf / the min int)."""
+    """lax.reduce_max: maximum over `axes` (NaN propagates; empty gives -inf / the min int).
+    Complex numbers: lax.max folded over the elements in order, as JAX's (lexicographic;
+    see complex_order.py for its NaN rule); empty gives -inf+0j.
+
+    >>> lax.reduce_max(jnp.asarray([[1.0, 3.0], [2.0, 0.0]]), (1,))     # [3., 2.]
+    """
     x = operand(x, "reduce_max")
     axes = _axes_param(x, axes, "reduce_max")
     return reduce_max_p.bind(x, axes=axes) if axes else x
 
 
 def reduce_min(x, axes):
-    """lax.reduce_min: minimum over `axes` (NaN propagates; empty gives +inf / the max int)."""
+    """lax.reduce_min: minimum over `axes` (NaN propagates; empty gives +inf / the max int).
+    Complex numbers as reduce_max's, with lax.min; empty gives inf+0j.
+
+    >>> lax.reduce_min(jnp.asarray([1 + 1j, 1 - 1j]), (0,))            # 1-1j
+    """
     x = operand(x, "reduce_min")
     axes = _axes_param(x, axes, "reduce_min")
     return reduce_min_p.bind(x, axes=axes) if axes else x
@@ -250,16 +276,35 @@ def _index_dtype(index_dtype, name):
     return dtypes.canonicalize(index_dtype, arg="index_dtype", where=name)
 
 
+def no_complex_order(x, name, arg="operand"):
+    """JAX's argmax/argmin compare with lax.gt/lt, which refuse complex numbers: so do these
+    (and jnp's argmax, nanargmax, ...), with a TypeError naming `name` and `arg`."""
+    if dtypes.is_complex(x.dtype):
+        raise TypeError(f"{name}: {arg} of shape {tuple(x.shape)} and dtype {x.dtype} is not "
+                        f"supported: complex numbers have no order {name} uses (as in JAX); "
+                        f"take jnp.real, jnp.imag or jnp.abs first")
+
+
 def argmax(x, axis, index_dtype=dtypes.int32):
-    """lax.argmax: index of the maximum along `axis` (the first NaN, else the first max)."""
+    """lax.argmax: index of the maximum along `axis` (the first NaN, else the first max);
+    complex operands raise TypeError, as in JAX.
+
+    >>> lax.argmax(jnp.asarray([1.0, 3.0, 3.0]), 0)       # 1
+    """
     x = operand(x, "argmax")
+    no_complex_order(x, "argmax")
     axis = normalize_axis(axis, len(x.shape), "argmax")
     return argmax_p.bind(x, axis=axis, index_dtype=_index_dtype(index_dtype, "argmax"))
 
 
 def argmin(x, axis, index_dtype=dtypes.int32):
-    """lax.argmin: index of the minimum along `axis` (the first NaN, else the first min)."""
+    """lax.argmin: index of the minimum along `axis` (the first NaN, else the first min);
+    complex operands raise TypeError, as in JAX.
+
+    >>> lax.argmin(jnp.asarray([2.0, 1.0, 1.0]), 0)       # 1
+    """
     x = operand(x, "argmin")
+    no_complex_order(x, "argmin")
     axis = normalize_axis(axis, len(x.shape), "argmin")
     return argmin_p.bind(x, axis=axis, index_dtype=_index_dtype(index_dtype, "argmin"))
 
@@ -321,6 +366,10 @@ def _is_float(x):
     return dtypes.kind(x.dtype) == "f"
 
 
+def _is_inexact(x):
+    return dtypes.kind(x.dtype) in "fc"
+
+
 # ---- reduce_sum: linear ---------------------------------------------------------------------
 
 def _reduce_sum_jvp(primals, tangents, *, axes):
@@ -341,26 +390,34 @@ reduce_sum_p.vjp = _reduce_sum_vjp
 
 # ---- reduce_max / reduce_min: the cotangent is split evenly among the maxima ------------------
 
+def _sum(x, axes):
+    """reduce_sum, complex numbers by parts (reduce_sum_p takes real numbers only)."""
+    if dtypes.is_complex(x.dtype):
+        return by_parts(lambda part: reduce_sum_p.bind(part, axes=axes), x)
+    return reduce_sum_p.bind(x, axes=axes)
+
+
 def _chooser_weights(x, out, axes):
-    """1/count where x equals the reduction result, else 0 (JAX's tie rule)."""
+    """(indicator, count): 1 where x equals the reduction result, else 0, and how many do
+    (JAX's tie rule: the derivative is split evenly among them; a result equal to no
+    element, as a NaN or a complex fold's identity, has count 0 and a NaN derivative)."""
     ew = _ew()
     ind = ew.convert_element_type(ew.eq(x, _bcast_back(out, x.shape, axes)), x.dtype)
-    counts = reduce_sum_p.bind(ind, axes=axes)
-    return ind, counts
+    return ind, _sum(ind, axes)
 
 
 def _chooser_rules(p):
     def jvp(primals, tangents, *, axes):
         (x,), (t,) = primals, tangents
         out = p.bind(x, axes=axes)
-        if is_zero(t) or not _is_float(x):
+        if is_zero(t) or not _is_inexact(x):
             return out, _tangent_zero(out)
         ew = _ew()
         ind, counts = _chooser_weights(x, out, axes)
-        return out, ew.div(reduce_sum_p.bind(ew.mul(t, ind), axes=axes), counts)
+        return out, ew.div(_sum(ew.mul(t, ind), axes), counts)
 
     def vjp(ct, out, x, *, axes):
-        if not _is_float(x):
+        if not _is_inexact(x):
             return (None,)
         ew = _ew()
         ind, counts = _chooser_weights(x, out, axes)
