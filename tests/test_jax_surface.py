@@ -120,6 +120,17 @@ def test_jit_recreated_in_a_loop_reuses_its_compilation():
     assert len(traces) == 2
     outs = [netcl.jit(lambda v, s=s: v * s)(jnp.ones(1)) for s in (1.0, 2.0)]
     np.testing.assert_allclose(np.concatenate(outs), [1.0, 2.0])  # other defaults: retraced
+    # a closure or a global that now holds another value is another function: retraced
+    outs = [netcl.jit(lambda v: v * k)(jnp.ones(1)) for k in (1.0, 2.0, 3.0)]
+    np.testing.assert_allclose(np.concatenate(outs), [1.0, 2.0, 3.0])
+    for name, fn in (("sin", np.sin), ("cos", np.cos)):
+        global _OP
+        _OP = name
+        np.testing.assert_allclose(netcl.jit(lambda v: getattr(jnp, _OP)(v))(jnp.ones(1)),
+                                   fn(1.0), rtol=1e-6)
+
+
+_OP = None
 
 
 def _loops(np_, lax_):

@@ -556,15 +556,15 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     sa, sn = _static_both_ways(fun, sa, sn)
     if set(sa) & set(da):
         raise ValueError("jit: an argument cannot be both static and donated")
-    key = _reuse_key(fun, (sa, sn, da))
+    key, keep = _reuse_key(fun, (sa, sn, da))
     if key is not None:
-        jitted = _recent.get(key)
-        if jitted is not None:
+        hit = _recent.get(key)
+        if hit is not None:
             _recent.move_to_end(key)
-            return jitted
+            return hit[0]
     jitted = Jitted(fun, sa, sn, da)
     if key is not None:
-        _recent[key] = jitted
+        _recent[key] = (jitted, keep)
         while len(_recent) > _RECENT:
             _recent.popitem(last=False)
     return jitted
@@ -593,22 +593,47 @@ def _static_both_ways(fun, argnums, argnames):
 
 # `jit(f)` called again with the same function (and options) returns the same Jitted, so
 # that `jit(f)(x)` inside a loop reuses its compiled code instead of tracing each time, as
-# JAX's cache keyed by the function does. Functions count as the same when their code,
-# closure contents and defaults are the same objects (a lambda re-created each iteration
-# over the same variables); the entry keeps those alive, so their ids stay theirs.
+# JAX's cache keyed by the function does. Functions count as the same when their code, the
+# contents of their closure, the values of the globals their code names, and their defaults
+# are the same objects (a lambda re-created each iteration over the same variables; one
+# whose closure or globals now hold other values is another function: `lambda v: v * k`
+# for a new k traces again). The entry keeps those objects alive, so their ids stay theirs.
 _recent = collections.OrderedDict()
 _RECENT = 256
+_ABSENT = object()
+_GLOBAL_NAMES = {}      # code object -> the names its code (and nested code) may read
 
 
 def _reuse_key(fun, options):
+    """(key, the objects the key names by id) for `fun`, or (None, None)."""
     if isinstance(fun, types.FunctionType):
-        cells = tuple(id(c.cell_contents) if _filled(c) else None
-                      for c in (fun.__closure__ or ()))
-        return ("function", fun.__code__, cells, id(fun.__defaults__), id(fun.__kwdefaults__),
-                id(fun.__globals__), options)
+        contents = tuple(c.cell_contents if _filled(c) else _ABSENT
+                         for c in (fun.__closure__ or ()))
+        g = fun.__globals__
+        values = tuple(g.get(n, _ABSENT) for n in _names_read(fun.__code__))
+        keep = (contents, values, fun.__defaults__, fun.__kwdefaults__)
+        return (("function", fun.__code__, tuple(map(id, contents)), tuple(map(id, values)),
+                 id(fun.__defaults__), id(fun.__kwdefaults__), id(g), options), keep)
     if isinstance(fun, types.MethodType):
-        return ("method", id(fun.__func__), id(fun.__self__), options)
-    return None
+        return ("method", id(fun.__func__), id(fun.__self__), options), fun
+    return None, None
+
+
+def _names_read(code):
+    """The global names `code` and the code objects nested in it name (co_names holds
+    attribute names too: their lookups find nothing, or a module, which is harmless)."""
+    got = _GLOBAL_NAMES.get(code)
+    if got is None:
+        names, todo = set(), [code]
+        while todo:
+            c = todo.pop()
+            names.update(c.co_names)
+            todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        got = _GLOBAL_NAMES[code] = tuple(sorted(names))
+        if len(_GLOBAL_NAMES) > 4096:
+            _GLOBAL_NAMES.clear()
+            _GLOBAL_NAMES[code] = got
+    return got
 
 
 def _filled(cell):
