@@ -7,6 +7,7 @@ import pytest
 
 import netcl
 import netcl.numpy as jnp
+from netcl import lax
 from netcl.transforms import scan as scan_mod, staged_loop
 
 jax = pytest.importorskip("jax")
@@ -225,3 +226,22 @@ def test_compiled_scan_with_a_carry_returned_as_a_view():
     ours, theirs = netcl.jit(f(netcl, jnp))(m, xs), f(jax, jax.numpy)(m, xs)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_loop_outputs_never_share_a_buffer_with_live_values():
+    """A jitted while_loop that runs no step (or returns a carry unchanged) must not hand
+    back the operand's own buffer: the program may then write over it in place while the
+    operand is still read (it returned g's buffer overwritten with 10s)."""
+    def f(x, stop):
+        g = x * 2.0
+        _, out = lax.while_loop(lambda s: ~stop & (s[0] < 3), lambda s: (s[0] + 1, s[1]),
+                                (0, g))
+        _, kept = lax.fori_loop(0, 2, lambda i, s: s, (0, g))
+        return jnp.where(x > 5, out, x * 10.0), g, jnp.where(x > 5, kept, x * 7.0)
+    x = jnp.ones(2, jnp.float32)
+    for stop in (True, False):
+        want = [np.asarray(v) for v in f(x, jnp.asarray(stop))]
+        got = netcl.jit(f)(x, jnp.asarray(stop))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), w)
+        np.testing.assert_array_equal(np.asarray(got[1]), [2.0, 2.0])

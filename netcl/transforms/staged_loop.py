@@ -76,20 +76,20 @@ class _Loop:
         carry, captured = list(operands[:self.n_carry]), operands[self.n_carry:]
         body_in = [captured[k] for k in self.body_captured]
         if self.counter is not None:
-            return self._run_counted(carry, body_in, fresh)
+            return _not_operands(self._run_counted(carry, body_in, fresh), operands)
         self._own(carry, body_in, first=True, fresh=fresh)
         if self.count is not None:
             for _ in range(self.count):
                 carry = list(self.body_exe(carry + body_in))
                 if self._shared:
                     self._own(carry, body_in)
-            return tuple(carry)
+            return _not_operands(carry, operands)
         cond_in = [captured[k] for k in self.cond_captured]
         while bool(self.cond_exe(carry + cond_in)[0]):
             carry = list(self.body_exe(carry + body_in))
             if self._shared:
                 self._own(carry, body_in)
-        return tuple(carry)
+        return _not_operands(carry, operands)
 
     def _run_counted(self, carry, body_in, fresh):
         """The loop with its index on the host (see the class docstring)."""
@@ -178,6 +178,18 @@ class _Loop:
             if first or any(y is x for j, y in enumerate(carry) if j != i) or \
                     any(y is x for y in others):
                 carry[i] = copy_p.bind(x)
+
+
+def _not_operands(outputs, operands):
+    """The loop's outputs, each its own buffer: a carry the body returned unchanged (or every
+    carry, where the loop ran no step) is the caller's operand, or a captured value, itself;
+    a jitted program treats the loop's outputs as new values and may write over one in place
+    while the operand is still read (the same buffer under two names)."""
+    def memory(x):
+        return id(x._storage if x._storage is not None else x._buf)
+    taken = {memory(x) for x in operands if isinstance(x, Array)}
+    return tuple(copy_p.bind(x) if isinstance(x, Array) and memory(x) in taken else x
+                 for x in outputs)
 
 
 # where the start indices begin among the inputs of the primitives a loop's host index feeds
