@@ -1,6 +1,7 @@
-"""netcl.dtypes: jax.dtypes' helpers over netcl's dtypes (bool, int32, uint32, float16,
-bfloat16, the 8-bit floats (float8_e4m3fn, float8_e5m2, ...), float32; int64, uint64 and
-float64 with x64).
+"""netcl.dtypes: jax.dtypes' helpers over netcl's dtypes (bool, int32, uint32, the narrow
+integers int4, uint4, int2, uint2, int1, uint1, float16, bfloat16, the 8-bit floats
+(float8_e4m3fn, float8_e5m2, ...) and MX floats (float4_e2m1fn, float6_e2m3fn,
+float6_e3m2fn), float32; int64, uint64 and float64 with x64).
 
 >>> netcl.dtypes.canonicalize_dtype(np.float64)     # float32 unless x64 is enabled
 >>> netcl.dtypes.issubdtype(jnp.bfloat16, jnp.floating)   # True
@@ -59,14 +60,15 @@ def finfo(dtype):
 
 
 def iinfo(dtype):
-    """Machine limits of an integer dtype.
+    """Machine limits of an integer dtype, int4, uint4, ... included.
 
     >>> netcl.dtypes.iinfo(jnp.int32).max     # 2147483647
+    >>> netcl.dtypes.iinfo(jnp.int4).min      # -8
     """
     d = _as_dtype(dtype, "iinfo")
-    if d.kind not in "iu":
+    if _dtypes.kind(d) not in "iu":
         raise TypeError(f"iinfo: {d} is not an integer dtype")
-    return np.iinfo(d)
+    return _dtypes.iinfo(d)
 
 
 def result_type(*args, return_weak_type_flag=False):
@@ -98,11 +100,17 @@ def scalar_type_of(x):
 
 
 def itemsize_bits(dtype):
-    """Bits per element of `dtype`.
+    """Bits per element of `dtype`: 4 for int4 and float4_e2m1fn, 6 for the float6 formats,
+    as in JAX (each is held in one byte).
 
     >>> netcl.dtypes.itemsize_bits(jnp.bfloat16)    # 16
     """
-    return _as_dtype(dtype, "itemsize_bits").itemsize * 8
+    d = _as_dtype(dtype, "itemsize_bits")
+    if d in _dtypes.SUBBYTE_BITS:
+        return _dtypes.SUBBYTE_BITS[d]
+    if d in _dtypes.MX_FLOATS:
+        return _dtypes.finfo(d).bits
+    return d.itemsize * 8
 
 
 def _as_dtype(dtype, where):

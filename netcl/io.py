@@ -83,10 +83,12 @@ _TREE = "__netcl_tree__"
 _SAVE_DTYPES = {np.dtype(d) for d in (np.bool_, np.int8, np.int16, np.int32, np.int64,
                                       np.uint8, np.uint16, np.uint32, np.uint64, np.float16,
                                       np.float32, np.float64, np.complex64, np.complex128,
-                                      _dtypes.bfloat16, *_dtypes.FLOAT8)}
+                                      _dtypes.bfloat16, *_dtypes.FLOAT8,
+                                      *_dtypes.SUBBYTE_INTS)}
 # dtypes .npy cannot name, stored as their bits
 _STORED_AS = {_dtypes.bfloat16: np.dtype(np.uint16), **{d: np.dtype(np.uint8)
-                                                      for d in _dtypes.FLOAT8}}
+                                                      for d in _dtypes.FLOAT8},
+              **{d: np.dtype(np.uint8) for d in _dtypes.SUBBYTE_INTS}}
 
 
 # ---- saving -------------------------------------------------------------------------------

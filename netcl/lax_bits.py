@@ -20,6 +20,8 @@ def _int_bits(x, where, wide=False):
     if not ok:
         raise TypeError(f"{where}: operand must be an int32 or uint32 "
                         f"{'(or int64 or uint64) ' if wide else ''}array, got {x.dtype}")
+    if x.dtype in dtypes.SUBBYTE_BITS:    # int4, ...: the width's bits, as uint32
+        return x.astype(np.uint32) & _u32((1 << dtypes.SUBBYTE_BITS[x.dtype]) - 1, x)
     if x.dtype.kind == "i":
         return _lax.bitcast_convert_type(x, np.uint64 if x.dtype.itemsize == 8 else np.uint32)
     return x
@@ -70,6 +72,8 @@ def clz(x):
     if u.dtype == np.uint64:
         hi, lo = _halves(u)
         return jnp.where(hi == _u32(0, hi), _clz32(lo) + _u32(32, lo), _clz32(hi)).astype(a.dtype)
+    if a.dtype in dtypes.SUBBYTE_BITS:    # zeros above the width's bits do not count
+        return (_clz32(u) - _u32(32 - dtypes.SUBBYTE_BITS[a.dtype], u)).astype(a.dtype)
     return _clz32(u).astype(a.dtype)
 
 

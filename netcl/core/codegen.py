@@ -69,9 +69,10 @@ class Op:
     def render(self, width):
         t, u = vtype(self.t_dtype, width), vtype(self.u_dtype, width)
         expr = apply_template(self.template, t, u, self.operands)
-        if self.u_dtype in dtypes.STORAGE_FLOATS:
-            # a 16- or 8-bit float result is rounded to its dtype here, as an eager kernel's
-            # store rounds it: fused and eager results stay identical (as XLA's are)
+        if self.u_dtype in dtypes.NARROW_IN_REGISTERS:
+            # a 16- or 8-bit float result is rounded to its dtype here, a narrow integer's
+            # wrapped to its width, as an eager kernel's store does: fused and eager results
+            # stay identical (as XLA's are)
             expr = kernels.round_to(self.u_dtype, width, expr)
         return f"const {u} {self.var} = {expr};"
 

@@ -1,9 +1,12 @@
 """Dtypes netcl supports, their OpenCL C spelling, and JAX's type-promotion rules.
 
 Supported: bool, int32, uint32, float16 and bfloat16 (storage; math in float), JAX's 8-bit
-floats (float8_e4m3fn, float8_e5m2 and the other ml_dtypes float8 formats: storage, one byte
-each; math in float, see float8.py), float32, complex64 (OpenCL's float2: real and imaginary
-parts interleaved, NumPy's layout), and with
+floats (float8_e4m3fn, float8_e5m2 and the other ml_dtypes float8 formats) and MX floats
+(float4_e2m1fn, float6_e2m3fn, float6_e3m2fn) (storage, one byte each; math in float, see
+float8.py), JAX's narrow integers int4, uint4, int2, uint2, int1, uint1 (storage, one byte
+each as in ml_dtypes' arrays: the value's bits in the low bits; math in int/uint registers,
+wrapped to the width when stored, see SUBBYTE_INTS and subbyte.py), float32, complex64
+(OpenCL's float2: real and imaginary parts interleaved, NumPy's layout), and with
 `netcl.config.enable_x64` int64, uint64 (OpenCL's long/ulong: core in every full-profile
 device), float64 and complex128 (double2; where the device has cl_khr_fp64). Without x64,
 NumPy's 64-bit inputs follow JAX: int64/uint64 become int32/uint32, float64 float32 and
@@ -21,10 +24,13 @@ and `canonicalize_data` for the dtype of data handed in (a NumPy uint8 image bec
 values kept). Python data goes through `from_python`/`check_int`: a Python int that would
 wrap in its integer target raises OverflowError, as in JAX.
 
-Promotion follows JAX's lattice: the 8-bit floats sit above the weak float and below
-nothing, so one meets only bools, ints and Python scalars (keeping its dtype); with any other
-float (another float8 format, bfloat16, float32) it raises `TypePromotionError`, as JAX
-does: they are converted explicitly, never silently.
+Promotion follows JAX's lattice: the 8-bit (and MX) floats sit above the weak float and
+below nothing, so one meets only bools, ints and Python scalars (keeping its dtype); with any
+other float (another float8 format, bfloat16, float32) it raises `TypePromotionError`, as JAX
+does: they are converted explicitly, never silently. The narrow integers sit above bool and
+below nothing: one meets only bools, itself and Python ints (which wrap into its width, as
+in JAX); with any other dtype, or a Python float, it raises `TypePromotionError` (JAX 0.10's
+"1-bit, 2-bit and 4-bit integers" rule).
 """
 import warnings
 
@@ -49,11 +55,25 @@ complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
 # ml_dtypes' 8-bit floats (as JAX's), in float8.FORMATS' order; NumPy gives most of them
 # kind 'V' too. Each is also a module attribute named as the dtype (float8_e4m3fn, ...).
+# The MX floats (float4_e2m1fn, float6_e2m3fn, float6_e3m2fn) are among them: one byte each
+# too, with the same rules of storage and promotion (float8.py's "mx" formats).
 FLOAT8 = tuple(_float8.FORMATS)
+MX_FLOATS = tuple(d for d in FLOAT8 if _float8.FORMATS[d].rules == "mx")
 globals().update({d.name: d for d in FLOAT8})
+# ml_dtypes' narrow integers (as JAX's jnp.int4, ...), NumPy kind 'V' as well: one byte per
+# element holding the value's low bits (ml_dtypes' layout: int4 -1 is 0x0f); loaded into
+# int/uint registers (sign-extended from the width), stored wrapped to the width. Each is a
+# module attribute named as the dtype (int4, ...). (ml_dtypes before 0.5 lacks the 1- and
+# 2-bit ones.)
+SUBBYTE_INTS = tuple(np.dtype(getattr(ml_dtypes, n)) for n in
+                     ("int4", "uint4", "int2", "uint2", "int1", "uint1") if hasattr(ml_dtypes, n))
+globals().update({d.name: d for d in SUBBYTE_INTS})
+# the width in bits of each narrow integer, and its NumPy kind ('i' / 'u')
+SUBBYTE_BITS = {d: ml_dtypes.iinfo(d).bits for d in SUBBYTE_INTS}
+_SUBBYTE_KIND = {d: "u" if d.name.startswith("u") else "i" for d in SUBBYTE_INTS}
 
-SUPPORTED = (bool_, int32, uint32, int64, uint64, float16, bfloat16, *FLOAT8, float32,
-             float64, complex64, complex128)
+SUPPORTED = (bool_, int32, uint32, int64, uint64, *SUBBYTE_INTS, float16, bfloat16, *FLOAT8,
+             float32, float64, complex64, complex128)
 # The dtypes only x64 enables (without it they canonicalise to these)
 _X64_ONLY = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 # complex dtype -> the float dtype of its parts, and back
@@ -66,24 +86,33 @@ HALF = (float16, bfloat16)
 STORAGE_FLOATS = HALF + FLOAT8
 
 # OpenCL C type used in memory, and the type arithmetic happens in. A bfloat16 is the top
-# half of a float32, a float8 one uchar (kernels.load / kernels.store convert them).
+# half of a float32, a float8 or narrow integer one uchar (kernels.load / kernels.store
+# convert them).
 STORAGE_CTYPE = {bool_: "uchar", int32: "int", uint32: "uint", int64: "long", uint64: "ulong",
                  float16: "half", bfloat16: "ushort", float32: "float", float64: "double",
-                 complex64: "float2", complex128: "double2", **{d: "uchar" for d in FLOAT8}}
+                 complex64: "float2", complex128: "double2", **{d: "uchar" for d in FLOAT8},
+                 **{d: "uchar" for d in SUBBYTE_INTS}}
 COMPUTE_CTYPE = {bool_: "int", int32: "int", uint32: "uint", int64: "long", uint64: "ulong",
                  float16: "float", bfloat16: "float", float32: "float", float64: "double",
-                 complex64: "float2", complex128: "double2", **{d: "float" for d in FLOAT8}}
-_ML_FLOATS = frozenset((bfloat16, *FLOAT8))
+                 complex64: "float2", complex128: "double2", **{d: "float" for d in FLOAT8},
+                 **{d: "int" if _SUBBYTE_KIND[d] == "i" else "uint" for d in SUBBYTE_INTS}}
+# Every dtype whose results live in registers wider than the dtype: a fused kernel rounds
+# (floats) or wraps (narrow integers) each such result as the eager store would
+# (kernels.round_to).
+NARROW_IN_REGISTERS = STORAGE_FLOATS + SUBBYTE_INTS
+# ml_dtypes' dtypes (NumPy kind 'V') -> the kind they stand for
+_ML_KIND = {bfloat16: "f", **{d: "f" for d in FLOAT8}, **_SUBBYTE_KIND}
 
 
 def kind(dtype):
     """NumPy's kind character of `dtype` ('b', 'i', 'u', 'f', ...), with 'f' for bfloat16
-    and the 8-bit floats (whose NumPy kind is 'V').
+    and the 8-bit and MX floats, 'i' / 'u' for the narrow integers (whose NumPy kind is 'V').
 
     >>> kind(bfloat16)                     # 'f'
+    >>> kind(uint4)                        # 'u'
     """
     k = dtype.kind
-    return "f" if k == "V" and dtype in _ML_FLOATS else k
+    return _ML_KIND.get(dtype, k) if k == "V" else k
 
 
 def finfo(dtype):
@@ -95,9 +124,31 @@ def finfo(dtype):
     return ml_dtypes.finfo(dtype)
 
 
+def iinfo(dtype):
+    """Machine limits of an integer dtype, the narrow integers included (ml_dtypes.iinfo;
+    np.iinfo refuses them).
+
+    >>> iinfo(int4).min                    # -8
+    """
+    return ml_dtypes.iinfo(dtype)
+
+
+def wrap_ints(values, dtype):
+    """Integer `values` (a NumPy array or Python int) wrapped into narrow integer `dtype`'s
+    range (two's complement), as a Python int or int64 array: JAX converts ints into them
+    this way (`jnp.array(9, jnp.int4)` is -7).
+
+    >>> wrap_ints(9, int4)                 # -7
+    """
+    bits = SUBBYTE_BITS[dtype]
+    low = values & ((1 << bits) - 1)
+    return low - ((low >> (bits - 1)) << bits) if _SUBBYTE_KIND[dtype] == "i" else low
+
+
 def compute_dtype(dtype):
     """The NumPy dtype arithmetic on `dtype` happens in: float32 for the 16- and 8-bit
-    floats (as kernels compute them), `dtype` itself otherwise.
+    floats (as kernels compute them), `dtype` itself otherwise (NumPy computes on the
+    narrow integers itself, wrapping, as kernels store them).
 
     >>> compute_dtype(bfloat16)            # dtype('float32')
     """
@@ -243,10 +294,19 @@ def check_int(value, dtype, *, where="netcl", weak=False):
     """Raise OverflowError where the Python int `value` does not fit integer `dtype` (a no-op
     for other dtypes), instead of wrapping. `weak`: the int is a scalar operand of arithmetic
     with a uint32 (uint64) array, where int32 (int64) values are also taken (modulo 2**32,
-    2**64, as in JAX: `u - 1` and `u + (-1)` agree).
+    2**64, as in JAX: `u - 1` and `u + (-1)` agree). The narrow integers (int4, ...) wrap
+    any int that fits the default int (weak) or 64 bits (data), as in JAX.
 
     >>> check_int(2**40, int32, where="full")  # OverflowError: full: Python int 1099511627776 ...
     """
+    if dtype in SUBBYTE_BITS:
+        # a narrow integer takes any int its source type holds, wrapped (as JAX converts):
+        # a weak one must fit the default int (JAX types it so), data int64 / uint64
+        if weak:
+            check_int(value, default_int_dtype(), where=where)
+        elif not -2**63 <= value < 2**64:
+            raise OverflowError(f"{where}: Python int {value} too large to convert to {dtype}")
+        return
     rng = _INT_RANGE.get(dtype)
     if rng is None:
         return
@@ -301,8 +361,23 @@ def from_python(obj, host, dtype=None, *, where="netcl"):
     if python and kind(host.dtype) in "iu" and host.size and dtype in _INT_RANGE:
         lo, hi = int(host.min()), int(host.max())
         check_int(lo if lo < _INT_RANGE[dtype][0] else hi, dtype, where=where)
+    if python and host.dtype.kind == "f" and host.size and dtype in SUBBYTE_BITS:
+        _check_floats_fit(host, dtype, where)
     with np.errstate(over="ignore"):  # Python floats beyond float32 become inf, as in JAX
         return host.astype(dtype, copy=False)
+
+
+def _check_floats_fit(host, dtype, where):
+    """Python floats made a narrow integer: NaN and values out of its range raise (as JAX
+    raises; ml_dtypes would wrap them), the others are truncated toward zero."""
+    if np.isnan(host).any():
+        raise ValueError(f"{where}: cannot convert float NaN to integer ({dtype})")
+    info = iinfo(dtype)
+    t = np.trunc(host)
+    if t.min() < info.min or t.max() > info.max:
+        bad = host[(t < info.min) | (t > info.max)].flat[0]
+        raise OverflowError(f"{where}: Python float {bad!r} is out of range for {dtype} "
+                            f"[{info.min}, {info.max}]")
 
 
 def is_float(dtype):
@@ -325,16 +400,18 @@ def is_int(dtype):
 # JAX's lattice over our dtypes: each dtype's immediate successors (a bool is below every
 # type; u32 and i32 meet at i64, u64 and the signed ints at the weak float, i.e. the default
 # float; the two 16-bit floats at float32; float64 and complex64 at complex128). The 8-bit
-# floats have none: JAX promotes them with nothing but bools, ints and weak floats.
+# and MX floats have none: JAX promotes them with nothing but bools, ints and weak floats.
+# The narrow integers have none either, and sit above bool only: JAX promotes them with
+# nothing but bools and themselves (and weak ints, see `result_type`).
 _WEAK_FLOAT = "weak float"    # (names no np.dtype equals: np.dtype("float64") == "float")
 _WEAK_COMPLEX = "weak complex"
-_UPPER = {bool_: (uint32, int32), uint32: (int64, uint64), int32: (int64,),
+_UPPER = {bool_: (uint32, int32, *SUBBYTE_INTS), uint32: (int64, uint64), int32: (int64,),
           int64: (_WEAK_FLOAT,), uint64: (_WEAK_FLOAT,),
           _WEAK_FLOAT: (float16, bfloat16, *FLOAT8, _WEAK_COMPLEX),
           _WEAK_COMPLEX: (complex64,),
           float16: (float32,), bfloat16: (float32,), float32: (float64, complex64),
           float64: (complex128,), complex64: (complex128,), complex128: (),
-          **{d: () for d in FLOAT8}}
+          **{d: () for d in FLOAT8}, **{d: () for d in SUBBYTE_INTS}}
 
 
 def _above(d):
@@ -351,7 +428,8 @@ _ABOVE = {d: _above(d) for d in _UPPER}
 
 
 class TypePromotionError(TypeError, ValueError):
-    """Two dtypes with no implicit promotion (an 8-bit float with another float), as
+    """Two dtypes with no implicit promotion (an 8-bit or MX float with another float, a
+    narrow integer with any other dtype but bool, or with a Python float), as
     jax.dtypes.TypePromotionError (a ValueError there; a TypeError too here, as netcl's other
     dtype errors are). netcl.dtypes.TypePromotionError is this class.
 
@@ -366,12 +444,23 @@ def _lub(a, b):
         return a
     common = _ABOVE[a] & _ABOVE[b]
     if not common:
-        names = [_canonical(x)[0].name for x in (a, b)]
-        raise TypePromotionError(
-            f"input dtypes {names[0]} and {names[1]} have no implicit promotion path: as in "
-            "JAX, 8-bit floats do not promote implicitly to other floats; convert "
-            f"explicitly, e.g. x.astype('float32')")
+        _no_promotion(*[_canonical(x)[0].name for x in (a, b)])
     return next(d for d in common if common <= _ABOVE[d])
+
+
+def _no_promotion(a, b):
+    """Raise JAX's TypePromotionError for dtypes (names) `a` and `b`."""
+    narrow = {d.name for d in SUBBYTE_INTS}
+    if a in narrow or b in narrow:
+        why = ("1-bit, 2-bit and 4-bit integers promote implicitly with nothing but bools, "
+               "themselves and Python ints")
+        example = "int32"
+    else:
+        why = "8-bit and MX (4- and 6-bit) floats do not promote implicitly to other floats"
+        example = "float32"
+    raise TypePromotionError(
+        f"input dtypes {a} and {b} have no implicit promotion path: as in JAX, {why}; "
+        f"convert explicitly, e.g. x.astype('{example}')")
 
 
 def _canonical(j):
@@ -405,7 +494,9 @@ def result_type(*operands):
     strong operands when their kind fits: `float32_array * 2.0` is float32 (with x64 too),
     `float16_array + 1` is float16, `bfloat16_array * 2.0` is bfloat16. A weak float meeting
     strong ints or bools gives a weak default float (`int32_array * 2.5`: float32, float64
-    with x64), which later meets a float32 array as a Python float would, as in JAX.
+    with x64), which later meets a float32 array as a Python float would, as in JAX. A
+    narrow integer (int4, ...) takes weak ints (wrapped into its width when converted) and
+    bools, and raises TypePromotionError for a weak float or complex, as in JAX.
     """
     strong = None
     weak = None
@@ -423,6 +514,9 @@ def result_type(*operands):
     strong = _canonical(strong)[0]
     if weak is None or _weak_kind(weak) <= _weak_kind(strong):
         return strong, False
+    if strong in _SUBBYTE_KIND:     # a Python float or complex meets a narrow integer
+        python = "float" if _weak_kind(weak) == 2 else "complex"
+        _no_promotion(strong.name, f"weak {weak.name} (a Python {python})")
     if _weak_kind(weak) == 3 and kind(strong) == "f":   # a Python complex meets floats
         return promote_types(strong, complex64), False
     # A weak float meeting strong ints/bools: the default float; weak complex: the default

@@ -1,6 +1,8 @@
-"""JAX's 8-bit floats (ml_dtypes' float8_*) as storage dtypes: the OpenCL C that converts them.
+"""JAX's 8-bit floats (ml_dtypes' float8_*) and its MX floats (float4_e2m1fn, float6_e2m3fn,
+float6_e3m2fn) as storage dtypes: the OpenCL C that converts them.
 
-Each float8 array is held as one uchar per element; kernels load it into a float register
+Each such array is held as one uchar per element (as ml_dtypes' NumPy arrays: a 4- or 6-bit
+code in the low bits of its byte); kernels load it into a float register
 (exact: every float8 value is a float32) and round the float32 result when they store it,
 to nearest even, with the format's own overflow, NaN and infinity rules, bit for bit as
 ml_dtypes converts (and so as JAX does; every float32 bit pattern was checked). Per format
@@ -28,6 +30,12 @@ The formats (bits: sign, exponent E, mantissa M; bias B):
             overflow and inf give NaN, a negative result rounding to zero gives +0.
     e8m0    e8m0fnu: unsigned powers of two 2^(e-127) (no zero: 0 and negatives are NaN),
             0xff is NaN; ties round up, as ml_dtypes does.
+    mx      float4_e2m1fn, float6_e2m3fn, float6_e3m2fn (OCP MX element types, 1 + E + M =
+            4 or 6 bits in the low bits of a byte): no infinities and no NaN. As ml_dtypes
+            converts: overflow and +-inf saturate to +-max, and a NaN becomes a zero of the
+            opposite sign (+NaN -> -0, -NaN -> +0; XLA on CPU gives -0 for both). A byte
+            with any bit above the code's sign bit set loads as a negative of its low bits'
+            magnitude, as ml_dtypes reads it.
 
 >>> tag(FORMATS[np.dtype(ml_dtypes.float8_e4m3fn)])       # 'e4m3fn'
 """
@@ -44,21 +52,31 @@ class Format:
     exp_bits: int
     man_bits: int
     bias: int
-    rules: str          # "ieee", "fn", "fnuz" or "e8m0" (see the module docstring)
+    rules: str          # "ieee", "fn", "fnuz", "e8m0" or "mx" (see the module docstring)
+
+    @property
+    def sign_bit(self):
+        """The code's sign bit: 0x80 in the 8-bit formats, 0x8 in float4, 0x20 in float6
+        (e8m0fnu, unsigned, has none: its code is all exponent)."""
+        return 1 << (self.exp_bits + self.man_bits)
 
 
 _ALL = (Format("float8_e4m3fn", 4, 3, 7, "fn"), Format("float8_e5m2", 5, 2, 15, "ieee"),
         Format("float8_e4m3fnuz", 4, 3, 8, "fnuz"), Format("float8_e5m2fnuz", 5, 2, 16, "fnuz"),
         Format("float8_e4m3b11fnuz", 4, 3, 11, "fnuz"), Format("float8_e3m4", 3, 4, 3, "ieee"),
-        Format("float8_e4m3", 4, 3, 7, "ieee"), Format("float8_e8m0fnu", 8, 0, 127, "e8m0"))
-# dtype -> Format, in the order above (ml_dtypes before 0.5 lacks e3m4, e4m3 and e8m0fnu)
+        Format("float8_e4m3", 4, 3, 7, "ieee"), Format("float8_e8m0fnu", 8, 0, 127, "e8m0"),
+        Format("float4_e2m1fn", 2, 1, 1, "mx"), Format("float6_e2m3fn", 2, 3, 1, "mx"),
+        Format("float6_e3m2fn", 3, 2, 3, "mx"))
+# dtype -> Format, in the order above (ml_dtypes before 0.5 lacks e3m4, e4m3, e8m0fnu and
+# the MX formats)
 FORMATS = {np.dtype(getattr(ml_dtypes, f.name)): f for f in _ALL if hasattr(ml_dtypes, f.name)}
 WIDTHS = (2, 4, 8)      # the vector forms (no 16-wide one: PoCL on AVX-512 hosts cannot call it)
 
 
 def tag(fmt):
-    """The part of the C function names that says which format: 'e4m3fn' for float8_e4m3fn."""
-    return fmt.name[len("float8_"):]
+    """The part of the C function names that says which format: 'e4m3fn' for float8_e4m3fn,
+    'e2m1fn' for float4_e2m1fn (the C names keep the prefix netcl_f8 for every format)."""
+    return fmt.name.split("_", 1)[1]
 
 
 def _fn(dtype, what):
@@ -66,12 +84,13 @@ def _fn(dtype, what):
 
 
 def load(dtype, value):
-    """C expression: the float that uchar `value` of float8 `dtype` holds."""
+    """C expression: the float that uchar `value` of float8 (or MX float) `dtype` holds."""
     return f"{_fn(dtype, 'load')}({value})"
 
 
 def store(dtype, value):
-    """C expression: float `value` rounded to float8 `dtype`, as the uchar to store."""
+    """C expression: float `value` rounded to float8 (or MX float) `dtype`, as the uchar to
+    store."""
     return f"{_fn(dtype, 'store')}({value})"
 
 
@@ -103,10 +122,11 @@ def _decode(f, U, F):
                 f"  return as_{F}((b == 0xffu) ? ({U})0x7fc00000u : bits);\n")
     E, M, B = f.exp_bits, f.man_bits, f.bias
     emask = ((1 << E) - 1) << M
+    magmask = f.sign_bit - 1
     # normal: exponent and mantissa shifted into float32's fields, the bias changed; a
     # subnormal: m * 2^(1-B-M), m made a float exactly as (2^23 + m) - 2^23
     lines = [f"  const {U} m = b & {(1 << M) - 1}u;",
-             f"  const {U} normal = ((b & 0x7fu) << {23 - M}) + {(127 - B) << 23:#x}u;",
+             f"  const {U} normal = ((b & {magmask:#x}u) << {23 - M}) + {(127 - B) << 23:#x}u;",
              f"  const {U} sub = as_{U}((as_{F}(m | 0x4b000000u) - 0x1p23f) * 0x1p{1 - B - M}f);",
              f"  {U} mag = ((b & {emask:#x}u) != 0u) ? normal : sub;"]
     if f.rules == "ieee":
@@ -114,9 +134,13 @@ def _decode(f, U, F):
                      f"((m != 0u) ? ({U})0x7fc00000u : ({U})0x7f800000u) : mag;")
     elif f.rules == "fn":
         lines.append(f"  mag = ((b & 0x7fu) == 0x7fu) ? ({U})0x7fc00000u : mag;")
-    else:   # fnuz: 0x80 (the bits of -0) is the NaN; ml_dtypes loads it as a negative one
+    elif f.rules == "fnuz":  # 0x80 (the bits of -0) is the NaN; ml_dtypes loads it negative
         lines.append(f"  mag = (b == 0x80u) ? ({U})0x7fc00000u : mag;")
-    lines.append(f"  return as_{F}(mag | ((b & 0x80u) << 24));")
+    if f.rules == "mx":     # every code finite; any bit from the sign bit up makes it negative
+        lines.append(f"  return as_{F}(mag | "
+                     f"((b > {magmask:#x}u) ? ({U})0x80000000u : ({U})0u));")
+    else:
+        lines.append(f"  return as_{F}(mag | ((b & 0x80u) << 24));")
     return "\n".join(lines) + "\n"
 
 
@@ -137,11 +161,16 @@ def _encode(f, U, F):
         over, zero = inf, "s | r"
     elif f.rules == "fn":
         maxcode, inf, nan, over, zero = 0x7e, "s | 0x7fu", "s | 0x7fu", "s | 0x7fu", "s | r"
+    elif f.rules == "mx":   # saturating: every code is finite; a NaN is a zero of the other sign
+        maxcode = f.sign_bit - 1
+        inf = over = f"s | {maxcode:#x}u"
+        nan, zero = f"s ^ {f.sign_bit:#x}u", "s | r"
     else:   # fnuz: one NaN; no -0: a negative rounding to zero is +0
         maxcode, inf, nan, over = 0x7f, f"({U})0x80u", f"({U})0x80u", f"({U})0x80u"
         zero = f"(r != 0u) ? s | r : ({U})0u"
     special = nan if inf == nan else f"(a == 0x7f800000u) ? {inf} : {nan}"
-    return f"""  const {U} u = as_{U}(x), a = u & 0x7fffffffu, s = (u >> 24) & 0x80u;
+    return f"""  const {U} u = as_{U}(x), a = u & 0x7fffffffu;
+  const {U} s = (u >> {31 - E - M}) & {f.sign_bit:#x}u;   /* the sign, at the code's sign bit */
   /* at or above the smallest normal: rebias, round the mantissa to nearest even (a carry
      steps the exponent) */
   const {U} y = a - {(127 - B) << 23:#x}u;

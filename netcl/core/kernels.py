@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from . import dtypes, float8, program_batch, wide_math
+from . import dtypes, float8, program_batch, subbyte, wide_math
 from .target import X86_AVX512_ATTRIBUTE
 from .launch import Kernel
 
@@ -135,7 +135,10 @@ inline float netcl_f16_round(float x) {
 def round_to(dtype, width, expr):
     """C expression of float (vector of `width`) `expr` rounded to storage float `dtype`
     (dtypes.STORAGE_FLOATS) and widened back: what storing it and loading it again gives,
-    kept in registers."""
+    kept in registers. For a narrow integer (dtypes.SUBBYTE_INTS) `expr` is int / uint (or
+    a vector of them) and comes back wrapped to the width, sign-extended where signed."""
+    if dtype in dtypes.SUBBYTE_BITS:
+        return subbyte.value(dtype, f"({expr})")
     if dtype in float8.FORMATS:
         return float8.round_to(dtype, width, expr)
     name = "netcl_bf16_round" if dtype == dtypes.bfloat16 else "netcl_f16_round"
@@ -197,9 +200,9 @@ def vload(dtype, width, ptr, cpu):
     Bools stay uchar vectors."""
     if dtype in float8.FORMATS and float8.vload(dtype, width, ptr):
         return float8.vload(dtype, width, ptr)
-    if dtype == dtypes.bfloat16 or dtype in float8.FORMATS:
+    if dtype == dtypes.bfloat16 or dtype in float8.FORMATS or dtype in dtypes.SUBBYTE_BITS:
         lanes = ", ".join(load(dtype, f"({ptr})", i) for i in range(width))
-        return f"((float{width})({lanes}))"
+        return f"(({compute_ctype(dtype)}{width})({lanes}))"
     if dtype == dtypes.float16:
         return f"vload_half{width}(0, {ptr})"
     if cpu and width == 8:
@@ -213,9 +216,9 @@ def vstore(dtype, width, ptr, value, cpu):
     """C statement storing vector `value` as `dtype` at `ptr` (the counterpart of `vload`)."""
     if dtype in float8.FORMATS and float8.vstore(dtype, width, ptr, value):
         return float8.vstore(dtype, width, ptr, value)
-    if dtype == dtypes.bfloat16 or dtype in float8.FORMATS:
+    if dtype == dtypes.bfloat16 or dtype in float8.FORMATS or dtype in dtypes.SUBBYTE_BITS:
         lanes = " ".join(store(dtype, f"({ptr})", i, f"netcl_v.s{i:x}") for i in range(width))
-        return f"{{ const float{width} netcl_v = {value}; {lanes} }}"
+        return f"{{ const {compute_ctype(dtype)}{width} netcl_v = {value}; {lanes} }}"
     if dtype == dtypes.float16:
         return f"vstore_half{width}({value}, 0, {ptr});"
     if cpu and width == 8:
@@ -473,7 +476,9 @@ def walk_grid(device, n, walk):
 
 
 # ---- C spelling of loads and stores (float16, bfloat16 and the 8-bit floats are storage
-# only: see vload_half/vstore_half, PREAMBLE_BF16 and float8.py) ----
+# only: see vload_half/vstore_half, PREAMBLE_BF16 and float8.py; a narrow integer is its
+# low bits in a uchar, as ml_dtypes lays it out, read into an int / uint register: see
+# subbyte.py) ----
 
 def storage_ctype(dtype):
     return dtypes.STORAGE_CTYPE[dtype]
@@ -489,6 +494,8 @@ def load(dtype, ptr, index):
         return f"netcl_bf16_load({ptr}[{index}])"
     if dtype in float8.FORMATS:
         return float8.load(dtype, f"{ptr}[{index}]")
+    if dtype in dtypes.SUBBYTE_BITS:
+        return subbyte.value(dtype, f"({compute_ctype(dtype)}){ptr}[{index}]")
     if dtype == dtypes.float16:
         return f"vload_half({index}, {ptr})"
     if dtype == dtypes.bool_:
@@ -502,6 +509,8 @@ def store(dtype, ptr, index, value):
         return f"{ptr}[{index}] = netcl_bf16_store({value});"
     if dtype in float8.FORMATS:
         return f"{ptr}[{index}] = {float8.store(dtype, value)};"
+    if dtype in dtypes.SUBBYTE_BITS:    # wrapped: the width's low bits
+        return f"{ptr}[{index}] = {subbyte.bits(dtype, value)};"
     if dtype == dtypes.float16:
         return f"vstore_half({value}, {index}, {ptr});"
     if dtype == dtypes.bool_:

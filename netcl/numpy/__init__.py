@@ -36,8 +36,11 @@ bool_, float16, bfloat16, float32, float64, int32, uint32, int64, uint64 = scala
     _dtypes.bool_, _dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.float64,
     _dtypes.int32, _dtypes.uint32, _dtypes.int64, _dtypes.uint64)
 bool_.__name__ = bool_.__qualname__ = "bool_"
-# the 8-bit floats, as jnp.float8_e4m3fn, jnp.float8_e5m2, ... (storage dtypes, as bfloat16)
+# the 8-bit floats, as jnp.float8_e4m3fn, jnp.float8_e5m2, ..., and the MX floats,
+# jnp.float4_e2m1fn, jnp.float6_e2m3fn, jnp.float6_e3m2fn (storage dtypes, as bfloat16)
 globals().update({_t.__name__: _t for _t in scalar_types(*_dtypes.FLOAT8)})
+# the narrow integers jnp.int4, jnp.uint4, jnp.int2, jnp.uint2, jnp.int1, jnp.uint1
+globals().update({_t.__name__: _t for _t in scalar_types(*_dtypes.SUBBYTE_INTS)})
 # (int64, uint64, float64: without x64, arrays asked for them get int32, uint32, float32)
 # Named so that asking for them raises (dtypes.canonicalize) instead of giving int32 silently.
 int8, int16, uint8, uint16 = (_np.dtype(t) for t in (_np.int8, _np.int16, _np.uint8, _np.uint16))
@@ -62,26 +65,33 @@ def result_type(*args):
 
 
 def issubdtype(a, b):
-    """NumPy's issubdtype, where bfloat16 and the 8-bit floats are floating types (as in
-    JAX).
+    """NumPy's issubdtype, where bfloat16 and the 8-bit and MX floats are floating types,
+    and int4, uint4, ... (un)signed integers (as in JAX).
 
     >>> jnp.issubdtype(jnp.bfloat16, jnp.floating)   # True
+    >>> jnp.issubdtype(jnp.int4, jnp.signedinteger)  # True
     """
     ml = [_ml_float(t) for t in (a, b)]     # (an np.dtype is falsy: compare with None)
     if ml[0] is not None or ml[1] is not None:
-        return ml[0] is not None and (ml[1] == ml[0] or b in (_np.floating, _np.inexact,
-                                                             _np.number, _np.generic))
+        return ml[0] is not None and (ml[1] == ml[0] or b in _ML_PARENTS[_dtypes.kind(ml[0])])
     return _np.issubdtype(a, b)
 
 
+# the abstract NumPy types above each kind of ml_dtypes' dtypes
+_ML_PARENTS = {"f": (_np.floating, _np.inexact, _np.number, _np.generic),
+               "i": (_np.signedinteger, _np.integer, _np.number, _np.generic),
+               "u": (_np.unsignedinteger, _np.integer, _np.number, _np.generic)}
+
+
 def _ml_float(t):
-    """The dtype `t` names where it is bfloat16 or an 8-bit float (ml_dtypes' floats, which
-    NumPy does not know as floating), else None."""
+    """The dtype `t` names where it is one of ml_dtypes' (bfloat16, an 8-bit or MX float, a
+    narrow integer: NumPy does not know them as floating or integer), else None."""
     try:
         d = _np.dtype(getattr(t, "dtype", t))
     except TypeError:    # abstract types (np.floating) are no dtype
         return None
-    return d if d == _dtypes.bfloat16 or d in _dtypes.FLOAT8 else None
+    return d if d == _dtypes.bfloat16 or d in _dtypes.FLOAT8 or d in _dtypes.SUBBYTE_INTS \
+        else None
 
 
 from . import linalg  # noqa: E402,F401

@@ -39,7 +39,7 @@ int_, uint, single, double = scalar_types(dtypes.int64, dtypes.uint64, dtypes.fl
 int_.__name__, uint.__name__, single.__name__, double.__name__ = \
     "int_", "uint", "single", "double"
 
-iinfo = np.iinfo
+iinfo = dtypes.iinfo     # (ml_dtypes.iinfo: int4, uint4, ... too)
 finfo = dtypes.finfo
 
 
@@ -148,7 +148,8 @@ def right_shift(x1, x2, /):
     """
     from ..lax import shift_right_arithmetic, shift_right_logical
     a, b = _shift_args("right_shift", x1, x2)
-    return (shift_right_logical if a.dtype.kind == "u" else shift_right_arithmetic)(a, b)
+    return (shift_right_logical if dtypes.kind(a.dtype) == "u" else
+            shift_right_arithmetic)(a, b)
 
 
 def bitwise_left_shift(x1, x2, /):
@@ -508,7 +509,8 @@ def gcd(x1, x2):
     """
     from ..lax import while_loop
     a, b = promote_broadcast("gcd", x1, x2, kinds="iu")
-    a, b = ew.abs_(a) if a.dtype.kind == "i" else a, ew.abs_(b) if b.dtype.kind == "i" else b
+    a = ew.abs_(a) if dtypes.kind(a.dtype) == "i" else a
+    b = ew.abs_(b) if dtypes.kind(b.dtype) == "i" else b
     zero = views.full_like(a, 0)
 
     def cond(c):
@@ -532,9 +534,9 @@ def lcm(x1, x2):
     g = gcd(a, b)
     zero = views.full_like(g, 0)
     nz = ew.ne(g, zero)
-    q = ew.div(ew.abs_(a) if a.dtype.kind == "i" else a,
+    q = ew.div(ew.abs_(a) if dtypes.kind(a.dtype) == "i" else a,
                ew.select(nz, g, views.full_like(g, 1)))
-    return ew.select(nz, ew.mul(q, ew.abs_(b) if b.dtype.kind == "i" else b), zero)
+    return ew.select(nz, ew.mul(q, ew.abs_(b) if dtypes.kind(b.dtype) == "i" else b), zero)
 
 
 def ldexp(x1, x2, /):

@@ -179,7 +179,7 @@ def remainder(x, y):
     """x % y with the sign of y (Python's and NumPy's convention)."""
     x, y = promote_broadcast("remainder", x, y)
     r = ew.rem(x, y)
-    if x.dtype.kind == "u":
+    if dtypes.kind(x.dtype) == "u":
         return r
     zero = full_like(r, 0)
     fix_ = ew.and_(ew.ne(r, zero), ew.ne(ew.lt(r, zero), ew.lt(y, zero)))

@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from ..core import dtypes, kernels
+from ..core import dtypes, kernels, subbyte
 from ..core.array import ArrayBase, register_copy_primitive
 from ..core.ad_util import deflinear_elementwise, defjvp, defvjp
 from ..core.codegen import HELPERS, make_elementwise_launcher
@@ -275,13 +275,16 @@ integer_pow_p.abstract_eval = _integer_pow_abstract
 integer_pow_p.lowering = _integer_pow_template
 integer_pow_p.reference = lambda x, y: (
     _np_float(lambda v: np.power(v, float(y)))(x) if dtypes.is_inexact(x.dtype)
-    else _pow_ref(x, np.full_like(x, y)))
+    else _pow_ref(x, np.full_like(x, y)) if x.dtype not in dtypes.SUBBYTE_BITS
+    else dtypes.wrap_ints(x.astype(np.int64) ** y, x.dtype).astype(x.dtype))
 
 
 def _convert_template(in_dtypes, out_dtype, new_dtype, weak_type=False):
     src = in_dtypes[0]
     if out_dtype == dtypes.bool_:
         return "({0} != 0)"
+    if dtypes.kind(src) == "f" and out_dtype in dtypes.SUBBYTE_INTS:
+        return subbyte.from_float(out_dtype, "{0}")    # saturated to its range, as JAX
     if dtypes.kind(src) == "f" and out_dtype.kind in "iu":
         # NaN first: PoCL's _sat conversion does not map NaN to 0 as the spec says
         return f"(({{0}} != {{0}}) ? 0 : convert_{_ctype(out_dtype)}_sat_rtz({{0}}))"
@@ -293,6 +296,9 @@ def _ctype(d):
 
 
 def _convert_ref(x, new_dtype, weak_type=False):
+    narrow = subbyte.convert_reference(x, new_dtype)   # int4, uint4, ... in or out
+    if narrow is not None:
+        return narrow
     if dtypes.kind(x.dtype) == "f" and new_dtype.kind in "iu":
         # saturated: compared as floats, since int64's max is no float64 (it rounds to 2**63)
         info = np.iinfo(new_dtype)

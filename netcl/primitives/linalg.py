@@ -61,6 +61,8 @@ def _kernel_dtype(in_dtype, out_dtype):
     """The dtype the GEMM runs in for these input and result dtypes."""
     if dtypes.kind(out_dtype) == "f" or dtypes.kind(in_dtype) == "f":
         return dtypes.float64 if dtypes.float64 in (in_dtype, out_dtype) else dtypes.float32
+    if in_dtype in dtypes.SUBBYTE_INTS:   # int4, ...: in int32 / uint32, wrapped when stored
+        return dtypes.int32 if dtypes.kind(in_dtype) == "i" else dtypes.uint32
     return in_dtype
 
 

@@ -309,8 +309,26 @@ def _batch_elementwise(prim):
     return rule
 
 
+def _narrow_shift_ref(kind, x, y):
+    """Shifts of int4, ... as JAX's: on the width's bits (a count read as unsigned; the
+    width or more shifts every bit out, or fills with the sign), wrapped to the width."""
+    w = dtypes.SUBBYTE_BITS[x.dtype]
+    v, s = x.astype(np.int64), y.astype(np.int64) & 0xFFFFFFFF
+    bits = v & ((1 << w) - 1)
+    if kind == "left":
+        out = np.where(s < w, bits << np.minimum(s, w), 0)
+    elif kind == "logical":
+        out = np.where(s < w, bits >> np.minimum(s, w), 0)
+    else:       # (the width's bits read as signed)
+        sign = 1 << (w - 1)
+        out = ((bits ^ sign) - sign) >> np.minimum(s, w - 1)
+    return dtypes.wrap_ints(out, x.dtype).astype(x.dtype)
+
+
 def _shift_ref(kind):
     def ref(x, y):
+        if x.dtype in dtypes.SUBBYTE_BITS:
+            return _narrow_shift_ref(kind, x, y)
         nbits = 8 * x.dtype.itemsize
         u, i = np.dtype(f"uint{nbits}"), np.dtype(f"int{nbits}")
         bits, s = x.view(u), y.view(u)
@@ -346,11 +364,38 @@ def _shift_templates(kind):
     return rows
 
 
-shift_left_p = _ew_prim("shift_left", 2, "iu", _shift_templates("left"), _shift_ref("left"))
-shift_right_logical_p = _ew_prim("shift_right_logical", 2, "iu", _shift_templates("logical"),
+def _narrow_shift_template(kind, dtype):
+    """The shift of int4, ... (held in an int or uint register, sign- or zero-extended) on
+    the width's bits, as JAX shifts them; the store wraps the result to the width."""
+    w = dtypes.SUBBYTE_BITS[dtype]
+    r = "int" if dtypes.kind(dtype) == "i" else "uint"
+    count = "as_uint((int){1})"
+    bits = f"(as_uint((int){{0}}) & {(1 << w) - 1}u)"
+    if kind == "left":
+        return f"(({count} < {w}u) ? as_{r}({bits} << {count}) : ({r})0)"
+    if kind == "logical":
+        return f"(({count} < {w}u) ? as_{r}({bits} >> {count}) : ({r})0)"
+    signed = f"(as_int({bits} << {32 - w}u) >> {32 - w})"
+    return f"as_{r}({signed} >> (int)min({count}, {w - 1}u))"
+
+
+def _shift_lowering(kind):
+    """The shift's template for its operands' dtype: 32- and 64-bit rows, and the narrow
+    integers' own (their width, not the register's, is what shifts)."""
+    rows = by_kind(_shift_templates(kind))
+
+    def lowering(in_dtypes, out_dtype, **params):
+        if in_dtypes[0] in dtypes.SUBBYTE_BITS:
+            return _narrow_shift_template(kind, in_dtypes[0])
+        return rows(in_dtypes, out_dtype, **params)
+    return lowering
+
+
+shift_left_p = _ew_prim("shift_left", 2, "iu", _shift_lowering("left"), _shift_ref("left"))
+shift_right_logical_p = _ew_prim("shift_right_logical", 2, "iu", _shift_lowering("logical"),
                                  _shift_ref("logical"))
 shift_right_arithmetic_p = _ew_prim("shift_right_arithmetic", 2, "iu",
-                                    _shift_templates("arithmetic"),
+                                    _shift_lowering("arithmetic"),
                                     _shift_ref("arithmetic"))
 
 for _p in (shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):

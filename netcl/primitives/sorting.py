@@ -160,6 +160,8 @@ def _launcher(device, args, params, out):
 def _key_dtype(dtype):
     """The NumPy dtype of the keys' compute type (16- and 8-bit floats and bool sort as
     float/int)."""
+    if dtype in dtypes.SUBBYTE_INTS:    # int4, ...: keys in their compute type, int / uint
+        return np.int32 if dtypes.kind(dtype) == "i" else np.uint32
     return np.float32 if dtype in dtypes.STORAGE_FLOATS else \
         {dtypes.bool_: np.int32}.get(dtype, dtype)
 

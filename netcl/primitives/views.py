@@ -412,7 +412,13 @@ def full(shape, fill_value, dtype=None, device=None):
     if type(fill_value) is int:  # would wrap in astype below (uint32 takes int32 values too)
         dtypes.check_int(fill_value, dtype, where="full", weak=True)
     if isinstance(fill_value, (bool, int, float, complex, np.number, np.bool_)):
-        c = scalar_constant(np.asarray(fill_value).astype(dtype).item(), dtype,
+        value = np.asarray(fill_value)
+        if value.dtype.kind in "fc" and dtypes.kind(dtype) in "iu":
+            # (as convert_element_type converts: saturated, NaN to 0, where NumPy's cast of
+            # an out-of-range float is undefined)
+            from .elementwise import _convert_ref
+            value = _convert_ref(value.real if value.dtype.kind == "c" else value, dtype)
+        c = scalar_constant(value.astype(dtype).item(), dtype,
                             device or default_device(), weak=False)
     else:  # a 0-d array or tracer
         from .elementwise import convert_element_type

@@ -98,7 +98,7 @@ def _identity_value(op, dtype):
         return op == "min"
     if dtypes.kind(dtype) == "f":
         return -np.inf if op == "max" else np.inf
-    info = np.iinfo(dtype)
+    info = dtypes.iinfo(dtype)
     return info.min if op == "max" else info.max
 
 
