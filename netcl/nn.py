@@ -235,5 +235,7 @@ _wrap_namespace(globals(), __all__)
 from .nn_extras import *  # noqa: E402,F401,F403
 from .nn_extras import __all__ as _extras_all  # noqa: E402
 from .stax import initializers  # noqa: E402,F401
+# nn.py is a module, not a package: registered so `import netcl.nn.initializers` works as in JAX
+__import__("sys").modules[__name__ + ".initializers"] = initializers
 
 _wrap_namespace(globals(), _extras_all)

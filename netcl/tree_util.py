@@ -18,7 +18,9 @@ Its children are its fields in field order, except fields declared with
     >>> tree_unflatten(treedef, [10, 20])
     {'a': (10, 20), 'b': None}
 
-Key paths (the key classes, keystr): tree_keys.py. Standard library only; imports no other
+Key paths (the key classes, keystr, the *_with_path functions) and the registry's extension
+points (registration with keys, register_static, flatten_one_level, default_registry):
+tree_keys.py. Standard library only; imports no other
 netcl module but that one.
 """
 import collections
@@ -27,14 +29,22 @@ import functools
 import itertools
 import operator
 
-from .tree_keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey, keystr  # noqa: F401
+from .tree_keys import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry,  # noqa: F401
+                        KeyPath, SequenceKey, default_registry, flatten_one_level,
+                        flatten_one_level_with_keys, is_tree_node, keystr,
+                        register_pytree_with_keys, register_pytree_with_keys_class,
+                        register_static, tree_flatten_with_path, tree_leaves_with_path,
+                        tree_map_with_path)
 
 __all__ = [
     "PyTreeDef", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
     "tree_structure", "tree_all", "tree_reduce", "tree_transpose", "treedef_is_leaf",
     "all_leaves", "register_pytree_node", "register_pytree_node_class", "register_dataclass", "Partial",
     "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
-    "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey",
+    "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "KeyEntry", "KeyPath",
+    "default_registry", "flatten_one_level", "flatten_one_level_with_keys", "is_tree_node",
+    "register_pytree_with_keys", "register_pytree_with_keys_class", "register_static",
+    "tree_broadcast", "tree_reduce_associative", "treedef_children", "treedef_tuple",
 ]
 
 
@@ -508,58 +518,65 @@ def treedef_is_leaf(treedef):
     return treedef.num_nodes == 1
 
 
+def treedef_children(treedef):
+    """Treedefs of the root's children: ``treedef_children(tree_structure((1, [2])))`` is
+    ``[PyTreeDef(*), PyTreeDef([*])]``."""
+    return treedef.children()
+
+
+def treedef_tuple(treedefs):
+    """The treedef of a tuple with children `treedefs`:
+    ``treedef_tuple([tree_structure(1), tree_structure([2])]) == tree_structure((1, [2]))``."""
+    nodes = []
+    for t in treedefs:
+        if not isinstance(t, PyTreeDef):
+            raise TypeError(f"treedef_tuple: expected PyTreeDefs, got {type(t).__name__}")
+        nodes.append(t._node)
+    return PyTreeDef((_TUPLE, None, tuple(nodes)))
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """`prefix_tree`'s leaves repeated over the subtrees of `full_tree` below them, in
+    `full_tree`'s structure (`is_leaf` applies to `prefix_tree`, as in JAX).
+
+        >>> tree_broadcast([1, 2], [(0, 0), 0])
+        [(1, 1), 2]
+    """
+    leaves, treedef = tree_flatten(prefix_tree, is_leaf)
+    subtrees = _flatten_up_to(treedef, full_tree, "tree_broadcast")
+    out = [x for x, sub in zip(leaves, subtrees) for _ in range(len(tree_leaves(sub)))]
+    return tree_structure(full_tree).unflatten(out)
+
+
+def tree_reduce_associative(operation, tree, *, identity=_NO_INIT, is_leaf=None):
+    """The leaves combined by an associative `operation` as a balanced tree, split at half
+    the length as JAX does (``(l0 op l1) op (l2 op (l3 op l4))``); `identity` is the result
+    for no leaves.
+
+        >>> tree_reduce_associative(operator.add, [1, (2, 3), 4])
+        10
+    """
+    items = tree_leaves(tree, is_leaf)
+    if not items:
+        if identity is _NO_INIT:
+            raise TypeError("tree_reduce_associative: the tree has no leaves and no identity "
+                            "(give identity= for that case)")
+        return identity
+
+    def reduce(lo, hi):
+        if hi - lo == 1:
+            return items[lo]
+        mid = lo + (hi - lo) // 2
+        return operation(reduce(lo, mid), reduce(mid, hi))
+    return reduce(0, len(items))
+
+
 def all_leaves(iterable, is_leaf=None):
     """True if every element is a leaf: ``all_leaves([1, 'a']) and not all_leaves([1, (2,)])``."""
     if is_leaf is None:
         return all(_lookup(type(x)) is None for x in iterable)
     lst = list(iterable)
     return lst == tree_leaves(lst, is_leaf)
-
-
-def _walk_path(x, h, path, out, is_leaf):
-    keyed, aux = h.flatten_keyed(x)
-    nodes = []
-    for k, c in keyed:
-        p = path + (k,)
-        ch = None if is_leaf is not None and is_leaf(c) else _lookup(type(c))
-        if ch is None:
-            out.append((p, c))
-            nodes.append(None)
-        else:
-            nodes.append(_walk_path(c, ch, p, out, is_leaf))
-    return (h, aux, tuple(nodes))
-
-
-def tree_flatten_with_path(tree, is_leaf=None):
-    """Like ``tree_flatten`` but leaves come as ``(key_path, leaf)`` pairs.
-
-        >>> tree_flatten_with_path({'a': [5]})[0]
-        [((DictKey(key='a'), SequenceKey(idx=0)), 5)]
-    """
-    h = None if is_leaf is not None and is_leaf(tree) else _lookup(type(tree))
-    if h is None:
-        return [((), tree)], PyTreeDef(None, 1)
-    out = []
-    node = _walk_path(tree, h, (), out, is_leaf)
-    return out, PyTreeDef(node, len(out))
-
-
-def tree_leaves_with_path(tree, is_leaf=None):
-    """``(key_path, leaf)`` pairs: ``tree_leaves_with_path([7]) == [((SequenceKey(0),), 7)]``."""
-    return tree_flatten_with_path(tree, is_leaf)[0]
-
-
-def tree_map_with_path(f, tree, *rest, is_leaf=None):
-    """``tree_map`` where ``f`` also gets the key path as first argument.
-
-        >>> tree_map_with_path(lambda p, x: keystr(p), {'a': (1,)})
-        {'a': ("['a'][0]",)}
-    """
-    if not callable(f):
-        raise TypeError(f"tree_map_with_path: f must be callable, got {type(f).__name__} {f!r}")
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
-    others = [_flatten_up_to(treedef, r, "tree_map_with_path", i + 2) for i, r in enumerate(rest)]
-    return treedef.unflatten([f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
 
 
 def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):

@@ -1,5 +1,9 @@
-"""netcl.scipy.linalg: jax.scipy.linalg's Cholesky and triangular solvers, solve, inv, det and
-eigh.
+"""netcl.scipy.linalg: jax.scipy.linalg's names. Here: the Cholesky and triangular solvers,
+solve, inv, det, eigh, the LU family, qr, qr_multiply, svd, schur, hessenberg, rsf2csf and
+eigh_tridiagonal; the matrix functions expm, expm_frechet, sqrtm, funm, polar and
+solve_sylvester live in linalg_matrix_functions.py, the structured matrices (block_diag,
+toeplitz, hankel, circulant, companion, dft, ...) in linalg_structured.py, the host
+algorithms for the Schur and Hessenberg forms and pivoted QR in linalg_schur.py.
 
 Built on the host primitives of `netcl.primitives.linalg_host` (NumPy's LAPACK on operands
 downloaded from the device) and on netcl.numpy.linalg, so grad, jit and vmap work through
@@ -21,6 +25,7 @@ import warnings
 
 import numpy as np
 
+from ..core import dtypes
 from ..core.shapes import IncompatibleShapesError
 from ..numpy import linalg as _nla
 from ..numpy._errors import public
@@ -29,7 +34,8 @@ from ..primitives import linalg_host as lh
 from ..primitives import views
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
-           "eigh", "lu", "lu_factor", "lu_solve"]
+           "eigh", "lu", "lu_factor", "lu_solve", "qr", "qr_multiply", "svd", "schur",
+           "hessenberg", "rsf2csf", "eigh_tridiagonal"]
 
 
 def _rhs_plan(where, sa, sb):
@@ -304,8 +310,278 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     return back(jnp.take_along_axis(z, inverse[..., None], axis=-2))
 
 
+
+# ---- QR, SVD, Hessenberg and Schur forms ------------------------------------------------------
+
+def _with_identity(a):
+    """[a | I_m] for a (..., m, k): its QR's Q is square, its first k columns a's own Q (the
+    Householder steps on a's columns come first), the rest completing them to a unitary
+    matrix."""
+    from .. import numpy as jnp
+    m = a.shape[-2]
+    eye = jnp.broadcast_to(jnp.eye(m, dtype=a.dtype), tuple(a.shape[:-2]) + (m, m))
+    return jnp.concatenate([a, eye], axis=-1)
+
+
+def _complement(u):
+    """Orthonormal columns (..., m, m - k) orthogonal to u's k orthonormal columns."""
+    return lh.qr_p.bind(_with_identity(u))[0][..., u.shape[-1]:]
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """The QR decomposition a = Q R of each matrix of `a` (..., m, n), as scipy's and
+    jax.scipy's: mode 'full' (default) gives Q (..., m, m) and R (..., m, n), 'economic'
+    Q (..., m, k) and R (..., k, n) (k = min(m, n)), 'r' the tuple (R,) of 'full's R. With
+    pivoting, a[..., P] = Q R with the column order P (..., n) (int32) of LAPACK's geqp3
+    (the diagonal of R non-increasing in magnitude) appended: (Q, R, P) or (R, P).
+    For m > n, 'full's extra columns of Q complete the first n to a unitary matrix (any
+    completion is one; they may differ from LAPACK's); gradients flow through all of it
+    (JAX raises there), and through the pivoted factors (the order is a constant).
+
+    >>> q, r = sla.qr(jnp.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> r                                            # [[-5., -2.2], [0., 0.4]]
+    """
+    where = "scipy.linalg.qr"
+    if mode not in ("full", "r", "economic"):
+        raise ValueError(f"{where}: unsupported QR decomposition mode {mode!r}; expected "
+                         "'full', 'r' or 'economic'")
+    pivoting = _bool(where, "pivoting", pivoting)
+    a = _floats(where, [("a", a)], _matrix_check(where, "a", square=False))[0]
+    p = None
+    if pivoting:
+        from .. import numpy as jnp
+        from .linalg_schur import pivots_of
+        from ..transforms.ad import stop_gradient
+        p = pivots_of(stop_gradient(a))     # (the order is a constant of the derivative)
+        a = jnp.take_along_axis(a, p[..., None, :], axis=-1)
+    m, n = a.shape[-2:]
+    if mode != "economic" and m > n:
+        q, r = lh.qr_p.bind(_with_identity(a))
+        r = r[..., :n]
+    else:
+        q, r = lh.qr_p.bind(a)
+    if mode == "r":
+        return (r,) if p is None else (r, p)
+    return (q, r) if p is None else (q, r, p)
+
+
+def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False,
+                overwrite_c=False):
+    """(Q @ c, R) (mode 'left') or (c @ Q, R) (mode 'right', default) from the QR
+    decomposition of `a` (..., m, n), k = min(m, n): Q the economic (..., m, k) factor
+    (conj(Q) with conjugate=True), R (..., k, n); c (..., k, p) for 'left', (..., p, m) for
+    'right'; a 1-D c is one column ('left') or row ('right') and the result 1-D. With
+    pivoting the column order P is appended, as in qr. Batch dimensions broadcast.
+
+    >>> qtb, r = sla.qr_multiply(jnp.array([[1.0, 1.0], [1.0, 2.0], [1.0, 3.0]]),
+    ...                          jnp.array([1.0, 2.0, 2.0]))
+    >>> sla.solve_triangular(r, qtb)                 # the least-squares line: [0.667, 0.5]
+    """
+    from .. import numpy as jnp
+    where = "scipy.linalg.qr_multiply"
+    if mode not in ("right", "left"):
+        raise ValueError(f"{where}: mode must be 'right' or 'left', got {mode!r}")
+    pivoting = _bool(where, "pivoting", pivoting)
+    conjugate = _bool(where, "conjugate", conjugate)
+
+    def check(sa, sc):
+        _matrix_check(where, "a", square=False)(sa)
+        if len(sc) == 0:
+            raise ValueError(f"{where}: c must be at least 1-dimensional, got a scalar")
+        k = min(sa[-2:])
+        if mode == "left" and (sc[0] if len(sc) == 1 else sc[-2]) != k:
+            raise ValueError(f"{where}: shapes are not compatible for Q @ c: a has shape {sa} "
+                             f"so Q has {k} columns, but c of shape {sc} has "
+                             f"{sc[0] if len(sc) == 1 else sc[-2]} rows")
+        if mode == "right" and sc[-1] != sa[-2]:
+            raise ValueError(f"{where}: shapes are not compatible for c @ Q: a has shape {sa} "
+                             f"so Q has {sa[-2]} rows, but c of shape {sc} has {sc[-1]} "
+                             "columns")
+        try:
+            np.broadcast_shapes(sa[:-2], sc[:-2])
+        except ValueError:
+            raise IncompatibleShapesError(f"{where}: the batch dimensions of a {sa} and c "
+                                          f"{sc} do not broadcast together") from None
+    a, c = _floats(where, [("a", a), ("c", c)], check)
+    onedim = c.ndim == 1
+    if onedim:
+        c = c[:, None] if mode == "left" else c[None, :]
+    out = qr(a, mode="economic", pivoting=pivoting)
+    q = lh._conj(out[0]) if conjugate else out[0]
+    cq = jnp.matmul(q, c) if mode == "left" else jnp.matmul(c, q)
+    if onedim:
+        cq = jnp.ravel(cq)
+    return (cq,) + tuple(out[1:])
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    """The singular value decomposition a = U diag(S) Vh of each matrix of `a` (..., m, n),
+    k = min(m, n): with full_matrices (default) U (..., m, m) and Vh (..., n, n), otherwise
+    (..., m, k) and (..., k, n); S (..., k) real, descending; only S with compute_uv=False.
+    A non-square matrix's extra singular vectors complete the others to unitary matrices
+    (any completion is one; they may differ from LAPACK's). lapack_driver is accepted and
+    ignored, as in JAX.
+
+    >>> sla.svd(jnp.array([[3.0, 0.0], [0.0, -2.0]]), compute_uv=False)
+    Array([3., 2.], dtype=float32)
+    """
+    where = "scipy.linalg.svd"
+    full_matrices = _bool(where, "full_matrices", full_matrices)
+    compute_uv = _bool(where, "compute_uv", compute_uv)
+    a = _floats(where, [("a", a)], _matrix_check(where, "a", square=False))[0]
+    u, s, vh = lh.svd_p.bind(a)
+    if not compute_uv:
+        return s
+    from .. import numpy as jnp
+    m, n = a.shape[-2:]
+    if full_matrices and m > n:
+        u = jnp.concatenate([u, _complement(u)], axis=-1)
+    elif full_matrices and n > m:
+        vh = jnp.concatenate([vh, _mH(_complement(_mH(vh)))], axis=-2)
+    return u, s, vh
+
+
+def schur(a, output="real"):
+    """The Schur decomposition a = Z T Z^H of each square matrix of `a` (..., n, n): Z
+    unitary, T upper triangular ('complex' output, or any complex a) or quasi upper
+    triangular with standardized 2x2 blocks for complex pairs of eigenvalues ('real'
+    output of a real a), as LAPACK's gees. Computed on the host (linalg_schur.py); the order
+    of the eigenvalues on T's diagonal may differ from LAPACK's. Not differentiable (nor is
+    JAX's).
+
+    >>> t, z = sla.schur(jnp.array([[1.0, 2.0], [0.0, 3.0]]))
+    >>> t
+    Array([[1., 2.],
+           [0., 3.]], dtype=float32)
+    """
+    from .linalg_schur import schur_of
+    where = "scipy.linalg.schur"
+    if output not in ("real", "complex"):
+        raise ValueError(f"{where}: expected output to be either 'real' or 'complex', got "
+                         f"{output!r}")
+    return schur_of(_square(where, a), output == "complex")
+
+
+def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
+    """The Hessenberg form H (zero below the first subdiagonal) of each square matrix of
+    `a` (..., n, n), with the unitary Q of a = Q H Q^H if calc_q: (H, Q). LAPACK gehrd's
+    Householder reduction, on the host (so H and Q are JAX's to rounding). Not
+    differentiable (nor is JAX's).
+
+    >>> sla.hessenberg(jnp.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [0.0, 1.0, 0.0]]))
+    """
+    from .linalg_schur import hessenberg_of
+    where = "scipy.linalg.hessenberg"
+    calc_q = _bool(where, "calc_q", calc_q)
+    h, q = hessenberg_of(_square(where, a))
+    return (h, q) if calc_q else h
+
+
+def rsf2csf(T, Z, check_finite=True):
+    """The complex Schur form (T, Z) from the real one that schur(a) returns: each 2x2 block
+    of T reduced to triangular by a unitary rotation (applied to Z too), as scipy's and
+    JAX's; both complex (complex64 from float32). T and Z (..., n, n), batch dimensions
+    broadcast. Composed from netcl operations (a Python loop over n, unrolled under jit).
+
+    >>> t, z = sla.rsf2csf(*sla.schur(jnp.array([[0.0, 1.0], [-1.0, 0.0]])))
+    >>> jnp.diagonal(t)                              # [0+1j, 0-1j]
+    """
+    from .. import numpy as jnp
+    from .linalg_schur import rsf2csf_of
+    where = "scipy.linalg.rsf2csf"
+
+    def check(st, sz):
+        _matrix_check(where, "T")(st)
+        _matrix_check(where, "Z")(sz)
+        if st[-1] != sz[-1]:
+            raise ValueError(f"{where}: T of shape {st} and Z of shape {sz} must be matrices "
+                             "of the same size")
+        try:
+            np.broadcast_shapes(st[:-2], sz[:-2])
+        except ValueError:
+            raise IncompatibleShapesError(f"{where}: the batch dimensions of T {st} and Z "
+                                          f"{sz} do not broadcast together") from None
+    T, Z = _floats(where, [("T", T), ("Z", Z)], check)
+    if not lh._is_complex(T):
+        T, Z = (x.astype(dtypes.COMPLEX_OF[x.dtype]) for x in (T, Z))
+    batch = tuple(np.broadcast_shapes(tuple(T.shape[:-2]), tuple(Z.shape[:-2])))
+    n = T.shape[-1]
+    T, Z = (jnp.broadcast_to(x, batch + (n, n)) for x in (T, Z))
+    return (T, Z) if n <= 1 else rsf2csf_of(T, Z)
+
+
+def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None, tol=None,
+                     key=None):
+    """The eigenvalues (ascending, real) and, unless eigvals_only, the eigenvectors (as
+    columns, (n, k)) of the Hermitian tridiagonal matrix with diagonal d (n,) (its real
+    part) and superdiagonal e (n - 1,) (subdiagonal conj(e)); d and e of one float or
+    complex dtype, as JAX requires. select 'a' (all) or 'i' (the indices select_range[0] ..
+    select_range[1], inclusive); 'v' is not implemented, as in JAX. Solved by the dense
+    Hermitian eigensolver (eigh), exact to rounding, so `tol` and `key` (JAX's bisection
+    tolerance and inverse iteration's start) have nothing to do; unlike JAX's it is
+    differentiable (as eigh is: distinct eigenvalues).
+
+    >>> sla.eigh_tridiagonal(jnp.array([1.0, 2.0, 3.0, 4.0]), jnp.array([1.0, 1.0, 1.0]),
+    ...                      eigvals_only=True)         # [0.2547, 1.8227, 3.1773, 4.7453]
+    """
+    from .. import numpy as jnp
+    from ..numpy._util import asarray_arg
+    where = "scipy.linalg.eigh_tridiagonal"
+    eigvals_only = _bool(where, "eigvals_only", eigvals_only)
+    # (lists too, as JAX's jnp.asarray takes them here)
+    d, e = (jnp.asarray(v) if isinstance(v, (list, tuple)) else asarray_arg(v, where)
+            for v in (d, e))
+    if d.dtype != e.dtype:
+        raise TypeError(f"{where}: the diagonal d and the off-diagonal e must have the same "
+                        f"dtype, got {d.dtype} and {e.dtype}")
+    if d.dtype not in lh._INEXACT:
+        raise TypeError(f"{where}: d and e must be float32, float64, complex64 or complex128, "
+                        f"got {d.dtype}")
+    if d.ndim != 1 or e.ndim != 1 or e.shape[0] != max(d.shape[0] - 1, 0):
+        raise ValueError(f"{where}: d must have shape (n,) and e shape (n - 1,), got shapes "
+                         f"{tuple(d.shape)} and {tuple(e.shape)}")
+    n = d.shape[0]
+    if select == "a":
+        lo, hi = 0, n - 1
+    elif select == "i":
+        if select_range is None:
+            raise ValueError(f"{where}: for select='i', select_range must be specified")
+        lo, hi = (int(v) for v in select_range)
+        if lo > hi:
+            raise ValueError(f"{where}: got an empty index range in select_range "
+                             f"{tuple(select_range)}")
+        if lo < 0 or hi >= n:
+            raise ValueError(f"{where}: select_range {tuple(select_range)} must lie in "
+                             f"[0, {n - 1}] for a matrix of order {n}")
+    elif select == "v":
+        raise NotImplementedError(f"{where}: select='v' is not implemented (as in JAX: the "
+                                  "number of eigenvalues in a range is not a static shape)")
+    else:
+        raise ValueError(f"{where}: select must be one of 'a', 'i', 'v', got {select!r}")
+    real = jnp.real(d)
+    if n <= 1:
+        return real if eigvals_only else (real, jnp.eye(n, dtype=d.dtype))
+    t = jnp.diag(real.astype(d.dtype)) + jnp.diag(e, 1) + jnp.diag(jnp.conj(e), -1)
+    w, v = lh.eigh_p.bind(t, lower=True)
+    w, v = w[lo:hi + 1], v[:, lo:hi + 1]
+    return w if eigvals_only else (w, v)
+
+
 # Errors escaping these functions name them as they are called (scipy.linalg.solve: ...).
 for _n in __all__:
     _w = globals()[_n] = public(globals()[_n], f"scipy.linalg.{_n}")
     _w.__module__, _w.__qualname__, _w.__name__ = __name__, _n, _n
 del _n, _w
+
+# the matrix functions and the structured matrices (their own modules; already wrapped)
+from .linalg_matrix_functions import (  # noqa: E402,F401
+    expm, expm_frechet, funm, polar, solve_sylvester, sqrtm)
+from .linalg_structured import (  # noqa: E402,F401
+    block_diag, circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion,
+    hadamard, hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal, toeplitz)
+
+__all__ += ["expm", "expm_frechet", "funm", "polar", "solve_sylvester", "sqrtm",
+            "block_diag", "circulant", "companion", "convolution_matrix", "dft", "fiedler",
+            "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "invhilbert",
+            "invpascal", "leslie", "pascal", "toeplitz"]

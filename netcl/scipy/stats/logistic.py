@@ -48,22 +48,22 @@ def sf(x, loc=0, scale=1):
     return _u.finish(lax.logistic((loc - x) / scale), dt)
 
 
-def ppf(q, loc=0, scale=1):
-    """loc + scale * logit(q).
+def ppf(x, loc=0, scale=1):
+    """loc + scale * logit(x), x the probability (JAX's argument name).
 
     >>> st.logistic.ppf(jnp.asarray([0.5]))    # [0.]
     """
-    (q, loc, scale), dt = _u.floats("logistic.ppf", q=q, loc=loc, scale=scale)
-    return _u.finish(_logit(q) * scale + loc, dt)
+    (x, loc, scale), dt = _u.floats("logistic.ppf", x=x, loc=loc, scale=scale)
+    return _u.finish(_logit(x) * scale + loc, dt)
 
 
-def isf(q, loc=0, scale=1):
-    """loc - scale * logit(q).
+def isf(x, loc=0, scale=1):
+    """loc - scale * logit(x), x the probability (JAX's argument name).
 
     >>> st.logistic.isf(jnp.asarray([0.5]))    # [0.]
     """
-    (q, loc, scale), dt = _u.floats("logistic.isf", q=q, loc=loc, scale=scale)
-    return _u.finish(_logit(q) * -scale + loc, dt)
+    (x, loc, scale), dt = _u.floats("logistic.isf", x=x, loc=loc, scale=scale)
+    return _u.finish(_logit(x) * -scale + loc, dt)
 
 
 _u.export(globals(), "logistic", __all__)
