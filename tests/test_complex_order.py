@@ -445,7 +445,7 @@ def test_derivatives_with_ties_as_jax(x64_on, name, mode):
     if mode == "jvp":
         ta, tb = a * 0 + 1j, b * 0 + 1
         got = netcl.jvp(f, (jnp.asarray(a), jnp.asarray(b)), (jnp.asarray(ta), jnp.asarray(tb)))
-        want = jax.jvp(jf, (a, b), (ta, tb))
+        want = _jax_or_skip(lambda: jax.jvp(jf, (a, b), (ta, tb)), name)
         for g_, w in zip(got, want):
             np.testing.assert_allclose(np.asarray(g_), np.asarray(w), rtol=1e-12, atol=1e-12)
         return
@@ -454,9 +454,18 @@ def test_derivatives_with_ties_as_jax(x64_on, name, mode):
     if mode == "jit grad":
         grad = netcl.jit(grad)
     got = grad(jnp.asarray(a), jnp.asarray(b))
-    want = jax.grad(loss(jjnp, jf), argnums=(0, 1))(a, b)
+    want = _jax_or_skip(lambda: jax.grad(loss(jjnp, jf), argnums=(0, 1))(a, b), name)
     for g_, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g_), np.asarray(w), rtol=1e-12, atol=1e-12)
+
+
+def _jax_or_skip(reference, name):
+    """JAX's derivative, or a skip where this JAX version cannot take it (some versions'
+    reductions with `initial=` refuse complex operands under differentiation)."""
+    try:
+        return reference()
+    except TypeError as e:
+        pytest.skip(f"JAX {jax.__version__} cannot differentiate {name}: {e}")
 
 
 def _as_jax(name):
