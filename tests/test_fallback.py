@@ -42,7 +42,7 @@ FALLBACK_FILES = [
     "test_pmap.py", "test_random.py", "test_runtime_safety.py", "test_scan.py",
     "test_scipy.py", "test_silent_errors.py", "test_sorting.py", "test_stax.py",
     "test_scipy_linalg_more.py", "test_scipy_optimize_ndimage.py",
-    "test_special_more.py",
+    "test_special_more.py", "test_special_complex.py",
     "test_special_hyper.py",
     "test_scipy_stats_more.py", "test_tree_util_more.py",
     "test_transforms.py", "test_x64.py", "test_int64.py",

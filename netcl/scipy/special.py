@@ -622,8 +622,9 @@ _u.export(globals(), "", __all__)
 # More of jax.scipy.special, in their own modules (which use the helpers above).
 from . import special_integrals as _si, special_more as _sm  # noqa: E402
 from . import special_hyper as _sh, special_hyper_more as _shm  # noqa: E402
+from . import special_complex as _sc  # noqa: E402
 
-for _mod in (_sm, _si, _sh, _shm):
+for _mod in (_sm, _si, _sh, _shm, _sc):
     for _n in _mod.__all__:
         globals()[_n] = getattr(_mod, _n)
     __all__ += _mod.__all__
