@@ -15,6 +15,38 @@ os.environ.setdefault("NETCL_DEFAULT_MATMUL_PRECISION", "highest")
 # (test_autotune.py turns tuning on with a scratch cache)
 os.environ.setdefault("NETCL_AUTOTUNE", "off")
 
+
+def _jax_compilation_cache():
+    """JAX's references in its persistent compilation cache, beside PoCL's kernel cache
+    ($XDG_CACHE_HOME, else ~/.cache): XLA compiles each op of an eager JAX program (about
+    40 ms each on CPU), about half the suite's time without it. The NumPy-fallback rerun and
+    the subprocesses inherit it, so within a run they load what the other compiled.
+    JAX_COMPILATION_CACHE_DIR set by hand wins; JAX_ENABLE_COMPILATION_CACHE=false turns it
+    off."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.environ.get("JAX_COMPILATION_CACHE_DIR") or os.path.join(base, "netcl-tests",
+                                                                       "jax")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return                  # (no cache: JAX compiles, as without this)
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = path
+    # every compile, however short (JAX's default keeps those of a second or more only)
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+
+
+_jax_compilation_cache()
+
+from hypothesis import settings  # noqa: E402
+
+# Hypothesis draws the same examples every run, as it does on CI (its "ci" profile, which it
+# loads itself where $CI is set: derandomize, no deadline, no example database): examples
+# that build kernels of their own (random jitted programs, layouts, dtypes) then find them
+# in PoCL's kernel cache from the second run on, instead of compiling a few hundred new
+# programs each run. `--hypothesis-profile=default` draws fresh examples (a wider search
+# over runs); a test's own settings (max_examples, ...) apply either way.
+settings.load_profile("ci")
+
 import pytest  # noqa: E402
 
 
