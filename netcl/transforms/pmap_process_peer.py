@@ -70,13 +70,13 @@ class _SharedBuffer:
 class _ProcessPeers:
     """The path's state in one process: its device, the fd mailbox, its shared buffers
     (two send buffers, and two result buffers for large all-reduces: made when first
-    used), the reduce-scatter kernels, the number of all-reduces run, and the arrival flags with
-    the kernel that raises this process's and waits for the others' (`_Arrivals`, made at
-    the first all-reduce)."""
+    used), the reduce-scatter kernels, the number of all-reduces run, and the arrival
+    counts with the kernel that raises this process's and waits for the others'
+    (`_Arrivals`, made at the first all-reduce)."""
     device: object
     mailbox: "_Mailbox"
     buffers: dict = field(default_factory=dict)     # (role, parity) -> _SharedBuffer
-    kernels: dict = field(default_factory=dict)     # (prim, dtype, n) -> reduce-part kernel
+    kernels: dict = field(default_factory=dict)     # (prim, dtype, start, m) -> kernel
     calls: int = 0
     arrivals: "_Arrivals" = None
 
