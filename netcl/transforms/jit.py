@@ -419,10 +419,11 @@ class Jitted:
 
     def _compile(self, key, args, kwargs, static, flat, tree):
         if _log_compiles():     # (as JAX: a WARNING on the library's logger)
+            shapes = ", ".join(_describe(ShapedArray(x.shape, x.dtype, x.weak_type))
+                               for x in flat)
             logging.getLogger("netcl").warning(
                 f"netcl.jit: compiling {getattr(self.fun, '__name__', 'fun')} for "
-                f"({', '.join(_describe(ShapedArray(x.shape, x.dtype, x.weak_type)) for x in flat)})"
-                f"{self._reason(key)}")
+                f"({shapes}){self._reason(key)}")
         ir, out_tree = self._trace(args, kwargs, static, flat, tree)
         exe = self._compiled_for(key, optimize(ir, key[3], _name(self.fun),
                                                self._donated_leaves(args, tree)), out_tree)
