@@ -43,9 +43,11 @@ def timed(fn, sync, repeat, warmup=3):
     return statistics.median(times)
 
 
-def cnn_step(n_devices, batch, axis="batch", mapped=None):
+def cnn_step(n_devices, batch, axis="batch", mapped=None, via="pmap"):
     """(run, sync): one W5 step per device on its own batch (n_devices == 1: plain jit,
-    unless `mapped`: in a job of several processes one device is mapped too)."""
+    unless `mapped`: in a job of several processes one device is mapped too). via="shard_map":
+    the same step as `jit(shard_map(step))` over a 1-D mesh, parameters replicated, the
+    batch split."""
     import netcl
     import netcl.numpy as jnp
     from netcl import lax, optim, random, stax
@@ -68,7 +70,15 @@ def cnn_step(n_devices, batch, axis="batch", mapped=None):
         u, s = opt.update(netcl.tree_util.tree_map(mean, g), s, p)
         return optim.apply_updates(p, u), s, mean(loss)
     devices = netcl.local_devices()[:n_devices]
-    if mapped:
+    if via == "shard_map":
+        from netcl.sharding import NamedSharding, P
+        mesh = netcl.make_mesh((n_devices,), (axis,), devices=devices)
+        f = netcl.jit(netcl.shard_map(step, mesh=mesh, in_specs=(P(), P(), P(axis), P(axis)),
+                                      out_specs=(P(), P(), P())), donate_argnums=(0, 1))
+        state = list(netcl.device_put((params, opt.init(params)), NamedSharding(mesh, P())))
+        xs = netcl.device_put(x.reshape((-1,) + x.shape[2:]), NamedSharding(mesh, P(axis)))
+        ys = netcl.device_put(y.reshape((-1,) + y.shape[2:]), NamedSharding(mesh, P(axis)))
+    elif mapped:
         f = netcl.pmap(step, axis_name=axis, devices=devices, donate_argnums=(0, 1))
         state = list(netcl.device_put_replicated((params, opt.init(params)), devices))
         xs = netcl.device_put_sharded([jnp.asarray(v) for v in x], devices)
@@ -224,6 +234,8 @@ def main():
     p.add_argument("--peers", action="store_true", help="JAX's pmap and psum beside")
     p.add_argument("--devices", type=int, default=None, help="use the first N local devices")
     p.add_argument("--only", default="W8,W9", help="comma-separated: W8, W9 or both")
+    p.add_argument("--shard-map", action="store_true", help="W8 also as jit(shard_map(step)) "
+                   "over a 1-D mesh, interleaved with the pmap")
     p.add_argument("--distributed", action="store_true", help="one process of an MPI job "
                    "(mpiexec -n P python -m mpi4py benchmarks/pmap_bench.py --distributed)")
     args = p.parse_args()
@@ -255,6 +267,17 @@ def w8(args, n, n_local, batch, say):
     say(f"W8   {n} devices, batch {batch} each: {1 / many:8.1f} steps/s; one device "
         f"{1 / one:8.1f} steps/s" + (" (one process alone)" if args.distributed else "")
         + f"; scaling {n * one / many:.2f} (of {n})")
+    if args.shard_map and not args.distributed:
+        # interleaved with pmap: the same step written as jit(shard_map(...)) over a mesh
+        runs = {"pmap": cnn_step(n_local, batch, mapped=True),
+                "shard_map": cnn_step(n_local, batch, via="shard_map")}
+        t = {k: [] for k in runs}
+        for _ in range(3):
+            for k, r in runs.items():
+                t[k].append(timed(*r, args.repeat))
+        pm, sm = statistics.median(t["pmap"]), statistics.median(t["shard_map"])
+        say(f"W8   as jit(shard_map): {1 / sm:8.1f} steps/s against pmap's {1 / pm:8.1f} "
+            f"({pm / sm:.2f}x; interleaved, medians of 3)")
     if args.peers:
         assert not args.distributed, "--peers runs JAX in one process"
         j1 = timed(*jax_cnn_step(1, batch), args.repeat)

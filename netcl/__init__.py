@@ -25,6 +25,12 @@ from .transforms.jit import clear_caches, jit
 from .transforms.pmap import (device_count, device_put_replicated, device_put_sharded,
                               local_device_count, local_devices, pmap)
 from .core.sharded import ShardedArray
+from . import sharding  # noqa: F401
+from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: F401
+from .core.global_array import (make_array_from_callback,  # noqa: F401
+                                make_array_from_process_local_data,
+                                make_array_from_single_device_arrays)
+from .transforms.shard_map import shard_map  # noqa: F401
 from . import distributed  # noqa: F401
 from .distributed import devices, process_count, process_index, process_indices
 from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
@@ -36,10 +42,11 @@ from . import mixed_precision  # noqa: F401
 from .api_extras import (ShapeDtypeStruct, custom_gradient, default_backend,  # noqa: F401
                          device_get, disable_jit, ensure_compile_time_eval, eval_shape,
                          jacobian, linear_transpose, linearize, make_jaxpr, named_call,
-                         named_scope, print_environment_info, typeof, enable_x64)
+                         named_scope, print_environment_info, typeof, enable_x64,
+                         closure_convert, live_arrays)
 from .callbacks import pure_callback  # noqa: F401
 from . import debug, dtypes, errors, image, ops, typing  # noqa: F401
-from . import ad_checkpoint, checkpoint_policies  # noqa: F401
+from . import ad_checkpoint, checkpoint_policies, custom_batching, profiler  # noqa: F401
 from .dtypes import float0  # noqa: F401
 from .core.config import (debug_infs, debug_nans, log_compiles,  # noqa: F401
                           numpy_dtype_promotion, numpy_rank_promotion)

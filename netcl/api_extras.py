@@ -1,7 +1,8 @@
 """Top-level names of the jax namespace that real programs use, over netcl's transforms:
 `device_get`, `ShapeDtypeStruct`, `eval_shape`, `make_jaxpr`, `linearize`,
 `linear_transpose`, `jacobian`, `custom_gradient`, `disable_jit`,
-`ensure_compile_time_eval`, `named_scope`, `named_call`, `default_backend`, `typeof`.
+`ensure_compile_time_eval`, `named_scope`, `named_call`, `default_backend`, `typeof`,
+`closure_convert`, `live_arrays`.
 
 >>> netcl.eval_shape(lambda x: x.sum(0), netcl.ShapeDtypeStruct((3, 4), jnp.float32))
 ShapeDtypeStruct(shape=(4,), dtype=float32)
@@ -11,9 +12,10 @@ import functools
 
 import numpy as np
 
+from . import profiler as _profiler
 from .core import dtypes
 from .core.array import Array
-from .core.sharded import ShardedArray
+from .core.sharded import DistributedArray
 from .core.tracing import (Interpreter, ShapedArray, Tracer, current_interpreter, get_aval,
                            set_interpreter)
 from .transforms.ad import jvp, vjp
@@ -24,7 +26,7 @@ from .tree_util import tree_flatten, tree_map, tree_unflatten
 __all__ = ["device_get", "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "linearize",
            "linear_transpose", "jacobian", "custom_gradient", "disable_jit",
            "ensure_compile_time_eval", "named_scope", "named_call", "default_backend",
-           "typeof", "enable_x64"]
+           "typeof", "enable_x64", "closure_convert", "live_arrays"]
 
 
 def device_get(x):
@@ -37,7 +39,7 @@ def device_get(x):
         if isinstance(leaf, Tracer):
             raise TypeError(f"device_get: got a traced value {leaf!r}; device_get needs "
                             "concrete arrays (call it outside jit/grad/vmap)")
-        if isinstance(leaf, (Array, ShardedArray)):
+        if isinstance(leaf, (Array, DistributedArray)):
             return np.asarray(leaf)
         return leaf
     return tree_map(get, x)
@@ -336,20 +338,21 @@ def ensure_compile_time_eval():
         yield
 
 
-@contextlib.contextmanager
 def named_scope(name):
-    """jax.named_scope: names operations for profilers in JAX; netcl's profiles name
-    kernels, so this only checks `name` and runs the block.
+    """jax.named_scope: while a netcl.profiler trace is active the block is a span named
+    `name` in it (around the spans of the operations inside); otherwise it only runs the
+    block.
 
     >>> with netcl.named_scope("encoder"): y = layer(x)
     """
     if not isinstance(name, str):
         raise TypeError(f"named_scope: name must be a str, got {type(name).__name__}")
-    yield
+    return _profiler._span(name, "named_scope")
 
 
 def named_call(fun, *, name=None):
-    """jax.named_call: `fun` itself (the name is for JAX's profiler; see named_scope).
+    """jax.named_call: `fun`, each call a span named `name` (default: fun's name) while a
+    netcl.profiler trace is active (see named_scope).
 
     >>> f = netcl.named_call(jnp.sin, name="sine")
     """
@@ -357,10 +360,14 @@ def named_call(fun, *, name=None):
         raise TypeError(f"named_call: fun must be callable, got {type(fun).__name__}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"named_call: name must be a str, got {type(name).__name__}")
+    label = name or getattr(fun, "__name__", "fun")
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        return fun(*args, **kwargs)
+        if _profiler._session is None:
+            return fun(*args, **kwargs)
+        with _profiler._span(label, "named_call"):
+            return fun(*args, **kwargs)
     return wrapped
 
 
@@ -398,10 +405,7 @@ def default_backend():
     >>> netcl.default_backend()     # 'cpu'
     """
     from .core.devices import default_device
-    d = default_device()
-    if d.is_numpy:
-        return "cpu"
-    return {"cpu": "cpu", "gpu": "gpu"}.get(d.kind, str(d.kind))
+    return _backend_of(default_device())
 
 
 def typeof(x):
@@ -410,7 +414,7 @@ def typeof(x):
 
     >>> netcl.typeof(jnp.ones(3))     # ShapedArray(float32[3])
     """
-    if isinstance(x, (Array, Tracer, ShardedArray)):
+    if isinstance(x, (Array, Tracer, DistributedArray)):
         return get_aval(x)
     return _abstract(x, "typeof")
 
@@ -430,3 +434,105 @@ def enable_x64(new_val=True):
         yield
     finally:
         config.update("enable_x64", old)
+
+
+def closure_convert(fun, *example_args):
+    """(converted_fun, consts), as jax.closure_convert: `fun` traced on the types of
+    `example_args`, with the traced values it closes over (arrays of an enclosing grad,
+    jvp, vmap or jit that may carry a derivative: float tracers) hoisted out as `consts`;
+    `converted_fun(*args, *consts)` computes `fun(*args)`. Concrete arrays it closes over
+    stay inside. What custom_vjp/custom_jvp rules need to differentiate with respect to
+    values a function argument closes over (a fixed-point solver, odeint).
+
+    >>> def solve(f, x0):
+    ...     converted, consts = netcl.closure_convert(f, x0)
+    ...     return _solve(converted, x0, *consts)   # a custom_vjp taking consts explicitly
+    """
+    from .core.ir import eval_ir
+    from .transforms.staging import stage
+    if not callable(fun):
+        raise TypeError(f"closure_convert: fun must be callable, got {type(fun).__name__}")
+    flat, in_tree = tree_flatten(example_args)
+    avals = tuple(_abstract(x, "closure_convert") for x in flat)
+    ir, out_tree = stage(lambda *xs: fun(*tree_unflatten(in_tree, list(xs))), avals)
+    hoist = [_maybe_perturbed(c) for c in ir.consts]
+    kept = [c for c, h in zip(ir.consts, hoist) if not h]
+    hoisted = [c for c, h in zip(ir.consts, hoist) if h]
+    n_consts = len(hoisted)
+    name = getattr(fun, "__name__", "fun")
+
+    def converted_fun(*args_and_consts):
+        if len(args_and_consts) < n_consts:
+            raise TypeError(f"closure_convert({name}): the converted function takes the "
+                            f"arguments and then {n_consts} hoisted constant(s), got "
+                            f"{len(args_and_consts)} argument(s) in all")
+        n_args = len(args_and_consts) - n_consts
+        args, given = args_and_consts[:n_args], args_and_consts[n_args:]
+        flat_args, tree = tree_flatten(tuple(args))
+        if tree != in_tree:
+            raise TypeError("The inputs to the closure produced by closure_convert must have "
+                            "the same Pytree structure as the example arguments passed when "
+                            f"closure_convert was called. Expected {in_tree}, but got {tree}")
+        k, g = iter(kept), iter(given)
+        consts = [next(g) if h else next(k) for h in hoist]
+        return tree_unflatten(out_tree, eval_ir(ir, consts, flat_args))
+    converted_fun.__name__ = "converted_fun"
+    converted_fun.__qualname__ = f"closure_convert({name})"
+    return converted_fun, hoisted
+
+
+def _maybe_perturbed(x):
+    """Whether `x` may carry a derivative (JAX's rule for what closure_convert hoists): a
+    float value of grad or jvp, or of a trace being staged (differentiated later, maybe);
+    a vmap value only where its batched value is one of those; never a concrete array."""
+    from .transforms.batching import BatchTracer
+    if not isinstance(x, Tracer):
+        return False
+    if not dtypes.is_inexact(np.dtype(x.dtype)):
+        return False        # (an integer value has no tangent)
+    if isinstance(x, BatchTracer):
+        return _maybe_perturbed(x.val)
+    return True             # (grad, jvp, staging, or a tracer we can't see into)
+
+
+def live_arrays(platform=None):
+    """Every live netcl array (not deleted) on the devices of `platform` ('cpu', 'gpu',
+    ...; None: the default backend's), as jax.live_arrays. A sharded array counts once
+    (its shards are not listed beside it). Found by walking the garbage collector's
+    objects when called, so arrays carry no bookkeeping on the eager path; arrays held
+    only by netcl's caches (a jitted function's constants) are live and listed too.
+
+    >>> x = jnp.ones(3)
+    >>> any(a is x for a in netcl.live_arrays())      # True
+    """
+    import gc
+    if platform is not None and not isinstance(platform, str):
+        raise TypeError(f"live_arrays: platform must be a str or None, got "
+                        f"{type(platform).__name__}")
+    from .core.devices import devices
+    wanted = platform.lower() if platform is not None else default_backend()
+    known = {_backend_of(d) for d in devices()}
+    if wanted not in known and wanted not in ("cpu", "gpu", "tpu", "cuda", "rocm"):
+        raise ValueError(f"live_arrays: unknown platform {platform!r}; this process has "
+                         f"{sorted(known)}")
+    wanted = "gpu" if wanted in ("cuda", "rocm") else wanted
+    from .core.sharded import DistributedArray
+    arrays, spread = [], []
+    for obj in gc.get_objects():
+        if type(obj) is Array:
+            arrays.append(obj)
+        elif isinstance(obj, DistributedArray):
+            spread.append(obj)
+    spread = [s for s in spread if not s.is_deleted()]
+    blocks = {id(x) for s in spread for x in s._arrays()}
+    out = [a for a in arrays if not a.deleted and id(a) not in blocks
+           and _backend_of(a.device) == wanted]
+    out += [s for s in spread if _backend_of(s._arrays()[0].device) == wanted]
+    return out
+
+
+def _backend_of(device):
+    """The jax-style platform name of a netcl device ('cpu' for PoCL and the fallback)."""
+    if device.is_numpy:
+        return "cpu"
+    return {"cpu": "cpu", "gpu": "gpu"}.get(device.kind, str(device.kind))

@@ -4,7 +4,7 @@ TPU, with the output size JAX gives for aggregate_to_topk=False), `empty`, `stac
 `unstack`, `broadcast_like`, `dtype`, `scatter_sub` and `scatter_apply` (netcl's scatter
 signature: operand, indices, updates, axis, batch_dims), convolution helpers
 (`conv_general_permutations`, `conv_transpose_shape_tuple`, `conv_general_dilated_local`),
-`with_sharding_constraint` (the identity: netcl does not shard), `platform_dependent`,
+`with_sharding_constraint` (places concrete values; traced ones pass through), `platform_dependent`,
 `composite`, the collectives `pswapaxes` and `pshuffle`, and JAX's records and enums
 (`GatherDimensionNumbers`, `ScatterDimensionNumbers`, `GatherScatterMode`, `RoundingMethod`,
 `RandomAlgorithm`, the typing aliases).
@@ -455,12 +455,39 @@ def _local(lhs, rhs, window_strides, padding, filter_shape, lhs_dilation, rhs_di
 # ---- program structure ------------------------------------------------------------------------
 
 def with_sharding_constraint(x, shardings):
-    """x unchanged: netcl does not shard arrays across devices, so every sharding
-    constraint is already met (jax.lax.with_sharding_constraint's values are x's too).
+    """x with its values unchanged, placed as `shardings` say (a Sharding, or a
+    PartitionSpec of the mesh set by `with mesh:`, per pytree prefix). Under a trace the
+    constraint is checked against the shapes and the value passes through: netcl does not
+    partition traced computations (see netcl.sharding).
 
-    >>> netcl.lax.with_sharding_constraint(jnp.ones(4), None)      # [1. 1. 1. 1.]
+    >>> netcl.lax.with_sharding_constraint(x, NamedSharding(mesh, P("batch")))
     """
-    return x
+    from .sharding import NamedSharding, PartitionSpec, Sharding, expand_prefix, get_mesh
+    from .core.global_array import put
+    from .tree_util import tree_flatten, tree_unflatten
+    where = "with_sharding_constraint"
+    if shardings is None:
+        return x
+    leaves, tree = tree_flatten(x)
+    entries = expand_prefix(shardings, x, lambda s: s is None or isinstance(
+        s, (Sharding, PartitionSpec)), where, "shardings")
+    out = []
+    for leaf, s in zip(leaves, entries):
+        if isinstance(s, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise ValueError(f"{where}: a bare PartitionSpec {s!r} needs a mesh: call it "
+                                 "inside `with mesh:` or pass a NamedSharding")
+            s = NamedSharding(mesh, s)
+        if s is None:
+            out.append(leaf)
+            continue
+        if not isinstance(s, Sharding):
+            raise TypeError(f"{where}: shardings entries must be Shardings or PartitionSpecs, "
+                            f"got {type(s).__name__}")
+        s.check_fits(tuple(jnp.shape(leaf)), where)
+        out.append(leaf if isinstance(leaf, Tracer) else put(leaf, s, where))
+    return tree_unflatten(tree, out)
 
 
 def _platform():

@@ -358,3 +358,22 @@ def test_matches_jax_where_installed():
             np.testing.assert_allclose([float(v) for v in got], want, rtol=1e-6, err_msg=name)
     np.testing.assert_allclose(np.asarray(nn.gelu(jnp.array(LARGE))),
                                np.asarray(jax.nn.gelu(jjnp.asarray(LARGE))), rtol=1e-6, atol=1e-30)
+
+
+def test_wrappers_keep_their_own_attributes_over_the_wrapped_functions():
+    """jit, pmap, custom_jvp and custom_vjp copy a wrapped function's __dict__ (as
+    functools.wraps does): a custom_jvp's `fun` and `jvp` once replaced jit's own `fun`, so
+    grad(jit(f)) silently ignored f's rule."""
+    @netcl.custom_jvp
+    def f(x):
+        return x * 1.0
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        return f(primals[0]), 100.0 * tangents[0]
+    assert float(netcl.grad(f)(2.0)) == 100.0
+    assert float(netcl.grad(netcl.jit(f))(2.0)) == 100.0
+    assert float(netcl.grad(netcl.jit(netcl.jit(f)))(2.0)) == 100.0
+    outer = netcl.custom_jvp(f)          # a rule of its own, not f's
+    with pytest.raises(TypeError, match="no rule defined"):
+        netcl.jvp(outer, (2.0,), (1.0,))

@@ -49,6 +49,14 @@ class ArrayBase:
         from .tracing import ShapedArray
         return ShapedArray(self.shape, self.dtype, self.weak_type)
 
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
 
 _layout_ids = {}
 _next_layout_id = itertools.count()
@@ -131,6 +139,32 @@ class Array(ArrayBase):
     def is_deleted(self):
         """Whether this array was deleted (donated to a jit call, or `delete()`)."""
         return self.deleted
+
+    # ---- where it lives, as a JAX Array with a SingleDeviceSharding ---------------------
+    @property
+    def sharding(self):
+        from ..sharding import SingleDeviceSharding
+        return SingleDeviceSharding(self.device)
+
+    def devices(self):
+        """{the device holding this array} (as `jax.Array.devices()`)."""
+        return {self.device}
+
+    @property
+    def addressable_shards(self):
+        from .global_array import Shard
+        return [Shard(self.device, tuple(slice(None) for _ in self.shape), 0, self)]
+
+    global_shards = addressable_shards
+
+    def addressable_data(self, index):
+        if index != 0:
+            raise IndexError(f"addressable_data: a single-device array has one shard, got "
+                             f"index {index}")
+        return self
+
+    is_fully_replicated = True
+    is_fully_addressable = True
 
     def _check_live(self, where):
         """RuntimeError naming `where` if this array was deleted; else self."""
@@ -338,14 +372,14 @@ def block_until_ready(tree):
 
 class _AnyArrayMeta(type):
     def __instancecheck__(cls, obj):
-        from .sharded import ShardedArray
+        from .sharded import DistributedArray
         from .tracing import Tracer
-        return isinstance(obj, (Array, ShardedArray, Tracer))
+        return isinstance(obj, (Array, DistributedArray, Tracer))
 
     def __subclasscheck__(cls, sub):
-        from .sharded import ShardedArray
+        from .sharded import DistributedArray
         from .tracing import Tracer
-        return issubclass(sub, (Array, ShardedArray, Tracer))
+        return issubclass(sub, (Array, DistributedArray, Tracer))
 
 
 class AnyArray(metaclass=_AnyArrayMeta):

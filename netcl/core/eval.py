@@ -16,7 +16,7 @@ import pyopencl as cl
 from . import dtypes, nonfinite
 from .config import config
 from .array import Array, deleted_message
-from .sharded import ShardedArray
+from .sharded import DistributedArray
 from .devices import default_device
 from .launch import Launch, as_launch
 from .pool import _OUT_OF_MEMORY
@@ -251,7 +251,7 @@ def to_array(x, where="netcl", device=None):
         return x
     if isinstance(x, Tracer):
         raise LeakedTracerError(_leak_message(x))
-    if isinstance(x, ShardedArray):    # (eager use of pmap's output: gathered, see sharded.py)
+    if isinstance(x, DistributedArray):   # (eager use of blocks on devices: gathered)
         x = x._as_array()
         return x if device is None or x.device is device else \
             Array.from_numpy(device, np.asarray(x), x.weak_type)

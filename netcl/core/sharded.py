@@ -23,7 +23,60 @@ class PmapSharding:
     shard_shape: tuple
 
 
-class ShardedArray(ArrayBase):
+class DistributedArray(ArrayBase):
+    """An array held as blocks on several devices (ShardedArray, GlobalArray). Used as an
+    ordinary array it is gathered onto the default device once (`_as_array`)."""
+    __slots__ = ()
+
+    def _as_array(self):
+        """The blocks gathered into one Array on the default device (kept while `self`
+        lives: a distributed value used several times is gathered once)."""
+        if self._gathered is None:
+            from .devices import default_device
+            self._gathered = Array.from_numpy(default_device(), np.asarray(self),
+                                              self.weak_type)
+        return self._gathered
+
+    def _arrays(self):
+        """The per-device Arrays that hold the data."""
+        raise NotImplementedError
+
+    def devices(self):
+        """The devices holding the blocks, as a set (as `jax.Array.devices()`)."""
+        return {a.device for a in self._arrays()}
+
+    def block_until_ready(self):
+        for a in self._arrays():
+            a.block_until_ready()
+        return self
+
+    def delete(self):
+        for a in self._arrays():
+            a.delete()
+
+    def is_deleted(self):
+        return any(a.is_deleted() for a in self._arrays())
+
+    def tolist(self):
+        return np.asarray(self).tolist()
+
+    def item(self):
+        return self._as_array().item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        return bool(self._as_array())
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: netcl {type(self).__name__}")
+
+
+class ShardedArray(DistributedArray):
     __slots__ = ("shards", "shape", "dtype", "weak_type", "_gathered")
 
     def __init__(self, shards):
@@ -48,13 +101,12 @@ class ShardedArray(ArrayBase):
     def sharding(self):
         return PmapSharding(tuple(s.device for s in self.shards), self.shape[1:])
 
-    def devices(self):
-        """The devices holding the shards, as a set (as `jax.Array.devices()`)."""
-        return {s.device for s in self.shards}
-
     @property
     def addressable_shards(self):
         return list(self.shards)
+
+    def _arrays(self):
+        return self.shards
 
     def __getitem__(self, index):
         if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
@@ -74,45 +126,6 @@ class ShardedArray(ArrayBase):
         host = np.stack([np.asarray(s) for s in self.shards])
         return host if dtype is None else host.astype(dtype, copy=False)
 
-    def _as_array(self):
-        """The shards gathered into one Array on the default device (kept while `self`
-        lives: a sharded output used several times is gathered once)."""
-        if self._gathered is None:
-            from .devices import default_device
-            self._gathered = Array.from_numpy(default_device(), np.asarray(self),
-                                              self.weak_type)
-        return self._gathered
-
-    def block_until_ready(self):
-        for s in self.shards:
-            s.block_until_ready()
-        return self
-
-    def delete(self):
-        for s in self.shards:
-            s.delete()
-
-    def is_deleted(self):
-        return any(s.is_deleted() for s in self.shards)
-
-    def tolist(self):
-        return np.asarray(self).tolist()
-
-    def item(self):
-        return self._as_array().item()
-
-    def __float__(self):
-        return float(self.item())
-
-    def __int__(self):
-        return int(self.item())
-
-    def __bool__(self):
-        return bool(self._as_array())
-
     def __repr__(self):
         body = np.array2string(np.asarray(self), separator=", ", prefix="ShardedArray(")
         return f"ShardedArray({body}, dtype={self.dtype}, devices={len(self.shards)})"
-
-    def __hash__(self):
-        raise TypeError("unhashable type: netcl ShardedArray")

@@ -94,12 +94,26 @@ def asarray(a, dtype=None, device=None):
     return array(a, dtype, device=device)
 
 
-def device_put(x, device=None):
-    """Copy an array (or a pytree of arrays) to `device` (default: the default device)."""
-    from ..tree_util import tree_map
-    dev = _check_device(device, "device_put")
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """Copy an array (or a pytree of arrays) to `device` (default: the default device), or
+    into blocks on the devices of a sharding (`NamedSharding(mesh, spec)`: a GlobalArray).
+    `device` may be a pytree prefix of `x` (a device or sharding per subtree).
 
-    def put(leaf):
+    >>> netcl.device_put(x, NamedSharding(mesh, P("batch")))
+    """
+    from ..sharding import Sharding, expand_prefix
+    from ..tree_util import tree_flatten, tree_unflatten
+    from ..core.global_array import put as put_sharded
+
+    def target(d):
+        if d is None or isinstance(d, (Device, Sharding)):
+            return _check_device(d, "device_put") if not isinstance(d, Sharding) else d
+        raise TypeError(f"device_put: device must be a netcl Device or a Sharding, got "
+                        f"{type(d).__name__}")
+
+    def put(leaf, dev):
+        if isinstance(dev, Sharding):
+            return put_sharded(leaf, dev)
         if isinstance(leaf, Array):
             if leaf.device is dev:
                 return leaf._check_live("device_put")
@@ -107,7 +121,15 @@ def device_put(x, device=None):
         if isinstance(leaf, Tracer):
             return leaf
         return to_array(leaf, "device_put", dev)
-    return tree_map(put, x)
+
+    leaves, tree = tree_flatten(x)
+    if device is None or isinstance(device, (Device, Sharding)):
+        targets = [target(device)] * len(leaves)
+    else:
+        devs = expand_prefix(device, x, lambda d: d is None or isinstance(d, (Device, Sharding)),
+                             "device_put", "device")
+        targets = [target(d) for d in devs]
+    return tree_unflatten(tree, [put(leaf, d) for leaf, d in zip(leaves, targets)])
 
 
 def full(shape, fill_value, dtype=None, device=None):

@@ -36,6 +36,14 @@ def _zeros_for(x):
     return full(x.shape, 0, x.dtype)
 
 
+def _forward_attr(self, name):
+    """Attributes a custom_jvp/custom_vjp object lacks come from the function it wraps (as
+    in JAX): `custom_vjp(custom_vmap(f))` still has the custom_vmap's `def_vmap`."""
+    if name.startswith("__") or name == "fun":
+        raise AttributeError(name)
+    return getattr(self.fun, name)
+
+
 # ---- custom_jvp ----------------------------------------------------------------------------
 
 class _CustomJVPRules(_CallRules):
@@ -83,10 +91,12 @@ class custom_jvp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)   # (first: fun's __dict__ must not win)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
-        functools.update_wrapper(self, fun)
+
+    __getattr__ = _forward_attr
 
     def defjvp(self, jvp):
         self.jvp = jvp
@@ -181,10 +191,12 @@ class custom_vjp:
         if any(not isinstance(i, int) or isinstance(i, bool) or i < 0 for i in nd):
             raise TypeError(f"custom_vjp: nondiff_argnums must be non-negative ints, got "
                             f"{nondiff_argnums!r}")
+        functools.update_wrapper(self, fun)   # (first: fun's __dict__ must not win)
         self.fun = fun
         self.nondiff_argnums = nd
         self.fwd = self.bwd = None
-        functools.update_wrapper(self, fun)
+
+    __getattr__ = _forward_attr
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd

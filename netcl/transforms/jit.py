@@ -28,7 +28,7 @@ import numpy as np
 from ..core.array import Array
 from ..core.config import config, register_forgetting
 from ..core.nonfinite import check_jitted
-from ..core.sharded import ShardedArray
+from ..core.sharded import DistributedArray
 from ..core.devices import default_device
 from ..core.eval import eval_interpreter, to_array
 from ..core.tracing import ShapedArray, Tracer, current_interpreter
@@ -155,6 +155,9 @@ def _same_layouts(leaves, layouts):
 
 class Jitted:
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
+        # (first: update_wrapper copies fun's __dict__, whose names, such as a custom_jvp's
+        # `fun`, must not replace this object's own)
+        functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
@@ -168,7 +171,6 @@ class Jitted:
         self._fast_paths = {}  # signature -> _FastPath
         self._flat_calls = {}  # (tree, static) -> FlatCall: calls under other transforms
         self._last_key = None
-        functools.update_wrapper(self, fun)
         _jitted_functions.add(self)
 
     def __get__(self, obj, objtype=None):
@@ -231,7 +233,7 @@ class Jitted:
         if isinstance(x, Array):
             x._check_live(f"jit({name})")
             return x if x._contig and x.offset == 0 else _dense_copy(x)
-        if isinstance(x, (bool, int, float, np.ndarray, np.number, np.bool_, ShardedArray)):
+        if isinstance(x, (bool, int, float, np.ndarray, np.number, np.bool_, DistributedArray)):
             return to_array(x, f"jit({name})")
         raise TypeError(f"jit({name}): argument of type {type(x).__name__} is not an "
                         "array; mark it static with static_argnums/static_argnames")
@@ -535,8 +537,14 @@ def _argnums(v, arg, kind):
                     f"sequence of them, got {v!r}")
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
+        donate_argnames=(), in_shardings=None, out_shardings=None, keep_unused=False,
+        inline=False):
     """Compile `fun`: trace once per argument signature, fuse, cache, then only launch.
+
+    `donate_argnames` donates the named arguments (passed by position); `out_shardings`
+    places the results (jit_placement.py); `keep_unused` and `inline` are accepted for JAX's
+    sake (netcl keeps every argument; an inner jit is inlined into the trace anyway).
 
     >>> @netcl.jit
     ... def step(w, x):
@@ -544,16 +552,27 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums)
+                             donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                             in_shardings=in_shardings, out_shardings=out_shardings)
     if not callable(fun):
         raise TypeError(f"jit: expected a function, got {type(fun).__name__} {fun!r}")
+    if in_shardings is not None or out_shardings is not None:
+        from .jit_placement import PlacedJitted
+        return PlacedJitted(jit(fun, static_argnums=static_argnums,
+                                static_argnames=static_argnames, donate_argnums=donate_argnums,
+                                donate_argnames=donate_argnames), in_shardings, out_shardings)
     sa = _argnums(static_argnums, "static_argnums", int)
     sn = _argnums(static_argnames, "static_argnames", str)
     da = _argnums(donate_argnums, "donate_argnums", int)
+    da = tuple(sorted(set(da) | set(_positions(fun, _argnums(donate_argnames, "donate_argnames",
+                                                              str)))))
     for i in sa + da:
         if not isinstance(i, int) or i < 0:
             raise ValueError(f"jit: static_argnums/donate_argnums must be non-negative ints, "
                              f"got {i!r}")
+    from .shard_map import _ShardMapped
+    if isinstance(fun, _ShardMapped) and not sa and not sn:
+        return fun.under_jit(da)      # (a jit around shard_map keeps it on its devices)
     sa, sn = _static_both_ways(fun, sa, sn)
     if set(sa) & set(da):
         raise ValueError("jit: an argument cannot be both static and donated")
@@ -569,6 +588,19 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
         while len(_recent) > _RECENT:
             _recent.popitem(last=False)
     return jitted
+
+
+def _positions(fun, argnames):
+    """The positions of the parameters `argnames` of `fun` (those it can take by position)."""
+    if not argnames:
+        return ()
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return ()
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                        p.POSITIONAL_OR_KEYWORD)]
+    return tuple(positional.index(n) for n in argnames if n in positional)
 
 
 def _static_both_ways(fun, argnums, argnames):

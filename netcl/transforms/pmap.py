@@ -321,6 +321,7 @@ class Pmapped:
     """What `pmap(f)` returns; called like `f`."""
 
     def __init__(self, fun, axis_name, in_axes, out_axes, static, devices, donate, axis_size):
+        functools.update_wrapper(self, fun)   # (first: fun's __dict__ must not win)
         self.fun = fun
         self.axis_name = axis_name
         self.in_axes = in_axes
@@ -331,7 +332,6 @@ class Pmapped:
         self.axis_size = axis_size
         self.cache = {}
         self._plans = {}        # (argument structure, argument count) -> _CallPlan
-        functools.update_wrapper(self, fun)
 
     @property
     def _name(self):
