@@ -49,7 +49,28 @@ from . import debug, dtypes, errors, image, ops, typing  # noqa: F401
 from . import ad_checkpoint, checkpoint_policies, custom_batching, profiler  # noqa: F401
 from .dtypes import float0  # noqa: F401
 from .core.config import (debug_infs, debug_nans, log_compiles,  # noqa: F401
-                          numpy_dtype_promotion, numpy_rank_promotion)
+                          numpy_dtype_promotion, numpy_rank_promotion, transfer_guard,
+                          transfer_guard_device_to_device, transfer_guard_device_to_host,
+                          transfer_guard_host_to_device)
+from .core.global_array import Shard  # noqa: F401
+
+
+def _renamed(new, old):
+    """JAX's deprecated alias `old` of `new`: warns (UserWarning, as JAX's), then calls it."""
+    def alias(backend=None):
+        import warnings
+        warnings.warn(f"netcl.{old} is a deprecated alias of netcl.{new.__name__} (as "
+                      f"jax.{old}); use netcl.{new.__name__}", stacklevel=2)
+        return new()
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = (f"Deprecated alias of `{new.__name__}` (jax.{old}).\n\n    >>> "
+                     f"netcl.{old}()     # UserWarning; then netcl.{new.__name__}()")
+    return alias
+
+
+host_count = _renamed(process_count, "host_count")
+host_id = _renamed(process_index, "host_id")
+host_ids = _renamed(process_indices, "host_ids")
 
 try:        # einops finds netcl's arrays through a backend defined where einops is installed
     import importlib.util as _util

@@ -42,6 +42,10 @@ def device_get(x):
         if isinstance(leaf, (Array, DistributedArray)):
             return np.asarray(leaf)
         return leaf
+    from .core import config as config_module
+    if config_module.GUARD_ON:
+        with config_module.explicit_transfers():     # (reads the transfer guard allows)
+            return tree_map(get, x)
     return tree_map(get, x)
 
 

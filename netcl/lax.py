@@ -100,3 +100,4 @@ from .lax_extras import __all__ as _extras_all  # noqa: E402
 _wrap_namespace(globals(), [_n for _n in _extras_all if _n not in (
     "associative_scan", "reduce", "custom_root", "custom_linear_solve")])
 from .lax_more import *  # noqa: E402,F401,F403  (the rest of jax.lax: lax_more.py)
+from .lax_ragged import *  # noqa: E402,F401,F403  (grouped matmuls: lax_ragged.py)

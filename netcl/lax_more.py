@@ -4,8 +4,9 @@ TPU, with the output size JAX gives for aggregate_to_topk=False), `empty`, `stac
 `unstack`, `broadcast_like`, `dtype`, `scatter_sub` and `scatter_apply` (netcl's scatter
 signature: operand, indices, updates, axis, batch_dims), convolution helpers
 (`conv_general_permutations`, `conv_transpose_shape_tuple`, `conv_general_dilated_local`),
-`with_sharding_constraint` (places concrete values; traced ones pass through), `platform_dependent`,
-`composite`, the collectives `pswapaxes` and `pshuffle`, and JAX's records and enums
+`with_sharding_constraint` (places concrete values; traced ones pass through),
+`platform_dependent`, `composite`, the collectives `pswapaxes`, `pshuffle`, `pcast` and
+`pbroadcast`, and JAX's records and enums
 (`GatherDimensionNumbers`, `ScatterDimensionNumbers`, `GatherScatterMode`, `RoundingMethod`,
 `RandomAlgorithm`, the typing aliases).
 
@@ -33,7 +34,7 @@ __all__ = ["approx_max_k", "approx_min_k", "empty", "stack", "unstack", "broadca
            "DotDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "PrecisionLike",
            "conv_general_permutations", "conv_transpose_shape_tuple",
            "conv_general_dilated_local", "with_sharding_constraint", "platform_dependent",
-           "composite", "pswapaxes", "pshuffle"]
+           "composite", "pswapaxes", "pshuffle", "pcast", "pbroadcast"]
 
 
 # ---- records, enums and typing aliases (as jax.lax defines them) ------------------------------
@@ -600,6 +601,57 @@ def pshuffle(x, axis_name, perm):
     except NameError as e:
         rename_error(e, "pshuffle")
         raise
+
+
+_PCAST_TO = ("varying", "reduced", "unreduced")
+
+
+def pcast(x, axis_name, *, to):
+    """jax.lax.pcast: mark x as varying (or reduced, unreduced) over the manual mesh axes
+    `axis_name` inside shard_map; values are unchanged. netcl's shard_map checks
+    replication by value, so this is the identity once the names are bound (NameError,
+    as JAX's, where one is not). x may be a pytree.
+
+    >>> netcl.shard_map(lambda v: netcl.lax.pcast(v, "i", to="varying"), mesh=mesh,
+    ...                 in_specs=P(), out_specs=P("i"))(x)
+    """
+    from .primitives.axis_env import _names
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"pcast: axis_name={axis_name!r} must be a tuple or a str")
+    if not axis_name and axis_name != 0:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError(f"pcast: got unexpected to={to!r}; allowed values are "
+                         f"{', '.join(map(repr, _PCAST_TO))}")
+    _names(axis_name, "pcast")
+    return x
+
+
+def pbroadcast(x, axis_name, source):
+    """jax.lax.pbroadcast: every member of the mapped axis `axis_name` receives member
+    `source`'s x (a collective broadcast: psum of x masked to the source member). x may be
+    a pytree; its derivative sums the cotangents onto the source member, as JAX's.
+
+    >>> netcl.vmap(lambda v: netcl.lax.pbroadcast(v, "i", 2), axis_name="i")(
+    ...     jnp.arange(4.0))                     # [2., 2., 2., 2.]
+    """
+    from .lax import axis_index, psum
+    from .primitives.axis_env import _names, axis_size
+    names = _names(axis_name, "pbroadcast")
+    source = _int(source, "pbroadcast", "source")
+    n = axis_size(names)
+    if not 0 <= source < n:
+        raise ValueError(f"pbroadcast: source={source} is out of range for axis "
+                         f"{axis_name!r} of size {n}")
+    if not names:
+        return x
+
+    def leaf(v):
+        v = _arr(v, "pbroadcast")
+        kept = jnp.where(axis_index(names) == source, v, jnp.zeros((), v.dtype))
+        out = psum(kept, names)
+        return out if out.dtype == v.dtype else out.astype(v.dtype)   # (bools: summed as int)
+    return tree_map(leaf, x)
 
 
 # (errors escaping these name the public function, whatever raised them inside)

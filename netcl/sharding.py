@@ -27,6 +27,7 @@ from .core.devices import Device
 from .core.sharded import PmapSharding  # noqa: F401  (jax.sharding.PmapSharding)
 
 __all__ = ["Mesh", "PartitionSpec", "P", "NamedSharding", "SingleDeviceSharding",
+           "make_single_device_sharding",
            "PmapSharding", "Sharding", "AxisType", "make_mesh", "set_mesh", "use_mesh",
            "get_mesh", "reshard"]
 
@@ -339,6 +340,18 @@ class SingleDeviceSharding(Sharding):
 
     def __repr__(self):
         return f"SingleDeviceSharding(device={self.device!r})"
+
+
+def make_single_device_sharding(device, *, memory_kind=None):
+    """SingleDeviceSharding(device), as jax.sharding.make_single_device_sharding (a TypeError
+    naming it for anything but a netcl Device).
+
+    >>> netcl.sharding.make_single_device_sharding(netcl.devices()[0])
+    """
+    if not isinstance(device, Device):
+        raise TypeError(f"make_single_device_sharding: device must be a netcl Device, got "
+                        f"{type(device).__name__}")
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
 class NamedSharding(Sharding):

@@ -30,7 +30,7 @@ FALLBACK_FILES = [
     "test_core.py",
     "test_data.py", "test_example_optimizers.py", "test_fft.py", "test_indexing.py",
     "test_io.py",
-    "test_jax_api_more.py",
+    "test_jax_api_more.py", "test_jax_api_more2.py",
     "test_jax_agreement.py", "test_jax_ops.py", "test_jax_ports.py", "test_jax_surface.py",
     "test_jax_surface2.py", "test_jit.py", "test_jit_casts.py",
     "test_linalg_complex.py", "test_linalg_decomp.py", "test_linalg_eig.py",

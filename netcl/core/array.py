@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 import pyopencl as cl
 
-from . import dtypes
+from . import config as _config, dtypes
 from .shapes import contiguous_strides, prod
 
 _devices = importlib.import_module(".devices", __package__)   # (the module, not netcl.devices)
@@ -223,6 +223,8 @@ class Array(ArrayBase):
     def _to_host(self, where="np.asarray"):
         if self.deleted:
             raise RuntimeError(deleted_message(self, where))
+        if _config.GUARD_ON:
+            _guard_read(self, where)
         if self.device.is_numpy:
             return np.array(self._buf, copy=True)
         _devices.check_not_forked()     # (the read would wait forever)
@@ -309,12 +311,12 @@ class Array(ArrayBase):
     def __repr__(self):
         if self.deleted:
             return f"Array(<deleted>, shape={self.shape}, dtype={self.dtype})"
-        body = np.array2string(self._to_host(), separator=", ", prefix="Array(")
+        body = np.array2string(self._to_host("repr"), separator=", ", prefix="Array(")
         weak = ", weak_type=True" if self.weak_type else ""
         return f"Array({body}, dtype={self.dtype}{weak})"
 
     def __str__(self):
-        return str(self._to_host())
+        return str(self._to_host("str"))
 
     def __format__(self, spec):
         """f"{loss:.3f}": a 0-d array formats as its value (as NumPy's and JAX's)."""
@@ -339,6 +341,18 @@ def _bytes_view(host):
     if host.dtype == dtypes.bfloat16:
         return host.view(np.uint16)
     return host.view(np.uint8) if host.dtype in dtypes.FLOAT8 else host
+
+
+def _guard_read(x, where):
+    """The transfer guard on a read of x's values: device_put to another device is an
+    explicit device-to-device copy; other reads go to the host, explicit inside
+    config.explicit_transfers() (device_get), implicit elsewhere."""
+    if where == "device_put":
+        direction, explicit = "device_to_device", True
+    else:
+        direction, explicit = "device_to_host", False
+    _config.check_transfer(direction, explicit, lambda: (
+        f"{where}: {x.dtype}{list(x.shape)} from {x.device.name}"))
 
 
 def _rebuild(host, weak_type):

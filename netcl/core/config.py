@@ -36,6 +36,12 @@
 - ``platform_name`` / ``platforms`` (also ``jax_platform_name``, ``jax_platforms``): JAX's
   platform names ("cpu", "gpu", "cuda", "rocm"; "cuda,cpu": the first available) choose the
   default device: its first device of that kind (core/devices.set_default_platform).
+- ``transfer_guard`` and ``transfer_guard_host_to_device`` / ``_device_to_host`` /
+  ``_device_to_device`` (also ``jax_``; None: "allow"): JAX's transfer guard levels
+  "allow", "log", "disallow", "log_explicit", "disallow_explicit" for implicit transfers
+  (a NumPy array or list given to an operation; np.asarray, float, item, tolist or
+  printing of an array) and explicit ones (device_put, device_get). Blocks:
+  ``netcl.transfer_guard(level)`` and the per-direction context managers (thread-local).
 
 >>> netcl.config.update("enable_x64", True)
 >>> netcl.config.enable_x64
@@ -43,7 +49,9 @@ True
 >>> netcl.config.update("jax_default_matmul_precision", "highest")
 """
 import contextlib
+import logging
 import os
+import threading
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
 
@@ -138,7 +146,10 @@ class Config:
               "numpy_rank_promotion": "numpy_rank_promotion",
               "jax_numpy_rank_promotion": "numpy_rank_promotion",
               "numpy_dtype_promotion": "numpy_dtype_promotion",
-              "jax_numpy_dtype_promotion": "numpy_dtype_promotion"}
+              "jax_numpy_dtype_promotion": "numpy_dtype_promotion",
+              **{p + n: n for p in ("", "jax_") for n in (
+                  "transfer_guard", "transfer_guard_host_to_device",
+                  "transfer_guard_device_to_host", "transfer_guard_device_to_device")}}
     # options that take one of a few names, and change what tracing produces
     _CHOICES = {"numpy_rank_promotion": ("allow", "warn", "raise"),
                 "numpy_dtype_promotion": ("standard", "strict")}
@@ -155,6 +166,9 @@ class Config:
             os.environ.get("NETCL_DEFAULT_MATMUL_PRECISION") or None,
             "NETCL_DEFAULT_MATMUL_PRECISION")
         self.autotune = _autotune_from_env()
+        self.transfer_guard = None      # (set-only in JAX: it sets the three below)
+        self.transfer_guard_host_to_device = self.transfer_guard_device_to_host = \
+            self.transfer_guard_device_to_device = None
 
     @property
     def jax_enable_x64(self):
@@ -189,6 +203,14 @@ class Config:
             if value != getattr(self, key):
                 setattr(self, key, value)
                 _forget_compiled()      # (traces made under the other mode)
+            return
+        if key.startswith("transfer_guard"):
+            _check_guard_level(value, f"netcl.config.update({name!r})", none_ok=True)
+            setattr(self, key, value)
+            if key == "transfer_guard":
+                for d in _GUARD_DIRECTIONS:
+                    setattr(self, "transfer_guard_" + d, value)
+            _refresh_guard()
             return
         if key in ("platform_name", "platforms"):
             from .devices import set_default_platform
@@ -326,3 +348,132 @@ def numpy_dtype_promotion(value):
     ...     jnp.ones(2, jnp.int32) + 1.5             # TypePromotionError
     """
     return _flag_block("numpy_dtype_promotion", value)
+
+
+# ---- transfer guard -------------------------------------------------------------------------
+# The hooks (core/eval.to_array, core/array.Array._to_host / from_numpy) read the one module
+# flag GUARD_ON first: False while every level is "allow" (None) globally and no guard block
+# is open in any thread, so the default costs them a single global lookup.
+
+TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_GUARD_DIRECTIONS = ("host_to_device", "device_to_host", "device_to_device")
+GUARD_ON = False
+_guard_local = threading.local()      # per-thread levels of the open guard blocks
+_guard_blocks = [0]                   # guard blocks open now, in all threads
+_guard_lock = threading.Lock()
+_log = logging.getLogger("netcl")
+
+
+def _check_guard_level(value, where, none_ok=False):
+    if (value is None and none_ok) or (isinstance(value, str) and
+                                       value in TRANSFER_GUARD_LEVELS):
+        return value
+    raise ValueError(f"{where}: the transfer guard level must be one of "
+                     f"{', '.join(map(repr, TRANSFER_GUARD_LEVELS))}"
+                     f"{' or None' if none_ok else ''}, got {value!r}")
+
+
+def _refresh_guard():
+    global GUARD_ON
+    GUARD_ON = bool(_guard_blocks[0]) or any(
+        getattr(config, "transfer_guard_" + d) not in (None, "allow")
+        for d in _GUARD_DIRECTIONS)
+
+
+def guard_level(direction):
+    """The transfer guard level in force in this thread for `direction` ("host_to_device",
+    "device_to_host" or "device_to_device"): the innermost open block's, else the global
+    option's, else "allow"."""
+    level = getattr(_guard_local, direction, None)
+    if level is None:
+        level = getattr(config, "transfer_guard_" + direction) or "allow"
+    return level
+
+
+def check_transfer(direction, explicit, describe):
+    """Apply the guard to one transfer: log it or raise RuntimeError (JAX's "Disallowed
+    ... transfer"), per the level; `describe()` says what moves where. Callers test
+    GUARD_ON first."""
+    level = guard_level(direction)
+    explicit = explicit or getattr(_guard_local, "explicit", False)
+    if level == "allow" or (explicit and level in ("log", "disallow")):
+        return
+    kind = direction.replace("_", "-")
+    if level in ("disallow", "disallow_explicit"):
+        raise RuntimeError(
+            f"Disallowed {kind} transfer: {describe()} (transfer guard level {level!r}"
+            f"{'' if explicit else '; move data explicitly with netcl.device_put / device_get'}"
+            ")")
+    _log.warning("%s%s transfer: %s", "explicit " if explicit else "", kind, describe())
+
+
+@contextlib.contextmanager
+def explicit_transfers():
+    """Within the block (this thread), transfers are the user's explicit ones
+    (netcl.device_get's reads, netcl.device_put's uploads)."""
+    old = getattr(_guard_local, "explicit", False)
+    _guard_local.explicit = True
+    try:
+        yield
+    finally:
+        _guard_local.explicit = old
+
+
+@contextlib.contextmanager
+def _guard_block(directions, level, where):
+    _check_guard_level(level, where)
+    old = [getattr(_guard_local, d, None) for d in directions]
+    with _guard_lock:
+        _guard_blocks[0] += 1
+        _refresh_guard()
+    for d in directions:
+        setattr(_guard_local, d, level)
+    try:
+        yield
+    finally:
+        for d, o in zip(directions, old):
+            setattr(_guard_local, d, o)
+        with _guard_lock:
+            _guard_blocks[0] -= 1
+            _refresh_guard()
+
+
+def transfer_guard(new_val):
+    """A block (in this thread) with the transfer guard level `new_val` for every direction,
+    as `jax.transfer_guard`: "allow", "log" / "disallow" (implicit transfers: a NumPy array
+    or list given to an operation, np.asarray / float / item / tolist / printing of an
+    array), "log_explicit" / "disallow_explicit" (also netcl.device_put / device_get).
+    Python scalars in operations are not guarded (netcl keeps them as cached constants).
+
+    >>> with netcl.transfer_guard("disallow"):
+    ...     x + np.ones(3)                   # RuntimeError: Disallowed host-to-device transfer
+    """
+    return _guard_block(_GUARD_DIRECTIONS, new_val, "netcl.transfer_guard")
+
+
+def transfer_guard_host_to_device(new_val):
+    """transfer_guard for host-to-device transfers only (jax.transfer_guard_host_to_device).
+
+    >>> with netcl.transfer_guard_host_to_device("disallow"):
+    ...     netcl.device_put(np.ones(3))         # explicit: allowed
+    """
+    return _guard_block(("host_to_device",), new_val, "netcl.transfer_guard_host_to_device")
+
+
+def transfer_guard_device_to_host(new_val):
+    """transfer_guard for device-to-host transfers only (jax.transfer_guard_device_to_host).
+
+    >>> with netcl.transfer_guard_device_to_host("disallow"):
+    ...     float(loss)                          # RuntimeError: Disallowed device-to-host ...
+    """
+    return _guard_block(("device_to_host",), new_val, "netcl.transfer_guard_device_to_host")
+
+
+def transfer_guard_device_to_device(new_val):
+    """transfer_guard for copies between devices (jax.transfer_guard_device_to_device).
+
+    >>> with netcl.transfer_guard_device_to_device("disallow_explicit"):
+    ...     netcl.device_put(x, other_device)    # RuntimeError: Disallowed device-to-device
+    """
+    return _guard_block(("device_to_device",), new_val,
+                        "netcl.transfer_guard_device_to_device")

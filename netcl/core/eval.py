@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pyopencl as cl
 
-from . import dtypes, nonfinite
+from . import config as _config_module, dtypes, nonfinite
 from .config import config
 from .array import Array, deleted_message
 from .sharded import DistributedArray
@@ -252,6 +252,10 @@ def to_array(x, where="netcl", device=None):
     if isinstance(x, Tracer):
         raise LeakedTracerError(_leak_message(x))
     if isinstance(x, DistributedArray):   # (eager use of blocks on devices: gathered)
+        if _config_module.GUARD_ON:
+            _config_module.check_transfer(
+                "device_to_device", False,
+                lambda: f"{where}: gathering a {x.dtype}{list(x.shape)} sharded array")
         x = x._as_array()
         return x if device is None or x.device is device else \
             Array.from_numpy(device, np.asarray(x), x.weak_type)
@@ -266,7 +270,29 @@ def to_array(x, where="netcl", device=None):
     host = dtypes.from_python(x, host, where=where)
     if host.dtype in (dtypes.float64, dtypes.complex128) and not device.capabilities.fp64:
         host = host.astype(dtypes.float32 if host.dtype == dtypes.float64 else dtypes.complex64)
+    if _config_module.GUARD_ON and where not in _NOT_TRANSFERS and not _in_staging():
+        _config_module.check_transfer(
+            "host_to_device", where == "device_put",
+            lambda: f"{where}: {host.dtype}{list(host.shape)} to {device.name}")
     return Array.from_numpy(device, host)
+
+
+def _in_staging():
+    """Whether a jit/make_ir trace is active: host data met while tracing becomes a constant
+    of the compiled function (JAX embeds those: no transfer the guard sees)."""
+    from .tracing import current_interpreter
+    interp = current_interpreter()
+    while interp is not None and interp is not eval_interpreter:
+        if interp.records_program:
+            return True
+        interp = getattr(interp, "parent", None)
+    return False
+
+
+# to_array callers that want an abstract value, or a constant captured by a trace (part of
+# the compiled function, as JAX embeds it): no transfer the guard should see
+_NOT_TRANSFERS = frozenset(("staging", "make_ir", "eval_shape", "linear_transpose", "typeof",
+                            "closure_convert"))
 
 
 def scalar_constant(value, dtype, device, weak=True):

@@ -101,6 +101,9 @@ class Primitive:
 
 class Interpreter(abc.ABC):
     """Base of all interpreters: `process` one primitive application."""
+    # True for an interpreter that records a program (jit's staging): host data it meets
+    # becomes a constant of that program rather than an upload (the transfer guard's view)
+    records_program = False
 
     @abc.abstractmethod
     def process(self, prim, args, params):

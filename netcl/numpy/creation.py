@@ -4,7 +4,7 @@ import operator
 
 import numpy as np
 
-from ..core import dtypes
+from ..core import config as _config, dtypes
 from ..core.array import Array
 from ..core.devices import Device, default_device
 from ..core.eval import to_array
@@ -75,6 +75,9 @@ def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's na
     host = dtypes.from_python(object, host, dt, where="array")
     if host.dtype in (dtypes.float64, dtypes.complex128) and not dev.capabilities.fp64:
         raise TypeError(f"array: {host.dtype} requested but {dev.name} has no fp64 support")
+    if _config.GUARD_ON and type(object) not in (bool, int, float, complex):
+        _config.check_transfer("host_to_device", False, lambda: (
+            f"netcl.numpy.array: {host.dtype}{list(host.shape)} to {dev.name}"))
     return Array.from_numpy(dev, host, dt is None and type(object) in (int, float, complex))
 
 

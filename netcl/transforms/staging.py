@@ -25,6 +25,7 @@ class StagingTracer(Tracer):
 
 class StagingInterpreter(Interpreter):
     transform_name = "staging (jit/make_ir)"
+    records_program = True
 
     def __init__(self, parent=None):
         self.parent = parent
