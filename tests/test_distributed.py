@@ -84,6 +84,18 @@ def test_two_processes_of_two_devices_agree_with_vmap_over_all_four():
     close(b["a"], np.ones(3))
     assert int(b["n"]) == 0
     netcl.distributed.barrier()
+    from netcl.experimental import multihost_utils as mh
+    mh.sync_global_devices("after the broadcast")
+    g = mh.process_allgather({"r": np.full(2, r, np.int32), "s": r})
+    assert g["r"].tolist() == [[0, 0], [1, 1]] and g["s"].tolist() == [0, 1]
+    assert mh.process_allgather(np.arange(2) + 2 * r, tiled=True).tolist() == [0, 1, 2, 3]
+    mh.assert_equal({"w": np.ones(3, np.float32)})
+    try:
+        mh.assert_equal(np.full(1, r), "diverged:")
+    except AssertionError as e:
+        assert str(e).startswith("diverged: Expected the pytree to be equal"), e
+    else:
+        raise AssertionError("assert_equal of values that differ")
     loader = netcl.data.DataLoader(np.arange(16, dtype=np.int32), 8, devices=netcl.local_devices(),
                                    split_over_processes=True)
     first = next(iter(loader))

@@ -154,6 +154,25 @@ def test_jit_shardings_donate_argnames_and_sharding_constraints():
     np.testing.assert_array_equal(np.asarray(g(x)), np.arange(4.0) * 2)
 
 
+def test_mesh_utils_and_multihost_utils_in_one_process():
+    from netcl.experimental import mesh_utils, multihost_utils
+    grid = mesh_utils.create_device_mesh((1,))
+    assert grid.shape == (1,) and grid[0] is netcl.local_devices()[0]
+    assert Mesh(grid, ("i",)) == mesh1()
+    with pytest.raises(ValueError, match=r"create_device_mesh: Number of devices \d+ must "
+                                         r"equal the product of mesh_shape \(64,\)"):
+        mesh_utils.create_device_mesh((64,))
+    with pytest.raises(NotImplementedError, match="create_hybrid_device_mesh: dcn_mesh_shape"):
+        mesh_utils.create_hybrid_device_mesh((1,), (2,))
+    g = multihost_utils.process_allgather({"a": jnp.arange(3.0), "b": 2})
+    assert g["a"].shape == (1, 3) and g["b"].tolist() == [2]
+    assert multihost_utils.process_allgather(jnp.arange(3.0), tiled=True).shape == (3,)
+    multihost_utils.sync_global_devices("one process")
+    multihost_utils.assert_equal(jnp.ones(2))
+    with pytest.raises(TypeError, match="sync_global_devices: name must be a str"):
+        multihost_utils.sync_global_devices(3)
+
+
 # ---- shard_map on one device: composition and errors -------------------------------------------
 
 def _normalize(x):

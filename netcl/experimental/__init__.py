@@ -5,7 +5,9 @@ against it port by changing imports::
 
 ``ode``: ``odeint``, adaptive Dormand-Prince ODE integration with adjoint gradients.
 ``shard_map``: ``shard_map(f, mesh, in_specs, out_specs)`` (now ``netcl.shard_map``).
+``mesh_utils``: ``create_device_mesh``. ``multihost_utils``: ``sync_global_devices``,
+``process_allgather``, ``broadcast_one_to_all``, ``assert_equal`` over netcl.distributed.
 """
-from . import ode, shard_map
+from . import mesh_utils, multihost_utils, ode, shard_map
 
-__all__ = ["ode", "shard_map"]
+__all__ = ["mesh_utils", "multihost_utils", "ode", "shard_map"]
