@@ -26,7 +26,8 @@ from .callbacks import emit_debug_callback
 from .core.array import Array
 from .core.tracing import Tracer
 
-__all__ = ["print", "callback", "breakpoint"]
+__all__ = ["print", "callback", "breakpoint", "inspect_array_sharding",
+           "visualize_array_sharding", "visualize_sharding"]
 
 
 def _is_array(x):
@@ -115,3 +116,7 @@ def breakpoint(*args, **kwargs):    # noqa: A001
     code); raises NotImplementedError. Use netcl.disable_jit() and Python's breakpoint()."""
     raise NotImplementedError("debug.breakpoint: not supported in netcl; run the function "
                               "under netcl.disable_jit() and use Python's breakpoint()")
+
+
+from .debug_sharding import (inspect_array_sharding,  # noqa: E402,F401
+                             visualize_array_sharding, visualize_sharding)

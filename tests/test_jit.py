@@ -65,8 +65,10 @@ def test_w1_is_one_kernel():
     if not netcl.default_device().is_numpy:  # the fallback runs references, not OpenCL C
         assert "tanh" in src and "exp" in src and "__kernel" in src
     assert "fused" in low.as_text()
-    assert_close(low.compile()([x, jnp.asarray(1.5), jnp.asarray(0.25)])[0],
-                 np.asarray(w1(x, 1.5, 0.25)))
+    assert_close(low.compile()(x, 1.5, 0.25), np.asarray(w1(x, 1.5, 0.25)))
+    with pytest.raises(TypeError, match="Argument types differ from the types for which "
+                                        "this computation was compiled"):
+        low.compile()(jnp.ones(10), 1.5, 0.25)
 
 
 def _exact_math(x):
@@ -581,7 +583,7 @@ def test_compiled_executable_accepts_other_layouts():
     a = jnp.asarray(np.arange(12.0, dtype=np.float32).reshape(3, 4) / 10)
     b = jnp.ones((3, 4), jnp.float32)
     jf = netcl.jit(f)
-    exe = jf.lower(a, b).compile()
+    exe = jf.lower(a, b).compile().executable
     at = jnp.transpose(jnp.asarray(np.asarray(a).T.copy()))   # same values, strided
     assert_close(exe([at, b])[0], np.tanh(np.asarray(a)) + 1.0)   # first run: strided
     assert_close(jf(a, b), np.tanh(np.asarray(a)) + 1.0)          # jit's dense call after it

@@ -173,6 +173,23 @@ def test_mesh_utils_and_multihost_utils_in_one_process():
         multihost_utils.sync_global_devices(3)
 
 
+def test_visualize_and_inspect_array_sharding(capsys):
+    m = mesh1()
+    x = netcl.device_put(np.ones((4, 8), np.float32), NamedSharding(m, P("i")))
+    netcl.debug.visualize_array_sharding(x)
+    drawn = capsys.readouterr().out.splitlines()
+    assert drawn[0].startswith("┌") and drawn[-1].startswith("└") and len(drawn) == 3
+    assert drawn[1].strip("│ ") == f"{netcl.local_devices()[0].kind.upper()} 0" or \
+        drawn[1].strip("│ ") == "DEV 0"
+    seen = []
+    netcl.jit(lambda v: netcl.debug.inspect_array_sharding(v, callback=seen.append) or v)(x)
+    netcl.debug.inspect_array_sharding({"x": x}, callback=seen.append)
+    assert isinstance(seen[0], SingleDeviceSharding) and seen[1] == x.sharding
+    with pytest.raises(ValueError, match=r"visualize_sharding: only 1-D and 2-D arrays can "
+                                         r"be drawn, got shape \(2, 2, 2\)"):
+        netcl.debug.visualize_array_sharding(jnp.ones((2, 2, 2)))
+
+
 # ---- shard_map on one device: composition and errors -------------------------------------------
 
 def _normalize(x):
@@ -286,6 +303,9 @@ def test_shard_map_over_four_devices_agrees_with_jax():
          lambda b: xlax.psum_scatter(b, "i", tiled=True), (4,), P(), P("i"), x)
     r = both(lambda b: lax.psum(b, "i"), lambda b: xlax.psum(b, "i"), (4,), P("i"), P(), x)
     assert [s.replica_id for s in r.addressable_shards] == [0, 1, 2, 3]
+    m22 = netcl.make_mesh((2, 2), ("a", "b"))
+    netcl.debug.visualize_array_sharding(netcl.device_put(np.ones((4, 8), np.float32),
+                                                          NamedSharding(m22, P("a"))))
 
     # a GlobalArray placed as the spec asks is used where it is: no copy through the host
     mesh = netcl.make_mesh((4,), ("i",))
@@ -329,6 +349,7 @@ def test_shard_map_over_four_devices_agrees_with_jax():
          P("d", "m"), P(), a)
     print("OK")
     """)
+    grid = ["┌─────────┐", "│ CPU 0,1 │", "├─────────┤", "│ CPU 2,3 │", "└─────────┘"]
     env = dict(os.environ, NETCL_CPU_DEVICES="4", JAX_PLATFORMS="cpu",
                XLA_FLAGS="--xla_force_host_platform_device_count=4")
     env.pop("POCL_DEVICES", None)
@@ -338,3 +359,4 @@ def test_shard_map_over_four_devices_agrees_with_jax():
     if r.stdout.startswith("SKIP: "):
         pytest.skip(r.stdout.strip()[6:])
     assert "OK" in r.stdout, r.stdout[-3000:]
+    assert "\n".join(grid) in r.stdout, r.stdout[-3000:]      # (replicas share a cell)

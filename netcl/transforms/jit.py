@@ -125,6 +125,38 @@ class Lowered:
         return self._jitted._compiled_for(self._key, self.ir)
 
 
+class Compiled:
+    """What `jit(f).lower(*args).compile()` returns, as JAX's: called with f's arguments less
+    the static ones (the lowered structure, shapes and dtypes), it runs the compiled code and
+    returns f's outputs. `executable` is the Executable (flat arrays in, a list out).
+
+    >>> step = netcl.jit(f).lower(w, x).compile(); step(w, x)
+    """
+
+    def __init__(self, jitted, executable, key):
+        self._jitted, self.executable, self._key = jitted, executable, key
+
+    def as_text(self):
+        return str(self.executable.ir)
+
+    def __call__(self, *args, **kwargs):
+        name = f"jit({_name(self._jitted.fun)}) compiled"
+        flat, tree, _ = self._jitted._flatten(args, kwargs)
+        tree0, sig0 = self._key[0], self._key[1]
+        sig = tuple((x.shape, x.dtype, x.weak_type) for x in flat)
+        if tree != tree0:
+            raise TypeError(f"{name}: the arguments' structure {tree} differs from the "
+                            f"lowered one {tree0} (static arguments are not passed again)")
+        if sig != sig0:
+            diff = [f"argument leaf {i}: {_fmt(g)} vs lowered {_fmt(w)}"
+                    for i, (g, w) in enumerate(zip(sig, sig0)) if g != w]
+            raise TypeError(f"{name}: Argument types differ from the types for which this "
+                            f"computation was compiled: {'; '.join(diff)}")
+        outs = self.executable(flat)
+        build = self.executable.build_outputs
+        return build(outs) if build is not None else outs
+
+
 def _describe(aval):
     return aval.str_short() + ("(weak)" if aval.weak_type else "")
 
@@ -476,7 +508,7 @@ class Jitted:
         low = Lowered(self, key, optimize(ir, device, _name(self.fun),
                                           self._donated_leaves(args, tree)), flat)
         low._out_tree = out_tree
-        low.compile = lambda: self._compiled_for(key, low.ir, out_tree)
+        low.compile = lambda: Compiled(self, self._compiled_for(key, low.ir, out_tree), key)
         return low
 
 
