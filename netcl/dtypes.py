@@ -11,11 +11,23 @@ import numpy as np
 from .core import dtypes as _dtypes
 
 __all__ = ["bfloat16", "canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype",
-           "itemsize_bits", "result_type", "scalar_type_of", "TypePromotionError"]
+           "itemsize_bits", "result_type", "scalar_type_of", "TypePromotionError",
+           "extended", "prng_key"]
 
 bfloat16 = _dtypes.bfloat16
 # The dtype of tangents of integer inputs in JAX (custom_jvp rules build zeros of it).
 float0 = np.dtype([("float0", np.void, 0)])
+
+
+class extended(np.generic):
+    """jax.dtypes.extended: the abstract type of JAX's extended dtypes (typed PRNG keys).
+    netcl has none: its keys are uint32 arrays (as JAX's raw keys, `random.PRNGKey`), so no
+    netcl dtype is a subtype and `issubdtype(key.dtype, prng_key)` is False, which sends
+    programs written for both kinds of key down their raw-key path."""
+
+
+class prng_key(extended):
+    """jax.dtypes.prng_key (see `extended`)."""
 
 
 # jax.dtypes.TypePromotionError: an 8-bit float meeting another float raises it, as in JAX
