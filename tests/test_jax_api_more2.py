@@ -14,8 +14,17 @@ from netcl import lax
 from netcl.sharding import P
 
 jax = pytest.importorskip("jax")
-jax.config.update("jax_enable_x64", True)
 jlax = jax.lax
+
+
+@pytest.fixture(autouse=True)
+def _jax_x64():
+    """JAX with x64 for this file's references (as netcl in the suite), restored after each
+    test: a module-level update would change JAX's mode for every file collected after."""
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", old)
 
 
 def _rng(seed=0):
