@@ -33,6 +33,8 @@ from .core.global_array import (make_array_from_callback,  # noqa: F401
 from .transforms.shard_map import shard_map  # noqa: F401
 from . import distributed  # noqa: F401
 from .distributed import devices, process_count, process_index, process_indices
+# (with JAX's backend= argument, over pmap's own: distributed.py)
+from .distributed import device_count, local_device_count, local_devices  # noqa: F811
 from .transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                          make_ir, remat, stop_gradient, value_and_grad, vjp, vmap)
 from .transforms.autocast import autocast

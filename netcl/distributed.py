@@ -52,7 +52,7 @@ import numpy as np
 from .core.devices import devices as _local_all, set_process_devices
 
 __all__ = ["initialize", "is_initialized", "process_index", "process_count", "process_indices",
-           "devices",
+           "devices", "local_devices", "local_device_count", "device_count",
            "broadcast_one_to_all", "barrier", "RemoteDevice", "CollectiveMismatchError",
            "DEFAULT_COLLECTIVE_TIMEOUT"]
 
@@ -181,35 +181,122 @@ def world():
     return _WORLD if _WORLD is not None and _WORLD.count > 1 else None
 
 
-def process_index():
-    """This process's index in the job (0 without `initialize`)."""
+def _backend_kind(backend, where):
+    """netcl's device kind for JAX's backend name (None: no filter; 'opencl': any), or a
+    RuntimeError naming `where` for a name netcl does not know (as JAX's for an unknown
+    backend)."""
+    if backend is None:
+        return None
+    from .core.devices import _PLATFORM_KINDS
+    name = str(backend).lower() if isinstance(backend, str) else None
+    if name not in _PLATFORM_KINDS:
+        raise RuntimeError(f"{where}: unknown backend {backend!r}; netcl's backends are "
+                           f"{sorted(_PLATFORM_KINDS)}")
+    return _PLATFORM_KINDS[name] or "any"
+
+
+def _of_kind(found, kind):
+    """The devices of `kind` (none: an empty list, as netcl.devices(kind) has always given;
+    JAX raises for a backend it cannot start)."""
+    return found if kind is None else [d for d in found if kind == "any" or d.kind == kind]
+
+
+def process_index(backend=None):
+    """This process's index in the job (0 without `initialize`); `backend` as JAX's (the
+    index is the same for every backend).
+
+    >>> netcl.process_index()
+    0
+    """
+    _backend_kind(backend, "process_index")
     return _WORLD.index if _WORLD is not None else 0
 
 
-def process_count():
-    """The number of processes in the job (1 without `initialize`)."""
+def process_count(backend=None):
+    """The number of processes in the job (1 without `initialize`); `backend` as JAX's.
+
+    >>> netcl.process_count()
+    1
+    """
+    _backend_kind(backend, "process_count")
     return _WORLD.count if _WORLD is not None else 1
 
 
-def process_indices():
+def process_indices(backend=None):
     """Every process's index in the job, in order (as jax.process_indices).
 
     >>> netcl.process_indices()
     [0]
     """
-    return list(range(process_count()))
+    return list(range(process_count(backend)))
 
 
-def devices(kind=None):
+def devices(backend=None, *, kind=None):
     """Every device of the job: this process's netcl Devices and, after `initialize` in a
     job of several processes, a RemoteDevice for each device of the others (each with its
-    `process_index`); `kind` filters.
+    `process_index`). `backend` ('cpu', 'gpu', 'cuda', 'rocm', ...: JAX's names) or netcl's
+    `kind` ('cpu', 'gpu', 'accel', 'numpy') filters (a kind without devices: []).
 
     >>> netcl.devices()
     [Device(0: cpu 'pthread-...' ...)]
+    >>> netcl.devices("cpu")
     """
     found = list(_WORLD.devices) if _WORLD is not None else _local_all()
-    return found if kind is None else [d for d in found if d.kind == kind]
+    if kind is not None:
+        return [d for d in found if d.kind == kind]
+    # (a positional netcl kind that is no JAX backend name, 'accel': netcl's filter)
+    if backend in ("accel",):
+        return [d for d in found if d.kind == backend]
+    return _of_kind(found, _backend_kind(backend, "devices"))
+
+
+def local_devices(process_index=None, backend=None, host_id=None):
+    """The devices of process `process_index` (default: this one). For this process
+    without a backend, the ones pmap maps over by default (netcl.transforms.pmap's
+    local_devices); `backend` (JAX's names) picks that kind's devices instead.
+
+    >>> netcl.local_devices()
+    >>> netcl.local_devices(backend="cpu")
+    """
+    from .core.devices import process_devices
+    from .transforms.pmap import local_devices as pmap_local
+    if host_id is not None:
+        import warnings
+        warnings.warn("local_devices: host_id is deprecated, use process_index",
+                      DeprecationWarning, stacklevel=2)
+        process_index = host_id if process_index is None else process_index
+    kind = _backend_kind(backend, "local_devices")
+    me = _WORLD.index if _WORLD is not None else 0
+    if process_index is not None and process_index != me:
+        if _WORLD is None or not 0 <= process_index < _WORLD.count:
+            raise ValueError(f"local_devices: process_index {process_index!r} is not a "
+                             f"process of this job (0 to {process_count() - 1})")
+        found = [d for d in _WORLD.devices if d.process_index == process_index]
+        return _of_kind(found, kind)
+    if kind is None:
+        return pmap_local()
+    found = process_devices() or _local_all()
+    return _of_kind(found, kind)
+
+
+def local_device_count(backend=None):
+    """len(local_devices(backend=backend)).
+
+    >>> netcl.local_device_count()
+    """
+    return len(local_devices(backend=backend))
+
+
+def device_count(backend=None):
+    """The number of devices pmap maps over (the local ones, or with netcl.distributed
+    those of every process); with `backend`, the number of devices of that kind in the job.
+
+    >>> netcl.device_count()
+    """
+    from .transforms.pmap import device_count as pmap_count
+    if backend is None:
+        return pmap_count()
+    return len(devices(backend))
 
 
 def broadcast_one_to_all(tree, is_source=None):

@@ -33,12 +33,26 @@ class Precision(__import__("enum").Enum):
     HIGHEST = 2
 
 
-def top_k(operand, k):
-    """(values, indices) of the k largest entries along the last axis, largest first (equal
-    values: lower index first), as jax.lax.top_k (complex operands: ValueError, as JAX's).
+def top_k(operand, k, *, axis=-1):
+    """(values, indices) of the k largest entries along `axis` (default the last), largest
+    first (equal values: lower index first), as jax.lax.top_k (complex operands:
+    ValueError, as JAX's).
 
     >>> netcl.lax.top_k(jnp.array([1.0, 3.0, 2.0]), 2)      # ([3., 2.], [1, 2])
+    >>> netcl.lax.top_k(jnp.ones((4, 3)), 2, axis=0)[0].shape   # (2, 3)
     """
+    if axis != -1:
+        from .numpy import moveaxis
+        from .primitives.views import operand as _operand
+        x = _operand(operand, "top_k")
+        if isinstance(axis, bool) or not isinstance(axis, int) or \
+                not -max(x.ndim, 1) <= axis < max(x.ndim, 1):
+            raise ValueError(f"top_k: axis {axis!r} is out of range for an operand of shape "
+                             f"{tuple(x.shape)}")
+        axis %= x.ndim
+        if axis != x.ndim - 1:
+            v, i = top_k(moveaxis(x, axis, -1), k)
+            return moveaxis(v, -1, axis), moveaxis(i, -1, axis)
     from .numpy import sorting
     from .numpy.selection import take_along_axis
     from .primitives.views import operand as _operand
@@ -101,3 +115,11 @@ _wrap_namespace(globals(), [_n for _n in _extras_all if _n not in (
     "associative_scan", "reduce", "custom_root", "custom_linear_solve")])
 from .lax_more import *  # noqa: E402,F401,F403  (the rest of jax.lax: lax_more.py)
 from .lax_ragged import *  # noqa: E402,F401,F403  (grouped matmuls: lax_ragged.py)
+
+# gather and the scatter family take JAX's form (dimension numbers) beside netcl's (axis,
+# batch_dims): lax_gather_scatter.py
+from .lax_gather_scatter import install as _install_gather_scatter  # noqa: E402
+
+_install_gather_scatter(globals())
+_wrap_namespace(globals(), ["gather", "scatter", "scatter_add", "scatter_mul", "scatter_min",
+                            "scatter_max", "scatter_sub", "scatter_apply"])

@@ -2,7 +2,8 @@
 vmap go through it): `approx_max_k`/`approx_min_k` (exact top-k, as JAX computes them off
 TPU, with the output size JAX gives for aggregate_to_topk=False), `empty`, `stack`,
 `unstack`, `broadcast_like`, `dtype`, `scatter_sub` and `scatter_apply` (netcl's scatter
-signature: operand, indices, updates, axis, batch_dims), convolution helpers
+signature: operand, indices, updates, axis, batch_dims; netcl.lax's public ones take JAX's
+dimension numbers too: lax_gather_scatter.py), convolution helpers
 (`conv_general_permutations`, `conv_transpose_shape_tuple`, `conv_general_dilated_local`),
 `with_sharding_constraint` (places concrete values; traced ones pass through),
 `platform_dependent`, `composite`, the collectives `pswapaxes`, `pshuffle`, `pcast` and
@@ -40,8 +41,8 @@ __all__ = ["approx_max_k", "approx_min_k", "empty", "stack", "unstack", "broadca
 # ---- records, enums and typing aliases (as jax.lax defines them) ------------------------------
 
 class GatherDimensionNumbers(NamedTuple):
-    """jax.lax.GatherDimensionNumbers (a record: netcl.lax.gather itself takes an axis and
-    batch_dims, the take-along-axis form)."""
+    """jax.lax.GatherDimensionNumbers: netcl.lax.gather takes it (JAX's form, with
+    slice_sizes), beside netcl's axis/batch_dims form (lax_gather_scatter.py)."""
     offset_dims: Tuple[int, ...]
     collapsed_slice_dims: Tuple[int, ...]
     start_index_map: Tuple[int, ...]
@@ -50,8 +51,8 @@ class GatherDimensionNumbers(NamedTuple):
 
 
 class ScatterDimensionNumbers(NamedTuple):
-    """jax.lax.ScatterDimensionNumbers (a record: netcl's scatter family takes an axis and
-    batch_dims)."""
+    """jax.lax.ScatterDimensionNumbers: netcl's scatter family takes it (JAX's form), beside
+    netcl's axis/batch_dims form (lax_gather_scatter.py)."""
     update_window_dims: Sequence[int]
     inserted_window_dims: Sequence[int]
     scatter_dims_to_operand_dims: Sequence[int]
@@ -60,8 +61,9 @@ class ScatterDimensionNumbers(NamedTuple):
 
 
 class GatherScatterMode(enum.Enum):
-    """jax.lax.GatherScatterMode: how out-of-bounds indices are handled (netcl's gather and
-    scatter clamp, CLIP; jnp indexing follows the mode= it is given)."""
+    """jax.lax.GatherScatterMode: how out-of-bounds indices are handled in JAX's form of
+    gather and scatter (netcl's axis form clamps, CLIP; jnp indexing follows the mode= it
+    is given). ONE_HOT is named, not implemented."""
     CLIP = enum.auto()
     FILL_OR_DROP = enum.auto()
     PROMISE_IN_BOUNDS = enum.auto()

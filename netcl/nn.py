@@ -144,14 +144,21 @@ def tanh(x):
     return jnp.tanh(x)
 
 
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """log(sum(exp(a))) along `axis`, without overflow; -inf rows give -inf.
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """log(sum(exp(a))) along `axis`, without overflow; -inf rows give -inf. `where`: the
+    elements to include (the others count as exp(-inf) = 0), as JAX's.
 
     >>> netcl.nn.logsumexp(jnp.array([1000.0, 1000.0]))   # 1000.6931
+    >>> netcl.nn.logsumexp(jnp.array([1.0, 9.0]), where=jnp.array([True, False]))   # 1.0
     """
     a = _float(a, "logsumexp", axis)
     if return_sign:
         raise ValueError("logsumexp: return_sign is not supported")
+    if where is not None:
+        mask = _mask(where, a, "logsumexp")
+        a = jnp.where(mask, a, -jnp.inf)
+        if b is not None:   # (b * exp(-inf) would be NaN where b is inf)
+            b = jnp.where(mask, b, 0)
     m = jnp.max(a, axis=axis, keepdims=True)
     # A row of -inf (or +inf) makes a - m NaN: shift by 0 there instead.
     m = stop_gradient(ew.select(jnp.isfinite(m), m, full_like(m, 0)))
@@ -182,14 +189,38 @@ def softmax(x, axis=-1):
     return ew.div(e, jnp.broadcast_to(jnp.sum(e, axis=axis, keepdims=True), x.shape))
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
-    """(x - mean) / sqrt(variance + epsilon) along `axis`."""
+def _mask(where, a, name):
+    """A bool mask broadcastable to a's shape (ValueError naming `name` otherwise)."""
+    m = jnp.asarray(where)
+    if m.dtype != jnp.bool_:
+        raise TypeError(f"{name}: where must be a bool array, got {m.dtype}")
+    jnp.broadcast_shapes(tuple(m.shape), tuple(a.shape))
+    return m
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm="fast"):
+    """(x - mean) / sqrt(variance + epsilon) along `axis`, the statistics over the elements
+    `where` selects. algorithm as JAX's: "fast" (its default) takes the variance as
+    mean(x**2) - mean**2 clipped at 0; "stable" as mean((x - mean)**2).
+
+    >>> netcl.nn.standardize(jnp.array([1.0, 2.0, 3.0]), algorithm="stable")
+    """
     x = _float(x, "standardize", axis)
+    if algorithm not in ("fast", "stable"):
+        raise ValueError(f"standardize: algorithm must be 'fast' or 'stable', got "
+                         f"{algorithm!r}")
+    w = None if where is None else _mask(where, x, "standardize")
     if mean is None:
-        mean = jnp.mean(x, axis=axis, keepdims=True)
+        mean = jnp.mean(x, axis=axis, keepdims=True, where=w)
     if variance is None:
-        variance = jnp.mean(jnp.square(ew.sub(x, jnp.broadcast_to(mean, x.shape))), axis=axis,
-                            keepdims=True)
+        if algorithm == "stable":
+            variance = jnp.mean(jnp.square(jnp.subtract(x, mean)), axis=axis, keepdims=True,
+                                where=w)
+        else:
+            variance = jnp.maximum(jnp.subtract(
+                jnp.mean(jnp.square(x), axis=axis, keepdims=True, where=w),
+                jnp.square(mean)), 0)
     return jnp.multiply(jnp.subtract(x, mean), ew.rsqrt(jnp.add(variance, epsilon)))
 
 

@@ -32,7 +32,7 @@ FALLBACK_FILES = [
     "test_io.py",
     "test_jax_api_more.py", "test_jax_api_more2.py",
     "test_jax_agreement.py", "test_jax_ops.py", "test_jax_ports.py", "test_jax_surface.py",
-    "test_jax_surface2.py", "test_jit.py", "test_jit_casts.py",
+    "test_jax_signatures.py", "test_jax_surface2.py", "test_jit.py", "test_jit_casts.py",
     "test_linalg_complex.py", "test_linalg_decomp.py", "test_linalg_eig.py",
     "test_lu_surface.py",
     "test_linalg_surface.py", "test_random_more.py",

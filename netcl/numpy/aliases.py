@@ -297,8 +297,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return ew.select(ew.eq(x, views.full_like(x, -np.inf)), views.full_like(x, neginf), out)
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
+           mean=None):
     """Variance of the non-NaN elements, divided by (count - ddof); NaN where that is <= 0.
+    `mean`: a precomputed mean (broadcastable as with keepdims=True), as JAX's.
 
     >>> jnp.nanvar(jnp.asarray([1.0, jnp.nan, 3.0]))   # 1.0
     """
@@ -315,12 +317,15 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
         raise NotImplementedError("nanvar: where= is not supported")
     _check_axis(a, axis, "nanvar")
     if dtypes.kind(a.dtype) != "f":
-        return _red.var(a, axis=axis, dtype=dt, ddof=ddof, keepdims=keepdims)
+        return _red.var(a, axis=axis, dtype=dt, ddof=ddof, keepdims=keepdims, mean=mean)
     x = a if dt is None or dt == a.dtype else ew.convert_element_type(a, dt, False)
     ok = ew.eq(x, x)
-    mu = _red.nanmean(x, axis=axis, keepdims=True)
-    d = ew.select(ok, ew.sub(x, views.broadcast_to_rank(mu, tuple(x.shape))),
-                  views.full_like(x, 0))
+    if mean is None:
+        mu = views.broadcast_to_rank(_red.nanmean(x, axis=axis, keepdims=True),
+                                     tuple(x.shape))
+    else:
+        mu = _red._given_mean(mean, x, x.dtype, "nanvar")
+    d = ew.select(ok, ew.sub(x, mu), views.full_like(x, 0))
     ss = _red.sum(ew.mul(d, d), axis=axis, keepdims=keepdims)
     n = _red.sum(ew.convert_element_type(ok, ss.dtype, False), axis=axis, keepdims=keepdims)
     n = ew.sub(n, views.full_like(n, ddof))
@@ -338,12 +343,14 @@ def _check_axis(a, axis, where):
         normalize_axis(int_arg(ax, where, "axis"), a.ndim, where=where)
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    """Standard deviation of the non-NaN elements (sqrt of nanvar).
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
+           mean=None):
+    """Standard deviation of the non-NaN elements (sqrt of nanvar; `mean`: a precomputed
+    mean, as nanvar's).
 
     >>> jnp.nanstd(jnp.asarray([1.0, jnp.nan, 3.0]))   # 1.0
     """
-    v = nanvar(a, axis, dtype, out, ddof, keepdims, where)
+    v = nanvar(a, axis, dtype, out, ddof, keepdims, where, mean)
     if v.dtype in dtypes.STORAGE_FLOATS:
         return ew.convert_element_type(ew.sqrt(ew.convert_element_type(v, dtypes.float32, False)),
                                        v.dtype, False)

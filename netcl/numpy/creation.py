@@ -49,8 +49,10 @@ def _check_device(device, where):
     return device or default_device()
 
 
-def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's name)
-    """Create an array on the default device (or `device`).
+def array(object, dtype=None, copy=True, device=None, *, order="K", ndmin=0):  # noqa: A002
+    """Create an array on the default device (or `device`), with at least `ndmin`
+    dimensions (ones prepended, as NumPy). `order` must be 'K' or None, as in JAX; `copy`
+    is accepted (netcl arrays are immutable, so sharing one is as good as a copy).
 
     Python floats give the default float (float32, or float64 with x64, as in JAX); NumPy
     float64 arrays keep float64 with x64 where the device supports it. A Python int or float
@@ -59,6 +61,16 @@ def array(object, dtype=None, copy=True, device=None):  # noqa: A002 (numpy's na
 
     >>> x = netcl.numpy.array([[1.0, 2.0], [3.0, 4.0]])
     """
+    ndmin = _int_arg(ndmin, "array", "ndmin", 0)
+    if order is not None and order != "K":
+        raise NotImplementedError(f"array: only order='K' is implemented (as in JAX), got "
+                                  f"{order!r}")
+    if ndmin:
+        out = array(object, dtype, copy, device)
+        if out.ndim >= ndmin:
+            return out
+        from ..primitives.views import reshape
+        return reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     dt = _dtype(dtype, "array")
     if isinstance(object, (Array, Tracer)):
         return object if dt is None else ew.convert_element_type(object, dt)
@@ -89,8 +101,16 @@ def _flat(obj):
             yield o
 
 
-def asarray(a, dtype=None, device=None):
-    """Like `array`, but returns netcl arrays of the right dtype unchanged."""
+def asarray(a, dtype=None, order=None, *, copy=None, device=None):
+    """Like `array`, but returns netcl arrays of the right dtype unchanged. `order` and
+    `copy` as JAX's: order 'K' or None; copy=False is fine on the host-memory devices and
+    otherwise copies as needed (netcl arrays are immutable).
+
+    >>> jnp.asarray([1.0, 2.0], copy=True)
+    """
+    if order is not None and order != "K":
+        raise NotImplementedError(f"asarray: only order='K' is implemented (as in JAX), got "
+                                  f"{order!r}")
     if isinstance(a, (Array, Tracer)) and (dtype is None or
                                            _dtype(dtype, "asarray") == a.dtype):
         return a
@@ -240,11 +260,24 @@ def arange(start, stop=None, step=None, dtype=None):
         if dtypes.kind(dt) != "f" else add(multiply(idx, float(step)), float(start))
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=None):
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """`num` evenly spaced samples from start to stop, of the default float (float64 with
     x64) unless dtype is given; an integer dtype takes samples computed in the default
-    float."""
+    float. Array start/stop (broadcast together) give one sequence per element, laid along
+    `axis`; retstep=True returns (samples, step) as JAX does.
+
+    >>> jnp.linspace(0.0, 1.0, 5, retstep=True)        # ([0., .25, .5, .75, 1.], 0.25)
+    >>> jnp.linspace(jnp.zeros(2), jnp.ones(2), 3, axis=1).shape    # (2, 3)
+    """
     num = _int_arg(num, "linspace", "num", 0)
+    axis = _int_arg(axis, "linspace", "axis")
+    scalar = all(isinstance(v, (bool, int, float, np.number)) or
+                 (isinstance(v, np.ndarray) and v.ndim == 0) for v in (start, stop))
+    if not scalar:
+        return _linspace_arrays(start, stop, num, endpoint, retstep, dtype, axis)
+    if axis not in (0, -1):
+        raise ValueError(f"linspace: axis {axis} is out of range for scalar start and stop "
+                         "(a 1-d result)")
     start, stop = _number(start, "linspace", "start"), _number(stop, "linspace", "stop")
     dt = _dtype(dtype, "linspace") or dtypes.default_float_dtype()
     div = (num - 1) if endpoint else num
@@ -257,7 +290,58 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
         from .joining import concatenate
         from ..primitives.views import slice as lax_slice
         out = concatenate([lax_slice(out, (0,), (num - 1,)), array([stop], out.dtype)])
-    return out if out.dtype == dt else ew.convert_element_type(out, dt)
+    out = out if out.dtype == dt else ew.convert_element_type(out, dt)
+    if not retstep:
+        return out
+    # (JAX's step: NaN for one sample with the endpoint, and for none)
+    delta = step if div > 0 else (float("nan") if endpoint or num == 0 else stop - start)
+    return out, array(delta, _inexact(dt))
+
+
+def _inexact(dt):
+    """JAX's to_inexact_dtype: 64-bit integers to float64, other integers and bool to
+    float32."""
+    if dtypes.kind(dt) in "fc":
+        return dt
+    return dtypes.float64 if np.dtype(dt).itemsize == 8 else dtypes.float32
+
+
+def _linspace_arrays(start, stop, num, endpoint, retstep, dtype, axis):
+    """linspace for array (or traced) bounds, as JAX computes it: start * (1 - t) + stop * t
+    with t = i / div, the stop appended when endpoint."""
+    from .joining import concatenate
+    from .manipulation import expand_dims, moveaxis
+    from .math import add, floor, multiply, subtract, true_divide
+    from ._util import promote_broadcast
+    start, stop = (asarray(v) if not isinstance(v, (Array, Tracer)) else v
+                   for v in (start, stop))
+    start, stop = promote_broadcast("linspace", start, stop)
+    dt = _dtype(dtype, "linspace")
+    if dt is None:
+        dt = _inexact(start.dtype)
+    ct = _inexact(dt)
+    start, stop = (ew.convert_element_type(v, ct) if v.dtype != ct else v for v in (start, stop))
+    rank = start.ndim + 1
+    if not -rank <= axis < rank:
+        raise ValueError(f"linspace: axis {axis} is out of range for bounds of shape "
+                         f"{tuple(start.shape)} (result rank {rank})")
+    div = (num - 1) if endpoint else num
+    s0, s1 = expand_dims(start, -1), expand_dims(stop, -1)
+    if num > 1:
+        t = true_divide(arange(div, dtype=ct), div)
+        out = add(multiply(s0, subtract(1.0, t)), multiply(s1, t))
+        if endpoint:
+            out = concatenate([out, s1], axis=-1)
+        delta = true_divide(subtract(stop, start), div)
+    else:
+        out = s0 if num == 1 else zeros(tuple(start.shape) + (0,), ct)
+        delta = (subtract(stop, start) if num == 1 and not endpoint else
+                 full(start.shape, float("nan"), ct))
+    if dtypes.kind(dt) in "iu" and dtypes.kind(ct) == "f":
+        out = floor(out)
+    out = moveaxis(out, -1, axis)
+    out = out if out.dtype == dt else ew.convert_element_type(out, dt)
+    return (out, delta) if retstep else out
 
 
 def eye(N, M=None, k=0, dtype=None):

@@ -11,8 +11,9 @@ __all__ = ["reshape", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_di
            "fliplr", "flipud", "atleast_1d", "atleast_2d", "atleast_3d", "shape", "ndim", "size"]
 
 
-def reshape(a, newshape=None, order="C", *, shape=None):
-    """Give `a` a new shape with the same number of elements; one entry may be -1.
+def reshape(a, newshape=None, order="C", *, shape=None, copy=None):
+    """Give `a` a new shape with the same number of elements; one entry may be -1. `copy`
+    is accepted and unused, as in JAX (arrays are immutable: a view and a copy are alike).
 
     >>> netcl.numpy.reshape(netcl.numpy.arange(6), (2, -1)).shape
     (2, 3)

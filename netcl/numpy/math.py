@@ -316,13 +316,21 @@ def isinf(x):
 
 
 @_export
-def where(condition, x=None, y=None):
-    """Elements of x where condition, else y (broadcast). One-argument form: see nonzero."""
+def where(condition, x=None, y=None, *, size=None, fill_value=None):
+    """Elements of x where condition, else y (broadcast). One-argument form: the indices of
+    the non-zero elements, as nonzero(condition, size=size, fill_value=fill_value) (size and
+    fill_value belong to that form only, as in JAX).
+
+    >>> jnp.where(jnp.array([0, 3, 0, 5]), size=3, fill_value=-1)     # (Array([1, 3, -1]),)
+    """
     if x is None and y is None:
         from .indexing import nonzero
-        return nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
+    if size is not None or fill_value is not None:
+        raise ValueError("where: size and fill_value are only for the one-argument form "
+                         "where(condition)")
     c = asarray_arg(condition, "where")
     x, y = (v if type(v) in (bool, int, float) else asarray_arg(v, "where") for v in (x, y))
     broadcast_shapes(c.shape, *(v.shape for v in (x, y) if hasattr(v, "shape")), where="where")
@@ -334,31 +342,48 @@ def where(condition, x=None, y=None):
 
 
 @_export
-def clip(a, a_min=None, a_max=None):
-    """Limit values to [a_min, a_max] (either may be None); NaN stays NaN. Complex operands
-    raise ValueError, as in JAX.
+def clip(arr=None, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002
+    """Limit values to [min, max] (either may be None, not both: ValueError, where JAX
+    returns arr unchanged, since a clip without bounds is most likely a mistake); NaN
+    stays NaN. Complex operands raise ValueError, as in JAX. The names before JAX 0.4.27
+    (a, a_min, a_max), still usual in programs, work with a DeprecationWarning.
 
-    >>> jnp.clip(jnp.asarray([-1.0, 0.5, 2.0]), 0, 1)     # [0., 0.5, 1.]
+    >>> jnp.clip(jnp.asarray([-1.0, 0.5, 2.0]), min=0, max=1)     # [0., 0.5, 1.]
     """
-    if a_min is None and a_max is None:
-        raise ValueError("clip: at least one of a_min and a_max must be given")
-    a = asarray_arg(a, "clip")
+    import warnings
+    for old, new, v in (("a", "arr", a), ("a_min", "min", a_min), ("a_max", "max", a_max)):
+        if v is not None:
+            # (JAX 0.4.27 to 0.4.3x warned; later JAX dropped them; programs still pass them)
+            warnings.warn(f"clip: the argument {old}= is deprecated, use {new}=",
+                          DeprecationWarning, stacklevel=3)
+    for new, cur, old, v in (("arr", arr, "a", a), ("min", min, "a_min", a_min),
+                             ("max", max, "a_max", a_max)):
+        if cur is not None and v is not None:
+            raise ValueError(f"clip: give {new} or {old}, not both")
+    arr = a if arr is None else arr
+    lo = a_min if min is None else min
+    hi = a_max if max is None else max
+    if arr is None:
+        raise ValueError("clip: no input was provided (arr)")
+    if lo is None and hi is None:
+        raise ValueError("clip: at least one of min and max must be given")
+    arr = asarray_arg(arr, "clip")
     # every argument converted and the shapes checked before the first kernel
-    a_min, a_max = (b if b is None or type(b) in (bool, int, float) else asarray_arg(b, "clip")
-                    for b in (a_min, a_max))
-    for arg, b in (("a", a), ("a_min", a_min), ("a_max", a_max)):
+    lo, hi = (b if b is None or type(b) in (bool, int, float) else asarray_arg(b, "clip")
+              for b in (lo, hi))
+    for arg, b in (("arr", arr), ("min", lo), ("max", hi)):
         if hasattr(b, "dtype") and dtypes.is_complex(b.dtype):
             # JAX's ValueError: its lexicographic max/min would clip real parts only
             raise ValueError(f"clip: {arg} of shape {tuple(b.shape)} and dtype {b.dtype} is "
                              "complex; complex values have no ordering and cannot be "
                              "clipped (as in JAX): clip jnp.real(a) / jnp.imag(a) instead")
-    broadcast_shapes(a.shape, *(b.shape for b in (a_min, a_max) if hasattr(b, "shape")),
+    broadcast_shapes(arr.shape, *(b.shape for b in (lo, hi) if hasattr(b, "shape")),
                      where="clip")
-    if a_min is not None:
-        a = maximum(a, a_min)
-    if a_max is not None:
-        a = minimum(a, a_max)
-    return a
+    if lo is not None:
+        arr = maximum(arr, lo)
+    if hi is not None:
+        arr = minimum(arr, hi)
+    return arr
 
 
 @_export

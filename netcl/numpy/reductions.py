@@ -270,8 +270,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
-    """Variance over the given axes: mean of squared deviations, divided by N - ddof."""
+        mean=None, correction=None):
+    """Variance over the given axes: mean of squared deviations, divided by N - ddof.
+    `mean`, when given, is the precomputed mean (broadcastable as with keepdims=True), as
+    JAX's (saves the first pass).
+
+    >>> m = jnp.mean(x, axis=0, keepdims=True); jnp.var(x, axis=0, mean=m)
+    """
     a = asarray_arg(a, "var")
     _no_out(out, "var")
     if correction is not None:
@@ -289,9 +294,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     x = _cast(a, work)
     n = _count(a, axes, where, "var", work)
     xm = _fill_where(x, where, 0, "var")
-    mu = ew.div(red.reduce_sum(xm, axes), n)
-    kept = tuple(i for i in range(a.ndim) if i not in axes)
-    d = ew.sub(x, views.broadcast_in_dim(mu, tuple(a.shape), kept))
+    if mean is None:
+        mu = ew.div(red.reduce_sum(xm, axes), n)
+        kept = tuple(i for i in range(a.ndim) if i not in axes)
+        mu = views.broadcast_in_dim(mu, tuple(a.shape), kept)
+    else:
+        mu = _given_mean(mean, a, work, "var")
+    d = ew.sub(x, mu)
     d = _fill_where(d, where, 0, "var")
     if dtypes.is_complex(d.dtype):    # |d|^2, real (as NumPy's and JAX's var)
         from ..primitives.complex_ops import conj, real
@@ -304,13 +313,30 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return _keep(_cast(r, res), a.shape, axes, keepdims)
 
 
+def _given_mean(mean, a, work, where):
+    """A precomputed mean broadcast to a's shape in the work dtype (ValueError naming
+    `where` when it does not broadcast)."""
+    from ..core.shapes import broadcast_shapes
+    m = asarray_arg(mean, where)
+    if broadcast_shapes(tuple(m.shape), tuple(a.shape), where=where) != tuple(a.shape):
+        raise ValueError(f"{where}: mean of shape {tuple(m.shape)} does not broadcast to the "
+                         f"array's shape {tuple(a.shape)}")
+    m = _cast(m, work)
+    return views.broadcast_to_rank(m, tuple(a.shape))
+
+
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
-    """Standard deviation over the given axes (the square root of `var`)."""
+        mean=None, correction=None):
+    """Standard deviation over the given axes (the square root of `var`; `mean`: a
+    precomputed mean, as var's).
+
+    >>> jnp.std(jnp.asarray([1.0, 3.0]), mean=2.0)      # 1.0
+    """
     dt = _dtype_arg(dtype, "std")
     if dt is not None and dtypes.kind(dt) != "f":  # before var's kernels: sqrt needs floats
         raise TypeError(f"std: dtype must be a floating dtype, got {dt}")
-    v = var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction)
+    v = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+            correction=correction)
     if v.dtype in dtypes.STORAGE_FLOATS:
         return _cast(ew.sqrt(_cast(v, dtypes.float32)), v.dtype)
     return ew.sqrt(v)

@@ -224,8 +224,9 @@ def _take_quantiles(s, i):
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
-           *, equal_nan=True, size=None, fill_value=None):
-    """The sorted unique values of `ar` (flattened), as jnp.unique: under jit give `size`
+           *, equal_nan=True, size=None, fill_value=None, sorted=True):  # noqa: A002
+    """The sorted unique values of `ar` (flattened), as jnp.unique (`sorted`: accepted and
+    unused, as in JAX, whose result is sorted either way): under jit give `size`
     (the result has that many entries, padded with `fill_value`, default the first sorted
     value: the smallest, NaNs sorting last); optional first indices, inverse and counts.
     Equal values give their first occurrence. Complex numbers sort lexicographically; one

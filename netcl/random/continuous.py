@@ -183,15 +183,37 @@ def truncated_normal(key, lower, upper, shape=None, dtype=float):
 @compiled_when_eager
 def gumbel(key, shape=(), dtype=float, mode="low"):
     """Standard Gumbel values: -log(-log(u)), u uniform in [tiny, 1)."""
+    # (categorical and choice take mode="high" through _gumbel; gumbel itself keeps
+    # refusing it, as tests/test_random.py checks, until that test is updated)
     if mode != "low":
         raise ValueError(f"gumbel: mode={mode!r} is not supported; netcl implements 'low'")
     dtype = _float_dtype("gumbel", dtype, _device(key))
     shape = canonical_shape(shape, "gumbel")
-    return _gumbel("gumbel", key, shape, dtype)
+    return _gumbel("gumbel", key, shape, dtype, mode)
 
 
-def _gumbel(name, key, shape, dtype):
-    u = _uniform(name, key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.0)
+def gumbel_mode(name, mode):
+    """JAX's mode= of the Gumbel-based samplers: None (its default, 'low'), 'low', 'high'."""
+    if mode is None:
+        return "low"
+    if mode not in ("low", "high"):
+        raise ValueError(f"{name}: mode must be 'low' or 'high', got {mode!r}")
+    return mode
+
+
+def _gumbel(name, key, shape, dtype, mode="low"):
+    info = dtypes.finfo(dtype)
+    if mode == "high":      # (as JAX: a second uniform fills in the low bits below 0.5)
+        both = _uniform(name, key, (2,) + tuple(shape), dtype, 0.0, 1.0)
+        high = views.reshape(views.slice(both, (0,) * (len(shape) + 1), (1,) + tuple(shape)),
+                             tuple(shape))
+        low = views.reshape(views.slice(both, (1,) + (0,) * len(shape), (2,) + tuple(shape)),
+                            tuple(shape))
+        filled = ew.add(ew.add(high, ew.mul(low, views.full_like(low, 2.0 ** -info.nmant))),
+                        views.full_like(low, float(info.tiny)))
+        x = ew.select(ew.ge(high, views.full_like(high, 0.5)), high, filled)
+        return ew.neg(ew.log(ew.neg(ew.log1p(ew.neg(x)))))
+    u = _uniform(name, key, shape, dtype, float(info.tiny), 1.0)
     return ew.neg(ew.log(ew.neg(ew.log(u))))
 
 

@@ -16,14 +16,21 @@ from ..core.eval import to_array
 from ..core.shapes import broadcast_shapes, canonical_shape, normalize_axis, prod
 from ..primitives import elementwise as ew
 from ..primitives import views
-from .continuous import _check_shape, _gumbel, _param, _shape_of, _uniform
+from .continuous import _check_shape, _gumbel, _param, _shape_of, _uniform, gumbel_mode
 from .keys import _U32, _bits, _bits32, _check_key, _counters, _device, _is_array, split
 
 
 @compiled_when_eager
-def bernoulli(key, p=0.5, shape=None):
+def bernoulli(key, p=0.5, shape=None, mode="low"):
     """Booleans that are True with probability p (uniform(key, shape, p.dtype) < p; a Python
-    float p is of the default float, as in JAX: float64 uniforms with x64)."""
+    float p is of the default float, as in JAX: float64 uniforms with x64). mode="high", as
+    JAX's: two uniforms per sample, u2 * 2**-nmant < p - u1, right down to p ~ 1e-14 in
+    float32 (mode "low" is wrong below p ~ 1e-7), at twice the cost.
+
+    >>> netcl.random.bernoulli(key, 1e-9, (4,), mode="high")
+    """
+    if mode not in ("low", "high"):
+        raise ValueError(f"bernoulli: mode must be 'low' or 'high', got {mode!r}")
     device = _device(key)
     if _is_array(p):
         if dtypes.kind(p.dtype) != "f":
@@ -42,6 +49,13 @@ def bernoulli(key, p=0.5, shape=None):
         shape = canonical_shape(shape, "bernoulli")
         _check_shape("bernoulli", shape, _shape_of(p))
     p = _param("bernoulli", "p", p, pd, device)
+    if mode == "high":
+        both = _uniform("bernoulli", key, (2,) + tuple(shape), pd, 0.0, 1.0)
+        n = len(shape)
+        u1 = views.reshape(views.slice(both, (0,) * (n + 1), (1,) + tuple(shape)), shape)
+        u2 = views.reshape(views.slice(both, (1,) + (0,) * n, (2,) + tuple(shape)), shape)
+        u2 = ew.mul(u2, views.full_like(u2, 2.0 ** -dtypes.finfo(pd).nmant))
+        return ew.lt(u2, ew.sub(views.broadcast_to_rank(p, shape), u1))
     u = _uniform("bernoulli", key, shape, pd, 0.0, 1.0)
     return ew.lt(u, views.broadcast_to_rank(p, shape))
 
@@ -153,13 +167,17 @@ def jnp_take(*args, **kwargs):
     return take(*args, **kwargs)
 
 
-def categorical(key, logits, axis=-1, shape=None):
+def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     """Samples of categorical distributions given by unnormalised log-probabilities along
     `axis` (the Gumbel-max trick: argmax(logits + gumbel noise)); indices of the default
     int (int64 with x64, as in JAX).
 
     `shape` defaults to logits' shape without `axis`; a longer shape draws several samples
-    per distribution (its leading dimensions).
+    per distribution (its leading dimensions). replace=False draws them without
+    replacement (the Gumbel top-k trick, as JAX: at most logits.shape[axis] of them);
+    mode: the Gumbel noise's ('low', 'high'; None: 'low'), as gumbel's.
+
+    >>> netcl.random.categorical(key, jnp.zeros(5), shape=(3,), replace=False)  # distinct
     """
     from ..numpy._util import asarray_arg
     key = _check_key("categorical", key)
@@ -179,10 +197,31 @@ def categorical(key, logits, axis=-1, shape=None):
     logits_shape = list(shape[len(shape) - len(batch_shape):])
     logits_shape.insert(ax, logits.shape[ax])
     full_shape = tuple(prefix) + tuple(logits_shape)
+    mode = gumbel_mode("categorical", mode)
+    if not replace:
+        return _categorical_without_replacement(key, logits, ax, shape, prefix, mode)
     from ..primitives.reductions import argmax
-    noise = _gumbel("categorical", key, full_shape, logits.dtype)
+    noise = _gumbel("categorical", key, full_shape, logits.dtype, mode)
     scores = ew.add(noise, views.broadcast_to_rank(logits, full_shape))
     return argmax(scores, len(prefix) + ax, dtypes.default_int_dtype())
+
+
+def _categorical_without_replacement(key, logits, ax, shape, prefix, mode):
+    """JAX's: the top k = prod(prefix) of logits + gumbel noise along `ax`, the k samples
+    laid out as the leading dimensions."""
+    from .. import lax
+    from ..numpy import moveaxis
+    k = prod(prefix)
+    if k > logits.shape[ax]:
+        raise ValueError(f"categorical: the number of samples without replacement ({k}, "
+                         f"shape {tuple(shape)}) cannot exceed the number of categories "
+                         f"({logits.shape[ax]})")
+    scores = ew.add(logits, _gumbel("categorical", key, tuple(logits.shape), logits.dtype,
+                                    mode))
+    _, ind = lax.top_k(moveaxis(scores, ax, -1), k)      # batch_shape + (k,)
+    ind = moveaxis(ind, -1, 0)
+    # (int32, as JAX's: top_k's indices, where replace=True gives argmax's default int)
+    return views.reshape(ew.convert_element_type(ind, dtypes.int32), tuple(shape))
 
 
 def _arange(n, key):
@@ -260,9 +299,10 @@ def permutation(key, x, axis=0, independent=False):
     return jnp_take(x, ind, axis=ax)
 
 
-def choice(key, a, shape=(), replace=True, p=None, axis=0):
+def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     """Random samples of a (an int n means range(n)) along `axis`, with or without
-    replacement, uniformly or with probabilities p.
+    replacement, uniformly or with probabilities p (mode: the Gumbel noise's for p without
+    replacement, 'low' or 'high', as JAX's).
 
     JAX's methods: randint (uniform, with replacement); a prefix of a permutation (uniform,
     without); the inverse CDF (p, with: cumsum, then a search done by comparing every draw
@@ -271,6 +311,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     """
     from ..numpy._util import asarray_arg
     key = _check_key("choice", key)
+    mode = gumbel_mode("choice", mode)
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"choice: shape must be a sequence, got {shape!r}")
     shape = canonical_shape(shape, "choice")
@@ -320,7 +361,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
                        ew.sub(views.full_like(u, 1), u))
             ind = _searchsorted_left(cum, views.reshape(r, (n_draws,)))
         else:
-            g = ew.sub(ew.neg(_gumbel("choice", key, (n_inputs,), p.dtype)), ew.log(p))
+            g = ew.sub(ew.neg(_gumbel("choice", key, (n_inputs,), p.dtype, mode)), ew.log(p))
             order = _sort_by_keys(g, _arange(n_inputs, key), 0, "choice")
             ind = views.slice(order, (0,), (n_draws,))
     if arr is None:

@@ -442,12 +442,34 @@ def _argnums_tuple(argnums, nargs, fname):
     return tuple(a % nargs for a in nums), multi
 
 
-def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, *,
-                   _name="value_and_grad"):
-    """Like grad, but returns (value, gradient).
+def float0_zeros(x):
+    """JAX's gradient of an integer or bool input under allow_int=True: a NumPy array of
+    dtype float0 (no data) of x's shape."""
+    return np.zeros(tuple(x.shape), dtype=FLOAT0)
+
+
+# (netcl.dtypes.float0 and jax.dtypes.float0 are this dtype; netcl.dtypes imports the core)
+FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
+def _is_int_leaf(x):
+    return not dtypes.is_inexact(x.dtype)
+
+
+def _check_reduce_axes(reduce_axes, fname):
+    if reduce_axes:     # (removed from JAX's grad: it raises likewise)
+        raise NotImplementedError(f"{fname}: reduce_axes is not supported (JAX dropped it); "
+                                  "sum the gradient over the named axis with lax.psum")
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=(), *, _name="value_and_grad"):
+    """Like grad, but returns (value, gradient). allow_int=True lets integer and bool
+    arguments through, whose gradients are float0 zeros, as JAX's.
 
     >>> loss, g = netcl.value_and_grad(loss_fn)(params, x, y)
     """
+    _check_reduce_axes(reduce_axes, _name)
     if not callable(fun):
         raise TypeError(f"{_name}: expected a function, got {type(fun).__name__} {fun!r}")
     fname = f"{_name}({getattr(fun, '__name__', 'fun')})"  # grad's errors say grad
@@ -464,7 +486,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, *,
         for n, d in zip(nums, dyn):
             for leaf in tree_flatten(d)[0]:
                 leaf = _as_array(leaf, fname)
-                _check_float(leaf, fname, f"argument {n}")
+                if not (allow_int and _is_int_leaf(leaf)):
+                    _check_float(leaf, fname, f"argument {n}")
                 if holomorphic and not dtypes.is_complex(leaf.dtype):
                     raise TypeError(f"{fname}: holomorphic=True needs complex inputs, got "
                                     f"argument {n} of dtype {leaf.dtype}")
@@ -487,6 +510,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, *,
                                                 "holomorphic=True" if
                                                 dtypes.is_complex(out_a.dtype) else ""))
         grads = f_vjp(None, out_a.dtype)    # (from the cotangent 1)
+        if allow_int:
+            grads = tree_map(lambda gr, d: float0_zeros(d) if _is_int_leaf(_as_array(
+                d, fname)) else gr, tuple(grads), tuple(dyn))
         g = grads if multi else grads[0]
         if has_aux:
             return (out, aux), g
@@ -496,7 +522,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, *,
     return wrapped
 
 
-def grad(fun, argnums=0, has_aux=False, holomorphic=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """The gradient of a scalar function with respect to argument(s) `argnums`. The function
     returns a real float scalar; its inputs may be complex, and then the gradient is
     conj(df/dz) by JAX's convention. With `holomorphic=True` a complex function of complex
@@ -504,8 +530,10 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False):
 
     >>> netcl.grad(lambda x: jnp.sum(x ** 2))(jnp.arange(3.0))   # [0, 2, 4]
     >>> netcl.grad(lambda z: z * z, holomorphic=True)(jnp.complex64(1j))   # 2j
+    >>> netcl.grad(lambda x, n: x * n, (0, 1), allow_int=True)(2.0, 3)  # (3.0, float0 zeros)
     """
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, _name="grad")
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes,
+                        _name="grad")
 
     def wrapped(*args, **kwargs):
         (out, g) = vg(*args, **kwargs)

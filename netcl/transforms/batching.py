@@ -86,11 +86,18 @@ def _broadcast_prefix(prefix, tree, name):
                      f"{treedef}")
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
-    """Vectorise `fun` over axis `in_axes` of its arguments.
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
+         sum_match=False):
+    """Vectorise `fun` over axis `in_axes` of its arguments. `spmd_axis_name` is accepted
+    (in JAX it only shards the batch dimension over a mesh axis: the values are the same).
 
     >>> per_example = netcl.vmap(netcl.grad(loss), in_axes=(None, 0, 0))(params, xs, ys)
     """
+    if sum_match:
+        raise NotImplementedError("vmap: sum_match=True is not supported")
+    if spmd_axis_name is not None and not isinstance(spmd_axis_name, (str, tuple)):
+        raise TypeError(f"vmap: spmd_axis_name must be a mesh axis name or a tuple of them, "
+                        f"got {spmd_axis_name!r}")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
 

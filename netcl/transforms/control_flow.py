@@ -152,16 +152,27 @@ def _as_arrays(tree):
                                     to_array(x, "loop") for x in leaves])
 
 
-def fori_loop(lower, upper, body_fun, init_val):
-    """val = body_fun(i, val) for i in [lower, upper); a staged loop under jit when long."""
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """val = body_fun(i, val) for i in [lower, upper); a staged loop under jit when long.
+    `unroll` as JAX's (static bounds only): True writes the loop out step by step; an int
+    or False leaves the choice to netcl (the result is the same).
+
+    >>> netcl.lax.fori_loop(0, 4, lambda i, v: v + i, 0.0, unroll=True)     # 6.0
+    """
     _check_scalar(lower, "fori_loop", "lower", "iu")
     _check_scalar(upper, "fori_loop", "upper", "iu")
     _check_callable(body_fun, "fori_loop", "body_fun")
+    if unroll is not None and not isinstance(unroll, bool) and (
+            not isinstance(unroll, int) or unroll < 1):
+        raise TypeError(f"fori_loop: unroll must be a positive int or a bool, got {unroll!r}")
     try:
         lo, hi = int(lower), int(upper)
     except TypeError:
         lo = hi = None
-    if lo is not None and (hi - lo <= 16 or
+    if lo is None and unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("fori_loop: unroll can only be used when the loop bounds are "
+                         "statically known (as in JAX)")
+    if lo is not None and (hi - lo <= 16 or unroll is True or
                            not isinstance(current_interpreter(), StagingInterpreter)):
         val, step = init_val, _first_checked("fori_loop", lambda v, i: body_fun(i, v))
         for i in range(lo, hi):
@@ -237,7 +248,36 @@ def _pair(out):
     return out
 
 
-def map(f, xs):  # noqa: A001 (jax.lax.map)
-    """Apply f over the leading axis of xs (sequentially) and stack the results."""
-    return scan(lambda c, x: (c, f(x)), None, xs)[1]
+def map(f, xs, *, batch_size=None):  # noqa: A001 (jax.lax.map)
+    """Apply f over the leading axis of xs (sequentially) and stack the results. With
+    `batch_size`, as JAX: f is vmapped over batches of that many entries, the batches run
+    in sequence, and the remainder (n % batch_size entries) is one more vmapped call.
+
+    >>> netcl.lax.map(jnp.sin, jnp.arange(10.0), batch_size=4)
+    """
+    if batch_size is None:
+        return scan(lambda c, x: (c, f(x)), None, xs)[1]
+    from .batching import vmap
+    from ..tree_util import tree_map
+    from .. import numpy as jnp
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 0:
+        raise TypeError(f"map: batch_size must be a non-negative int, got {batch_size!r}")
+    _check_callable(f, "map", "f")
+    leaves, tree = tree_flatten(xs)
+    if not leaves:
+        return scan(lambda c, x: (c, f(x)), None, xs)[1]
+    n = leaves[0].shape[0] if getattr(leaves[0], "ndim", 0) else 0
+    nb, rem = divmod(n, batch_size) if batch_size else (0, n)
+    head = nb * batch_size
+    fv = vmap(f)
+    ys = None
+    if nb:
+        batched = tree_unflatten(tree, [jnp.reshape(v[:head], (nb, batch_size) +
+                                                    tuple(v.shape[1:])) for v in leaves])
+        ys = scan(lambda c, x: (c, fv(x)), None, batched)[1]
+        ys = tree_map(lambda y: jnp.reshape(y, (head,) + tuple(y.shape[2:])), ys)
+    if rem or not nb:
+        tail = fv(tree_unflatten(tree, [v[head:] for v in leaves]))
+        ys = tail if ys is None else tree_map(lambda a, b: jnp.concatenate([a, b]), ys, tail)
+    return ys
 

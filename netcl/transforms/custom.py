@@ -280,25 +280,45 @@ checkpoint_call_p = Primitive("checkpoint", multiple_results=True)
 checkpoint_call_p.call = _CheckpointRules()
 
 
-def checkpoint(fun, prevent_cse=True, policy=None, static_argnums=()):
+def checkpoint(fun, prevent_cse=True, policy=None, static_argnums=(), static_argnames=(),
+               concrete=False):
     """Recompute `fun`'s intermediate values in the backward pass instead of storing them;
     `policy` (netcl.checkpoint_policies: dots_saveable, save_only_these_names(...), ...)
-    keeps the values it chooses instead (transforms/remat_policies.py).
+    keeps the values it chooses instead (transforms/remat_policies.py). Arguments named by
+    `static_argnums` / `static_argnames` (keywords) reach `fun` as they are (Python values
+    that choose the computation), as JAX's.
 
     >>> layer = netcl.checkpoint(lambda p, x: jnp.tanh(x @ p))
     >>> layer = netcl.checkpoint(layer, policy=netcl.checkpoint_policies.dots_saveable)
+    >>> act = netcl.checkpoint(lambda x, kind: getattr(jnp, kind)(x), static_argnames="kind")
     """
     if policy is not None and not callable(policy):
         raise TypeError(f"checkpoint: policy must be a function (prim, *avals, **params) -> "
                         f"bool, as netcl.checkpoint_policies' are; got {policy!r}")
+    if concrete:        # (JAX removed it: it raises likewise)
+        raise NotImplementedError("checkpoint: concrete=True is not supported (JAX removed "
+                                  "it); use static_argnums for Python values")
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    for v, what, kind in ((nums, "static_argnums", int), (names, "static_argnames", str)):
+        if any(isinstance(x, bool) or not isinstance(x, kind) for x in v):
+            raise TypeError(f"checkpoint: {what} must be {kind.__name__}s, got {v!r}")
 
     @functools.wraps(fun)
-    def wrapped(*args):
-        flat, tree = tree_flatten(tuple(args))
+    def wrapped(*args, **kwargs):
+        n = len(args)
+        static = {i % n: args[i] for i in nums if -n <= i < n}
+        static_kw = {k: v for k, v in kwargs.items() if k in names}
+        dyn = ([a for i, a in enumerate(args) if i not in static],
+               {k: v for k, v in kwargs.items() if k not in names})
+        flat, tree = tree_flatten(dyn)
         out_tree = []
 
         def fun_flat(*xs):
-            o, t = tree_flatten(fun(*tree_unflatten(tree, xs)))
+            d_args, d_kw = tree_unflatten(tree, xs)
+            it = iter(d_args)
+            full = [static[i] if i in static else next(it) for i in range(n)]
+            o, t = tree_flatten(fun(*full, **d_kw, **static_kw))
             out_tree[:] = [t]
             return tuple(o)
         outs = checkpoint_call_p.bind(*flat, fun=fun_flat, policy=policy)

@@ -1,4 +1,5 @@
 """Jacobians and Hessians: vmap over vjp (jacrev) or over jvp (jacfwd), as in JAX."""
+from ..core import dtypes
 from ..core.shapes import prod
 from ..tree_util import tree_flatten, tree_unflatten
 from .ad import _argnums_tuple, _as_array, jvp, vjp
@@ -30,9 +31,11 @@ def _check_holomorphic(where, leaves, what, holomorphic):
                             "holomorphic differentiation, pass holomorphic=True")
 
 
-def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """Jacobian by reverse mode: one vjp per output element, batched with vmap. Outputs are
     real, or complex with `holomorphic=True` (inputs complex too): then J[i, j] = df_i/dz_j.
+    Integer and bool inputs need allow_int=True, and their blocks are zeros of the input's
+    dtype and shape out.shape + in.shape, as JAX's.
 
     >>> J = netcl.jacrev(f)(x)      # shape f(x).shape + x.shape
     """
@@ -46,6 +49,12 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
             return fun(*full)
         dyn = [args[n] for n in nums]
         leaves = [_as_array(leaf, "jacrev") for leaf in tree_flatten(dyn)[0]]
+        ints = [not dtypes.is_inexact(v.dtype) for v in leaves]
+        if any(ints) and not allow_int:
+            bad = next(v for v, i in zip(leaves, ints) if i)
+            raise TypeError(f"jacrev: differentiated inputs must be float (or complex) "
+                            f"arrays, got {bad.dtype}; pass allow_int=True (zero Jacobian "
+                            "blocks for integer inputs), or leave them out of argnums")
         if holomorphic:        # (errors name jacrev, not the vjp it runs)
             _check_holomorphic("jacrev", leaves, "inputs", True)
         res = vjp(partial_fun, *dyn, has_aux=has_aux)
@@ -60,13 +69,19 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
                 cts = [ct if j == i else _zeros(yj) for j, yj in enumerate(ys)]
                 return tree_flatten(pullback(tree_unflatten(y_tree, cts)))[0]
             cols = vmap(pull_i)(_basis(yi))  # each: (yi.size, *arg_shape)
-            per_out.append([_reshape(c, tuple(yi.shape) + tuple(a.shape))
-                            for c, a in zip(cols, dyn_flat)])
+            per_out.append([_zeros_of(tuple(yi.shape) + tuple(a.shape), a.dtype) if
+                            i_ else _reshape(c, tuple(yi.shape) + tuple(a.shape))
+                            for c, a, i_ in zip(cols, dyn_flat, ints)])
         # result structure: outputs outside, arguments inside (as JAX)
         out = tree_unflatten(y_tree, [_pick(tree_unflatten(dyn_tree, cols), multi)
                                       for cols in per_out])
         return (out, res[2]) if has_aux else out
     return wrapped
+
+
+def _zeros_of(shape, dtype):
+    from ..primitives.views import full
+    return full(shape, 0, dtype)
 
 
 def _pick(dyn_tuple, multi):
