@@ -35,7 +35,8 @@ __all__ = ["approx_max_k", "approx_min_k", "empty", "stack", "unstack", "broadca
            "DotDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "PrecisionLike",
            "conv_general_permutations", "conv_transpose_shape_tuple",
            "conv_general_dilated_local", "with_sharding_constraint", "platform_dependent",
-           "composite", "pswapaxes", "pshuffle", "pcast", "pbroadcast"]
+           "composite", "pswapaxes", "pshuffle", "pcast", "pbroadcast", "log2",
+           "one_minus_square"]
 
 
 # ---- records, enums and typing aliases (as jax.lax defines them) ------------------------------
@@ -192,6 +193,28 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
     """
     return _approx_k(operand, k, reduction_dimension, recall_target,
                      reduction_input_size_override, aggregate_to_topk, False, "approx_min_k")
+
+
+def log2(x, accuracy=None):
+    """Elementwise base-2 logarithm (jax.lax.log2, JAX 0.11).
+
+    >>> netcl.lax.log2(jnp.array([1.0, 8.0]))      # [0., 3.]
+    """
+    x = _arr(x, "log2", "x")
+    if not (dtypes.is_float(x.dtype) or dtypes.is_complex(x.dtype)):
+        raise TypeError(f"log2: x must be floating or complex, got {x.dtype}")
+    return jnp.log2(x)
+
+
+def one_minus_square(x, accuracy=None):
+    """1 - x * x elementwise (jax.lax.one_minus_square, JAX 0.11: tanh's derivative).
+
+    >>> netcl.lax.one_minus_square(jnp.array([0.5, 2.0]))      # [0.75, -3.]
+    """
+    x = _arr(x, "one_minus_square", "x")
+    if not (dtypes.is_float(x.dtype) or dtypes.is_complex(x.dtype)):
+        raise TypeError(f"one_minus_square: x must be floating or complex, got {x.dtype}")
+    return 1 - x * x
 
 
 def empty(shape, dtype=None, *, out_sharding=None):

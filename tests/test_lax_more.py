@@ -238,3 +238,14 @@ def test_records_and_enums_mirror_jax():
 def test_bad_arguments_raise_typed_errors_naming_the_function(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_log2_and_one_minus_square():
+    """JAX 0.11's lax.log2 and lax.one_minus_square (absent from JAX 0.10: against NumPy)."""
+    x = np.array([0.25, 1.0, 3.0, 8.0])
+    close(lax.log2(jnp.asarray(x)), np.log2(x))
+    close(lax.one_minus_square(jnp.asarray(x)), 1 - x * x)
+    close(netcl.grad(lambda v: jnp.sum(lax.one_minus_square(v)))(jnp.asarray(x)), -2 * x)
+    for f in (lax.log2, lax.one_minus_square):
+        with pytest.raises(TypeError, match=f"{f.__name__}: x must be floating"):
+            f(jnp.arange(3))

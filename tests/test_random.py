@@ -718,8 +718,8 @@ def test_bad_sampler_arguments():
         random.choice(k, 3, 5)
     with pytest.raises(TypeError, match="permutation"):
         random.permutation(k, 2.5)
-    with pytest.raises(ValueError, match="gumbel"):
-        random.gumbel(k, (2,), mode="high")
+    with pytest.raises(ValueError, match="gumbel: mode must be 'low' or 'high'"):
+        random.gumbel(k, (2,), mode="middle")
 
 
 # ---- samplers called eagerly run compiled (random/compiled.py) -----------------------------

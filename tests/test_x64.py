@@ -4,6 +4,7 @@ NETCL_ENABLE_X64=1. The default is checked in
 a subprocess (the suite runs with x64 on, see conftest.py), against JAX's own default. The
 default dtypes that follow the setting (Python floats, creation functions, samplers, weak
 types, result_type) are compared with JAX's under both settings, in this process."""
+import ast
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 
 import netcl
 import netcl.numpy as jnp
+from util import build_kernels_together
 
 CASES = [
     "lib.asarray(np.zeros(3))",
@@ -32,19 +34,25 @@ CASES = [
 ]
 
 
-def _runs_with_x64_unset(code):
-    """Run `code` in a fresh interpreter with neither x64 variable set (the suite sets
-    NETCL_ENABLE_X64); it must print "ok"."""
-    env = {k: v for k, v in os.environ.items() if k not in ("NETCL_ENABLE_X64",
-                                                              "JAX_ENABLE_X64")}
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-2000:] + r.stderr[-4000:]
-
-
-def test_x64_is_off_by_default_as_in_jax():
-    pytest.importorskip("jax")
-    code = textwrap.dedent(f"""
+# Programs that run in a fresh interpreter with neither x64 variable set (the suite sets
+# NETCL_ENABLE_X64), by the test that checks each: one interpreter runs them one after the
+# other (a start-up importing netcl, PyOpenCL and JAX costs seconds), each in its own
+# namespace, and reports each one's outcome; "off_by_default" last (it turns x64 on at its
+# end).
+_UNSET_X64 = {
+    "keeps_64_bit_data_32_bit": textwrap.dedent("""
+        import numpy as np
+        import netcl, netcl.numpy as jnp
+        assert not netcl.config.enable_x64
+        assert jnp.asarray(np.arange(3)).dtype == np.int32
+        assert jnp.asarray(np.arange(3, dtype=np.uint64)).dtype == np.uint32
+        assert jnp.arange(3).dtype == np.int32 and jnp.argmax(jnp.ones(3)).dtype == np.int32
+        assert jnp.zeros(2, jnp.int64).dtype == np.int32 and jnp.int_(3).dtype == np.int32
+        assert jnp.sum(jnp.arange(3)).dtype == np.int32
+        assert jnp.mean(jnp.arange(3)).dtype == np.float32
+        print("ok")
+        """),
+    "off_by_default": textwrap.dedent(f"""
         import warnings
         warnings.simplefilter("ignore")
         import numpy as np
@@ -64,8 +72,42 @@ def test_x64_is_off_by_default_as_in_jax():
         if netcl.default_device().capabilities.fp64:
             assert jnp.asarray(np.zeros(3)).dtype == np.float64
         print("ok")
-        """)
-    _runs_with_x64_unset(code)
+        """),
+}
+
+
+@pytest.fixture(scope="module")
+def x64_unset_run():
+    """Run each program of _UNSET_X64 in one fresh interpreter with neither x64 variable
+    set: (its output, {name: "ok" or the traceback of what it raised})."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NETCL_ENABLE_X64",
+                                                              "JAX_ENABLE_X64")}
+    code = "import traceback\n" + "".join(
+        f"try:\n    exec({body!r}, {{}})\nexcept BaseException:\n"
+        f"    print({name!r}, repr(traceback.format_exc()), flush=True)\n"
+        f"else:\n    print({name!r}, repr('ok'), flush=True)\n"
+        for name, body in _UNSET_X64.items())
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    outcomes = {}
+    for line in r.stdout.splitlines():
+        name, _, outcome = line.partition(" ")
+        if name in _UNSET_X64:
+            outcomes[name] = ast.literal_eval(outcome)
+    return r, outcomes
+
+
+def _runs_with_x64_unset(name, run):
+    """The program `name` of _UNSET_X64 ran to its end (it prints "ok" there) in the
+    interpreter with x64 unset."""
+    r, outcomes = run
+    assert r.returncode == 0 and outcomes.get(name) == "ok", \
+        f"{name}: {outcomes.get(name, 'no outcome')}\n" + r.stdout[-2000:] + r.stderr[-4000:]
+
+
+def test_x64_is_off_by_default_as_in_jax(x64_unset_run):
+    pytest.importorskip("jax")
+    _runs_with_x64_unset("off_by_default", x64_unset_run)
 
 
 def test_x64_on_keeps_float64_where_the_device_has_it():
@@ -168,6 +210,18 @@ def _outcome(case, namespace):
         return f"raises {type(e).__name__}: {e}"
 
 
+def _jax_outcome(case, namespace):
+    """_outcome of `case` in JAX, read from jax.eval_shape where it traces: the dtype and
+    weak type JAX's eager ops give (they are their traced abstract values), without an XLA
+    compile per op. Eagerly where it does not trace (value-dependent shapes, results that
+    are not arrays, errors), so a case that raises still raises."""
+    import jax
+    try:
+        return _dtype_and_weak(jax.eval_shape(lambda: eval(case, dict(namespace))))
+    except Exception:   # noqa: BLE001
+        return _outcome(case, namespace)
+
+
 def _namespace(lib, random, nn, dtypes, scipy):
     return {"lib": lib, "random": random, "nn": nn, "init": nn.initializers, "dtypes": dtypes,
             "scipy": scipy, "np": np, "key": random.PRNGKey(0),
@@ -188,8 +242,11 @@ def test_default_dtypes_follow_x64_as_in_jax(x64):
     wrong = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # (jnp.float_ with x64 off: checked below)
+        # (the kernels the cases launch, built in few compiler runs: see util.py)
+        build_kernels_together([lambda c=c: eval(c, dict(ours))
+                                for c in DEFAULT_DTYPE_CASES])
         for case in DEFAULT_DTYPE_CASES:
-            got, want = _outcome(case, ours), _outcome(case, theirs)
+            got, want = _outcome(case, ours), _jax_outcome(case, theirs)
             if got != want:
                 wrong.append(f"{case}: netcl {got}, JAX {want}")
     assert not wrong, "\n".join(wrong)
@@ -338,6 +395,8 @@ def test_integer_dtypes_and_values_follow_x64_as_in_jax(x64):
         warnings.simplefilter("ignore")     # (JAX without x64 warns for int64 requests)
         ours = _int_namespace(jnp, netcl.random, netcl.nn, netcl.lax)
         theirs = _int_namespace(jjnp, jax.random, jax.nn, jax.lax)
+        # (the kernels the cases launch, built in few compiler runs: see util.py)
+        build_kernels_together([lambda c=c: eval(c, dict(ours)) for c in INT_CASES])
         for case in INT_CASES:
             (got, vg), (want, vw) = _int_outcome(case, ours), _int_outcome(case, theirs)
             if got != want:
@@ -349,20 +408,8 @@ def test_integer_dtypes_and_values_follow_x64_as_in_jax(x64):
     assert not wrong, "\n".join(wrong)
 
 
-def test_x64_off_keeps_64_bit_data_32_bit():
-    code = textwrap.dedent("""
-        import numpy as np
-        import netcl, netcl.numpy as jnp
-        assert not netcl.config.enable_x64
-        assert jnp.asarray(np.arange(3)).dtype == np.int32
-        assert jnp.asarray(np.arange(3, dtype=np.uint64)).dtype == np.uint32
-        assert jnp.arange(3).dtype == np.int32 and jnp.argmax(jnp.ones(3)).dtype == np.int32
-        assert jnp.zeros(2, jnp.int64).dtype == np.int32 and jnp.int_(3).dtype == np.int32
-        assert jnp.sum(jnp.arange(3)).dtype == np.int32
-        assert jnp.mean(jnp.arange(3)).dtype == np.float32
-        print("ok")
-        """)
-    _runs_with_x64_unset(code)
+def test_x64_off_keeps_64_bit_data_32_bit(x64_unset_run):
+    _runs_with_x64_unset("keeps_64_bit_data_32_bit", x64_unset_run)
 
 
 def test_prng_keys_of_64_bit_seeds_as_in_jax(x64):

@@ -140,3 +140,41 @@ def concat_points(*parts):
 def grid_points(*axes):
     """The points of the grid over `axes`, one flat float64 array per axis."""
     return [g.ravel() for g in np.meshgrid(*[np.asarray(a, np.float64) for a in axes])]
+
+
+def build_kernels_together(thunks):
+    """Build the OpenCL programs that calling each of `thunks` (eager netcl code) will ask
+    for, in few compiler runs instead of one each, and return. Only what each program is
+    built with changes: the thunks run for real after, each launching the same kernels
+    (from the same sources) as without this, and checks compare what they return then.
+
+    A compiler run costs a fixed time whatever its size (kernels.py, program_batch.py), and
+    a test that evaluates a hundred eager expressions, each launching kernels of its own
+    shapes and dtypes, otherwise pays it once per kernel with PoCL's cache cold (CI). The
+    thunks run with builds deferred (kernels.deferring, as jit's build pass walks its
+    launchers): each runs until it asks for a program not built yet; what all of them asked
+    for is built together (kernels.build_together, which with NETCL_CHECK_IR, as in the
+    suite, fails if a combined program breaks a source that builds alone); the thunks that
+    stopped run again, up to their next unbuilt program, until none stops. Exceptions the
+    thunks raise are left for the real run to see. Nothing on the NumPy fallback."""
+    import netcl
+    from netcl.core import kernels
+    if netcl.default_device().is_numpy:
+        return
+    pending, tried = list(thunks), set()
+    while pending:
+        wanted, stopped = [], []
+        with kernels.deferring(wanted):
+            for thunk in pending:
+                try:
+                    thunk()
+                except kernels.Deferred:
+                    stopped.append(thunk)
+                except Exception:   # noqa: BLE001 - (the real run reports it)
+                    pass
+        new = {r.source for r in wanted} - tried
+        if not new:     # (none, or only sources that failed to build: their launchers raise)
+            return
+        tried |= new
+        kernels.build_together(wanted)
+        pending = stopped

@@ -343,9 +343,8 @@ def where(condition, x=None, y=None, *, size=None, fill_value=None):
 
 @_export
 def clip(arr=None, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002
-    """Limit values to [min, max] (either may be None, not both: ValueError, where JAX
-    returns arr unchanged, since a clip without bounds is most likely a mistake); NaN
-    stays NaN. Complex operands raise ValueError, as in JAX. The names before JAX 0.4.27
+    """Limit values to [min, max] (either may be None; neither: arr unchanged, as JAX);
+    NaN stays NaN. Complex operands raise ValueError, as in JAX. The names before JAX 0.4.27
     (a, a_min, a_max), still usual in programs, work with a DeprecationWarning.
 
     >>> jnp.clip(jnp.asarray([-1.0, 0.5, 2.0]), min=0, max=1)     # [0., 0.5, 1.]
@@ -365,9 +364,9 @@ def clip(arr=None, min=None, max=None, *, a=None, a_min=None, a_max=None):  # no
     hi = a_max if max is None else max
     if arr is None:
         raise ValueError("clip: no input was provided (arr)")
-    if lo is None and hi is None:
-        raise ValueError("clip: at least one of min and max must be given")
     arr = asarray_arg(arr, "clip")
+    if lo is None and hi is None:
+        return arr
     # every argument converted and the shapes checked before the first kernel
     lo, hi = (b if b is None or type(b) in (bool, int, float) else asarray_arg(b, "clip")
               for b in (lo, hi))

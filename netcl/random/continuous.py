@@ -182,11 +182,12 @@ def truncated_normal(key, lower, upper, shape=None, dtype=float):
 
 @compiled_when_eager
 def gumbel(key, shape=(), dtype=float, mode="low"):
-    """Standard Gumbel values: -log(-log(u)), u uniform in [tiny, 1)."""
-    # (categorical and choice take mode="high" through _gumbel; gumbel itself keeps
-    # refusing it, as tests/test_random.py checks, until that test is updated)
-    if mode != "low":
-        raise ValueError(f"gumbel: mode={mode!r} is not supported; netcl implements 'low'")
+    """Standard Gumbel values: -log(-log(u)), u uniform in [tiny, 1) (mode="high": JAX's
+    more precise tail, the same numbers as JAX's).
+
+    >>> netcl.random.gumbel(netcl.random.PRNGKey(0), (3,))
+    """
+    mode = gumbel_mode("gumbel", mode)
     dtype = _float_dtype("gumbel", dtype, _device(key))
     shape = canonical_shape(shape, "gumbel")
     return _gumbel("gumbel", key, shape, dtype, mode)
