@@ -359,7 +359,8 @@ _NOT_AUTO = {"cond", "fori_loop", "map", "scan", "switch", "while_loop", "dtype"
              "conv_dimension_numbers", "reduce_window", "threefry2x32", "stop_gradient",
              "bitcast_convert_type", "empty_like", "asarray_arg", "promote_to_float",
              "select_and_scatter_add", "select_and_gather_add", "iota",
-             "polydiv"}   # (JAX's remainder keeps u's length, NumPy's is trimmed: by design)
+             "polydiv",   # (JAX's remainder keeps u's length, NumPy's is trimmed: by design)
+             "polymul"}   # (JAX keeps leading zeros, trim_leading_zeros=False; NumPy trims)
 
 
 def _auto_cases(module, covered, numpy_ref):
