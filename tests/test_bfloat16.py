@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from util import float32_params, raises_with
+from util import (example_body, float32_params, prebuild_ahead, prebuilt_examples,
+                  raises_with)
 
 import netcl
 import netcl.numpy as jnp
@@ -39,6 +40,13 @@ HALVES = [BF16, F16]
 HALF_IDS = ["bfloat16", "float16"]
 DEVICE = netcl.default_device()
 SETTINGS = settings(max_examples=10, deadline=None)
+
+
+@pytest.fixture(autouse=True)
+def _prebuilt_in_groups(request):
+    """The table tests' kernels (@prebuilt_examples), built a dozen tests at a time
+    (util.prebuild_ahead): few PoCL compiler runs, then each test runs its examples."""
+    prebuild_ahead(request, 12)
 # results within two units in the last place of the 16-bit dtype
 ULP2 = {BF16: 2.0 ** -6, F16: 2.0 ** -9}
 
@@ -139,10 +147,12 @@ def _compare(got, want, exact, rtol, atol=1e-6):
 
 @pytest.mark.parametrize("dtype", HALVES, ids=HALF_IDS)
 @pytest.mark.parametrize("name", HALF_EW)
+@prebuilt_examples
 @SETTINGS
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1), special=st.booleans(),
        shape=st.sampled_from([(), (7,), (2, 3)]),
        span=st.sampled_from([(-4.0, 4.0), (-1.2, 1.2), (-40.0, 40.0)]))
+@example_body
 def test_elementwise_table(name, dtype, data, seed, special, shape, span):
     prim = ALL[name]
     sig = _signature(prim, dtype)
@@ -185,9 +195,11 @@ def _sum_tolerance(x, axes, keep, dtype):
 
 @pytest.mark.parametrize("dtype", HALVES, ids=HALF_IDS)
 @pytest.mark.parametrize("name", REDUCTIONS)
+@prebuilt_examples
 @SETTINGS
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1), special=st.booleans(),
        shape=st.sampled_from([(5,), (3, 4), (2, 0)]))
+@example_body
 def test_reduction_table(name, dtype, data, seed, special, shape):
     prim = ALL[name]
     rng = np.random.default_rng(seed)

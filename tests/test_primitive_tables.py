@@ -38,13 +38,22 @@ import netcl.numpy as jnp
 import netcl.primitives
 import netcl.transforms.ad
 from netcl.core.tracing import Primitive, ShapedArray
+from util import example_body, prebuild_ahead, prebuilt_examples
 
 # 25 examples per primitive: about 30 s on PoCL with a warm kernel cache;
-# NETCL_TABLE_EXAMPLES=200 for a deeper search
+# NETCL_TABLE_EXAMPLES=200 for a deeper search. The table tests are @prebuilt_examples
+# (util.py): the kernels a test's drawn examples launch are built first, in few PoCL
+# compiler runs, then the examples (the same draws) run and are checked as before.
 SETTINGS = settings(max_examples=int(os.environ.get("NETCL_TABLE_EXAMPLES", 25)), deadline=None)
 HERE = os.path.dirname(__file__)
 # (each dtype draws those it holds: int64 and uint64 also their own, past 32 bits)
 _INT_EXTREMES = (-2**31, 2**31 - 1, 0, -1, -2**63, 2**63 - 1, 2**64 - 1, 2**32, -2**32 - 1)
+
+
+@pytest.fixture(autouse=True)
+def _prebuilt_in_groups(request):
+    """The table tests' kernels, built a dozen tests at a time (util.prebuild_ahead)."""
+    prebuild_ahead(request, 12)
 
 
 # ---- the tables -------------------------------------------------------------------------------
@@ -292,10 +301,12 @@ def _elementwise_signatures(prim):
 
 
 @pytest.mark.parametrize("name", ELEMENTWISE)
+@prebuilt_examples
 @SETTINGS
 @given(data=st.data(), shape=st.lists(st.integers(0, 4), max_size=3).map(tuple),
        seed=st.integers(0, 2**32 - 1), special=st.booleans(),
        rng_=st.sampled_from([(-4.0, 4.0), (-1.2, 1.2), (-40, 40)]))
+@example_body
 def test_elementwise_table(name, data, shape, seed, special, rng_):
     prim, module = ALL[name]
     ins, choices = data.draw(st.sampled_from(_elementwise_signatures(prim)), label="signature")
@@ -362,9 +373,11 @@ def _sum_tolerance(x, axes, want_shape, keep):
 
 
 @pytest.mark.parametrize("name", REDUCTION)
+@prebuilt_examples
 @SETTINGS
 @given(data=st.data(), shape=st.lists(st.integers(0, 4), max_size=3).map(tuple),
        seed=st.integers(0, 2**32 - 1), special=st.booleans())
+@example_body
 def test_reduction_table(name, data, shape, seed, special):
     prim, module = ALL[name]
     kind = _reduction_kind(prim)
@@ -470,9 +483,11 @@ VIEW_CASES = {
 
 
 @pytest.mark.parametrize("name", VIEW)
+@prebuilt_examples
 @SETTINGS
 @given(data=st.data(), shape=st.lists(st.integers(0, 4), max_size=3).map(tuple),
        seed=st.integers(0, 2**32 - 1), dt=st.sampled_from(["float32", "int32"]))
+@example_body
 def test_view_table(name, data, shape, seed, dt):
     prim, module = ALL[name]
     params = data.draw(VIEW_CASES[name](shape), label="params")
@@ -496,8 +511,10 @@ OPAQUE_CASES = {"counter_iota": _counter_iota_case}
 
 
 @pytest.mark.parametrize("name", sorted(OPAQUE_CASES))
+@prebuilt_examples
 @SETTINGS
 @given(data=st.data())
+@example_body
 def test_opaque_table(name, data):
     prim, _ = ALL[name]
     hosts, params = OPAQUE_CASES[name](data)

@@ -1,6 +1,7 @@
 """Shared test helpers: random data, tolerances, hypothesis strategies, layouts."""
 import numpy as np
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
 
 import netcl.numpy as jnp
 
@@ -178,3 +179,101 @@ def build_kernels_together(thunks):
         tried |= new
         kernels.build_together(wanted)
         pending = stopped
+
+
+class _ExampleState(__import__("threading").local):
+    recording = False   # (prebuilt_examples' first runs: examples stop at an unbuilt program)
+    deferred = False    # (an example stopped so, this run)
+
+
+_EXAMPLES = _ExampleState()
+
+
+def prebuilt_examples(hypothesis_test):
+    """Decorator for a @given test whose examples evaluate small eager netcl expressions
+    (over @settings and @given; the test function itself gets @example_body, under @given):
+    the kernels every drawn example will launch are built first, in few compiler runs
+    (build_kernels_together), then the test runs as before, every example checked.
+
+    The first runs draw the same examples as the real one (derandomized, the same seed):
+    there each example runs with builds deferred until it asks for a program not built yet
+    (example_body ends it there quietly, and its checks are not looked at); the real run
+    then finds every program built. example_body leaves the test's source, signature and
+    pytest id as they were, so hypothesis derives the same seed and draws the same
+    examples as the undecorated test did. Nothing changes on the NumPy fallback."""
+    import functools
+
+    def recorder(*args, **kwargs):
+        """The thunk (for build_kernels_together) of the first runs."""
+        from netcl.core import kernels
+
+        def record():
+            _EXAMPLES.recording, _EXAMPLES.deferred = True, False
+            try:
+                hypothesis_test(*args, **kwargs)
+            finally:
+                _EXAMPLES.recording = False
+            if _EXAMPLES.deferred:
+                raise kernels.Deferred()
+        return record
+
+    @functools.wraps(hypothesis_test)
+    def run(*args, **kwargs):
+        if not _PREBUILT.pop((run, repr(args), repr(sorted(kwargs.items()))), False):
+            build_kernels_together([recorder(*args, **kwargs)])
+        hypothesis_test(*args, **kwargs)
+    run.recorder = recorder
+    return run
+
+
+_PREBUILT = {}  # (prebuilt_examples test, its arguments) whose kernels prebuild_ahead built
+
+
+def prebuild_ahead(request, count):
+    """For an autouse fixture of a module of parametrized @prebuilt_examples tests: before
+    the first of every `count` of them (in run order), the kernels that all `count` will
+    launch are built together (fewer compiler runs than one test at a time); each test then
+    runs its examples as before. Each one's first runs draw what its own run will: the
+    pytest id enters hypothesis' seed (its pytest plugin sets it again for the real run)."""
+    def key(item):
+        return (item.obj, repr(()), repr(sorted(item.callspec.params.items())))
+    item = request.node
+    if not hasattr(item.obj, "recorder") or key(item) in _PREBUILT:
+        return
+    items = [i for i in request.session.items if i.module is item.module
+             and hasattr(i.obj, "recorder") and hasattr(i, "callspec")]
+    if item not in items:
+        return
+    start = items.index(item)
+    thunks = []
+    for it in items[start:start + count]:
+        record = it.obj.recorder(**it.callspec.params)
+
+        def with_its_seed(it=it, record=record):
+            it.obj.hypothesis.inner_test._hypothesis_internal_add_digest = it.nodeid.encode()
+            record()
+        thunks.append(with_its_seed)
+        _PREBUILT[key(it)] = True
+    build_kernels_together(thunks)
+
+
+def example_body(test):
+    """The body of a @prebuilt_examples test (the decorator just above the def): runs it
+    unchanged, except in the recording runs, where an example ends quietly at its first
+    unbuilt program or any error (the real run reports errors)."""
+    import functools
+
+    @functools.wraps(test)
+    def body(*args, **kwargs):
+        if not _EXAMPLES.recording:
+            return test(*args, **kwargs)
+        from netcl.core import kernels
+        try:
+            test(*args, **kwargs)
+        except kernels.Deferred:
+            _EXAMPLES.deferred = True
+        except HypothesisException:     # (assume(...) and the like: as in the real run)
+            raise
+        except Exception:   # noqa: BLE001 - (the real run reports it)
+            pass
+    return body
