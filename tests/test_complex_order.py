@@ -367,9 +367,10 @@ ERRORS = [
     (lambda z: lax.top_k(z, 2), ValueError, r"top_k: operand of shape \(2, 3\) and dtype"),
     (lambda z: jnp.partition(z, 1), NotImplementedError, r"partition: a of shape \(2, 3\)"),
     (lambda z: jnp.argpartition(z, 1), NotImplementedError, r"argpartition: a of shape"),
-    (lambda z: jnp.clip(z, 0, 1), ValueError, r"clip: a of shape \(2, 3\) and dtype complex64"),
-    (lambda z, r: jnp.clip(r, 0j), ValueError, r"clip: a_min of shape \(\) and dtype complex"),
-    (lambda z, r: jnp.clip(r, None, z), ValueError, r"clip: a_max of shape \(2, 3\)"),
+    (lambda z: jnp.clip(z, 0, 1), ValueError,
+     r"clip: arr of shape \(2, 3\) and dtype complex64"),
+    (lambda z, r: jnp.clip(r, 0j), ValueError, r"clip: min of shape \(\) and dtype complex"),
+    (lambda z, r: jnp.clip(r, None, z), ValueError, r"clip: max of shape \(2, 3\)"),
 ]
 JAX_ERRORS = [
     lambda z: jjnp.argmax(z), lambda z: jjnp.argmin(z, axis=1), lambda z: jjnp.nanargmax(z),
