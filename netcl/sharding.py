@@ -16,6 +16,7 @@ GSPMD partitioner): a jitted function given global arrays gathers them onto one 
 >>> x = netcl.device_put(jnp.arange(8.0), NamedSharding(mesh, P("batch")))
 >>> x.addressable_shards[1].index      # (slice(4, 8, None),)
 """
+import abc
 import contextlib
 import contextvars
 import itertools
@@ -266,16 +267,26 @@ def reshard(x, shardings):
 
 # ---- shardings ---------------------------------------------------------------------------------
 
-class Sharding:
-    """Where each block of an array lives (jax.sharding.Sharding)."""
+class Sharding(abc.ABC):
+    """Where each block of an array lives (jax.sharding.Sharding). A sharding says which
+    devices it uses (`_device_list`), the block shape (`shard_shape`) and each device's
+    block (`_blocks`: (device, index, replica id) in order)."""
 
     def devices_indices_map(self, global_shape):
         """{device: the index (tuple of slices) of its block} for an array of global_shape."""
         return {d: idx for d, idx, _ in self._blocks(tuple(global_shape))}
 
+    @abc.abstractmethod
+    def _device_list(self):
+        """The devices holding blocks, in order."""
+
+    @abc.abstractmethod
+    def _blocks(self, shape):
+        """(device, index, replica id) for each device, for an array of `shape`."""
+
+    @abc.abstractmethod
     def shard_shape(self, global_shape):
         """The shape of one block of an array of `global_shape`."""
-        raise NotImplementedError
 
     def check_fits(self, global_shape, where):
         """ValueError naming `where` unless an array of `global_shape` can be cut so."""
