@@ -1,11 +1,14 @@
 """Time tensor-core (TF32 mma.sync) GEMM configurations of netcl.primitives.gemm_mma on W5's
 convolution shapes, with P stored (no gather): device time per product, TFLOP/s; with
 `--half`, configurations of gemm_mma_staged.py's kernel (16-bit or TF32 operands) on a
-square product; with `--tf32-square`, gemm_mma.py's TF32 tiers on a square product.
+square product; with `--tf32-square`, gemm_mma.py's TF32 tiers on a square product; with
+`--wgmma`, gemm_wgmma.py's configurations (Hopper) beside the staged kernel's first tier and,
+where PyTorch is installed, cuBLAS, in the same run.
 
     python benchmarks/gemm_mma_bench.py         # on the default OpenCL device (NVIDIA sm_80+)
     python benchmarks/gemm_mma_bench.py --half 8192 [--operands bf16|tf32] [--trans NT]
     python benchmarks/gemm_mma_bench.py --tf32-square 8192     # gemm_mma.py's TF32 kernel
+    python benchmarks/gemm_mma_bench.py --wgmma 8192 [--operands bf16] [--trans NN]
 
 H100 (this session): 262144x64x288 0.18 ms (53 TFLOP/s) for every 128x64 layout tried;
 65536x128x576 0.126 ms (76); 262144x32x576 0.275 ms (35): the warp layout barely matters,
@@ -22,6 +25,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from netcl.primitives import gemm as G  # noqa: E402
 from netcl.primitives import gemm_mma as MM  # noqa: E402
 from netcl.primitives import gemm_mma_staged as MH  # noqa: E402
+from netcl.primitives import gemm_wgmma as WG  # noqa: E402
+from netcl.core import kernels as KN  # noqa: E402
 
 C = MM.MmaConfig
 CASES = [  # (M, N, K, configs): W5's products at batch 256
@@ -122,6 +127,51 @@ def bench_half(ctx, queue, n, operands="f16", trans="NN", runs=10, cfgs=None, re
     return sorted(out, key=lambda r: -r[0])
 
 
+WGMMA_CANDIDATES = WG.TIERS + [
+    WG.WgmmaConfig(wgs=2, mt=1, bn=256, n_inst=256, stages=4, inflight=0),
+    WG.WgmmaConfig(wgs=2, mt=1, bn=256, n_inst=256, stages=3),
+    WG.WgmmaConfig(wgs=2, mt=1, bn=256, n_inst=128, stages=4),
+    WG.WgmmaConfig(wgs=2, mt=2, bn=128, n_inst=128, stages=4),
+    WG.WgmmaConfig(wgs=2, mt=1, bn=256, n_inst=256, stages=4, group_m=16),
+]
+
+
+def bench_wgmma(ctx, queue, n, operands="bf16", trans="NN", runs=10):
+    """TFLOP/s of an n^3 product (16-bit C) of each WGMMA_CANDIDATES configuration, of the
+    staged kernel's first tier and of torch.matmul (cuBLAS) on the same GPU, in turn."""
+    ta, tb = trans[0] == "T", trans[1] == "T"
+    out = "bfloat16" if operands == "bf16" else "half"
+    mf = cl.mem_flags.READ_WRITE
+    a, b, c = (cl.Buffer(ctx, mf, 2 * n * n) for _ in range(3))
+    dev = ctx.devices[0]
+    rows = []
+    for cfg in WGMMA_CANDIDATES + [MH.HALF_TIERS[0]]:
+        src = (WG.wgmma_source(cfg, ta, tb, operands, out) if isinstance(cfg, WG.WgmmaConfig)
+               else MH.staged_source(cfg, ta, tb, operands, out))
+        k = cl.Kernel(KN.build_program(ctx, dev, src), "netcl_gemm")
+        k.set_args(c, a, b, *[np.int32(v) for v in (n, n, n, n, n, n, 0, 0, 0, 0, 0, 0)])
+        g, l_ = G.launch_dims(cfg, 1, n, n)
+        tf = 2 * n ** 3 / _time(queue, k, g, l_, runs) / 1e12
+        rows.append((tf, cfg))
+        print(f"{operands} {trans} {cfg}: {tf:.1f} TFLOP/s", flush=True)
+    try:
+        import torch
+    except ImportError:
+        return rows
+    dt = {"bf16": torch.bfloat16, "f16": torch.float16}[operands]
+    x, y = (torch.randn(n, n, device="cuda", dtype=dt) for _ in range(2))
+    for _ in range(3):
+        x @ y
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(runs):
+        x @ y
+    torch.cuda.synchronize()
+    print(f"torch {torch.__version__} {operands}: "
+          f"{2 * n ** 3 / ((time.perf_counter() - t) / runs) / 1e12:.1f} TFLOP/s", flush=True)
+    return rows
+
+
 def bench_tf32_square(ctx, queue, n, runs=5):
     mf = cl.mem_flags.READ_WRITE
     a, b, c = (cl.Buffer(ctx, mf, 4 * n * n) for _ in range(3))
@@ -147,6 +197,7 @@ def main():
     ap.add_argument("--trans", default="NN")
     ap.add_argument("--sweep", action="store_true", help="with --half: time sweep_candidates()")
     ap.add_argument("--tf32-square", type=int, default=0)
+    ap.add_argument("--wgmma", type=int, default=0, help="time gemm_wgmma.py at n^3")
     args = ap.parse_args()
     dev = cl.get_platforms()[0].get_devices()[0]
     if not MM.supports_mma(dev):
@@ -160,7 +211,9 @@ def main():
         print("fastest:", *(f"{tf:.1f} {cfg} async={a}" for tf, cfg, a in best[:3]), sep="\n  ")
     if args.tf32_square:
         bench_tf32_square(ctx, queue, args.tf32_square)
-    if args.half or args.tf32_square:
+    if args.wgmma:
+        bench_wgmma(ctx, queue, args.wgmma, args.operands, args.trans)
+    if args.half or args.tf32_square or args.wgmma:
         return
     for M, N, K, cfgs in CASES:
         for cfg in cfgs:

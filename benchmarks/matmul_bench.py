@@ -159,8 +159,9 @@ def main(argv=None):
             print(f"{wid:4} {dtype:9} {precision or '-':8} {lib:6} {med * 1e3:9.3f} ms "
                   f"{fig:9.1f} {unit}  {note}", flush=True)
     if not dev.is_numpy and gpu:
-        from netcl.primitives import gemm_mma_staged
-        print(f"half tiers: {gemm_mma_staged.HALF_TIERS[0]}")
+        from netcl.primitives import dot_tensor_cores
+        print(f"half tiles at n = {n}: "
+              f"{dot_tensor_cores.half_config(dev, 'bf16', n, n, False, False)}")
     return results
 
 

@@ -64,6 +64,7 @@ KERNEL_FILES = {
     "test_eager_grad_cache.py": "eager grad's compiled backward (kernel launches counted)",
     "test_gemm_kernels.py": "raw OpenCL GEMM kernels",
     "test_gemm_mma.py": "tensor-core GEMM kernels",
+    "test_gemm_wgmma.py": "Hopper's warpgroup tensor-core GEMM kernel",
     "test_jit_epilogue.py": "GEMM epilogue fusion (none on the fallback)",
     "test_jit_in_place.py": "in-place fused kernels (none on the fallback)",
     "test_jit_horizontal.py": "horizontal kernels against each group's own",

@@ -304,16 +304,49 @@ def _with_preambles(source):
     return source
 
 
+# Inline PTX for a newer target than NVIDIA's OpenCL compiler emits (Hopper's wgmma needs
+# sm_90a; the compiler writes sm_90): the source names the target with `ptx_target_mark`
+# and writes each such statement behind PTX_DEFERRED, a PTX comment, so that the OpenCL
+# build assembles; `build_program` then uncomments them in the PTX the driver made,
+# retargets it and builds that (NVIDIA's drivers take PTX as a program's binary).
+PTX_DEFERRED = "//@"
+_PTX_TARGET_MARK = re.compile(r"/\* netcl-ptx-target: (sm_\w+) \*/")
+
+
+def ptx_target_mark(target):
+    """The source comment asking `build_program` to rebuild a program's PTX for `target`
+    (e.g. "sm_90a") with the statements behind PTX_DEFERRED enabled."""
+    return f"/* netcl-ptx-target: {target} */"
+
+
+def build_program(context, cl_device, source, options=()):
+    """``cl.Program(context, source).build(options)`` for `cl_device`, and for a source
+    carrying `ptx_target_mark` the rebuild its PTX asks for (see PTX_DEFERRED)."""
+    with warnings.catch_warnings():
+        # NVIDIA prints informational build logs; real failures raise
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        prg = cl.Program(context, source).build(options=list(options), devices=[cl_device])
+        mark = _PTX_TARGET_MARK.search(source)
+        if mark is None:
+            return prg
+        ptx = prg.get_info(cl.program_info.BINARIES)[0].decode().rstrip("\0")
+        ptx = retarget_ptx(ptx, mark.group(1))
+        return cl.Program(context, [cl_device], [ptx.encode()]).build(options=list(options))
+
+
+def retarget_ptx(ptx, target):
+    """PTX text `ptx` for `target` (its ``.target`` line's architecture replaced), with the
+    statements behind PTX_DEFERRED enabled."""
+    return re.sub(r"^\.target\s+sm_\w+", ".target " + target, ptx, count=1,
+                  flags=re.M).replace(PTX_DEFERRED, "")
+
+
 def _compile(device, source, options):
     """Build the program for `source` (preambles added) or raise KernelBuildError."""
     _devices.check_not_forked()   # (a build in a forked child would hang)
     source = _with_preambles(source)
     try:
-        with warnings.catch_warnings():
-            # NVIDIA prints informational build logs; real failures raise below.
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            return cl.Program(device.context, source).build(options=list(options),
-                                                            devices=[device.cl_device])
+        return build_program(device.context, device.cl_device, source, options)
     except cl.RuntimeError as e:
         raise KernelBuildError(device, source, str(e)) from None
 

@@ -12,6 +12,7 @@ host memory. A generator reads `device.target`; nothing else asks `device.kind`.
 Tests and benchmarks try the other kernels of a family on one device through
 `netcl.test_util.override_target(device, reduction_style="gpu")`.
 """
+import os
 from dataclasses import dataclass
 
 # Columns one work-item of a column-sum epilogue covers on CPU targets: four float8 vectors.
@@ -95,6 +96,10 @@ class Target:
     # bytes of arguments one kernel may take (CL_DEVICE_MAX_PARAMETER_SIZE; OpenCL 1.2
     # guarantees 1024): how many segments a horizontal kernel holds
     kernel_argument_bytes: int = 1024
+    # Hopper's warpgroup tensor-core instructions (wgmma, PTX sm_90a: NVIDIA compute
+    # capability 9.0 exactly; Blackwell has other ones): 16-bit products take
+    # gemm_wgmma.py's kernel. NETCL_WGMMA=0 turns it off (benchmarks compare the two).
+    wgmma: bool = False
     # memory another API allocated can be imported as a buffer ("opaque_fd": NVIDIA's
     # cl_khr_external_memory_opaque_fd, through which GPUs of one host read each other's
     # memory: core/peer_memory.py); "" where not
@@ -118,6 +123,14 @@ def nvidia_tensor_cores(cl_device):
             int(cl_device.compute_capability_major_nv) >= 8
     except Exception:      # no cl_nv_device_attribute_query
         return False
+
+
+def nvidia_wgmma(cl_device):
+    """True on NVIDIA GPUs of compute capability 9.0 (wgmma), unless NETCL_WGMMA=0."""
+    if os.environ.get("NETCL_WGMMA", "1") == "0" or not nvidia_tensor_cores(cl_device):
+        return False
+    return (int(cl_device.compute_capability_major_nv),
+            int(cl_device.compute_capability_minor_nv)) == (9, 0)
 
 
 # Shared memory one thread block may use, by NVIDIA compute capability (CUDA C++ Programming
@@ -189,5 +202,6 @@ def target_for(cl_device, kind):
                   split_k=True, tensor_cores=nvidia_tensor_cores(cl_device), column_sum_width=1,
                   max_dense_epilogue_extras=-1, kernel_argument_bytes=arg_bytes,
                   local_mem_limit=max(local_mem, nvidia_local_mem_limit(cl_device) or 0),
+                  wgmma=nvidia_wgmma(cl_device),
                   external_memory="opaque_fd" if _has_extension(
                       cl_device, "cl_khr_external_memory_opaque_fd") else "")

@@ -1,10 +1,12 @@
 """dot_general on tensor cores (devices whose Target has ``tensor_cores``): the kernel of a
 float32 product in TF32, and the launcher of a product of float16 or bfloat16 operands,
 which reads the operands' 16-bit storage as it is and writes the half or float32 result
-itself (both gemm_mma_staged.py; a TF32 product with a statement epilogue, jit's fused
-groups, takes gemm_mma.py's kernel). matmul_precision.gemm_arithmetic decides which
+itself (gemm_mma_staged.py; 16-bit products whose tiles arrive by cp.async take
+gemm_wgmma.py's kernel on devices whose Target has ``wgmma``, `half_config`; a TF32 product
+with a statement epilogue, jit's fused groups, takes gemm_mma.py's kernel). matmul_precision.gemm_arithmetic decides which
 products come here; linalg.py falls back to its float32 kernels where a kernel fails to
 build."""
+import dataclasses
 import warnings
 
 import numpy as np
@@ -14,7 +16,7 @@ from ..core import dtypes, kernels
 from ..core.array import Array
 from ..core.launch import Launch
 from ..core.shapes import contiguous_strides
-from . import gemm, gemm_mma, gemm_mma_staged as staged, split_k
+from . import gemm, gemm_mma, gemm_mma_staged as staged, gemm_wgmma, split_k
 
 _failed = set()    # (device, source) pairs whose build failed
 
@@ -33,6 +35,41 @@ def _build(device, src, what):
                       f"({lines[1] if len(lines) > 1 else e}); using the float32 kernels",
                       RuntimeWarning, stacklevel=7)
         return None
+
+
+def half_config(device, operands, M, N, ta, tb, async_copy=True):
+    """The tiles of a product of 16-bit `operands` ("f16", "bf16") on tensor cores:
+    gemm_wgmma.py's where the device has wgmma and the tiles arrive by cp.async (operands
+    `staged.aligned`), else gemm_mma_staged.py's."""
+    limit = device.target.local_mem_limit
+    if async_copy and device.target.wgmma:
+        cfg = gemm_wgmma.choose_config(M, N, limit, device.capabilities.compute_units)
+        if cfg is not None:
+            return cfg
+    return staged.choose_config(operands, M, N, limit, ta, tb, async_copy)
+
+
+def half_kernel(device, cfg, ta, tb, operands, out, epilogue=None, async_copy=True,
+                gather_a=None, M=0, N=0):
+    """(kernel, config) of a 16-bit product on tensor cores with the tiles `cfg` (from
+    `half_config`; `M`, `N` choose again where it changes), kernel None where it does not
+    build. Where gemm_wgmma.py's kernel fails to build (a driver that takes no PTX as a
+    program binary), the device's Target loses ``wgmma`` (warned once) and
+    gemm_mma_staged.py's kernel runs instead."""
+    if isinstance(cfg, gemm_wgmma.WgmmaConfig):
+        src = gemm_wgmma.wgmma_source(cfg, ta, tb, operands, out, epilogue, gather_a)
+        try:
+            k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
+            k._netcl_source = src
+            return k, cfg
+        except (kernels.KernelBuildError, cl.Error) as e:
+            warnings.warn(f"netcl: the wgmma GEMM failed to build on {device.name} "
+                          f"({str(e).splitlines()[0][:300]}); using mma.sync", RuntimeWarning,
+                          stacklevel=3)
+            device.target = dataclasses.replace(device.target, wgmma=False)
+            cfg = half_config(device, operands, M, N, ta, tb, async_copy)
+    src = staged.staged_source(cfg, ta, tb, operands, out, epilogue, async_copy, gather_a)
+    return _build(device, src, operands), cfg
 
 
 def tf32_kernel(device, trans_a, trans_b, B, M, N, epilogue=None, aligned=False):
@@ -56,16 +93,23 @@ def tf32_kernel(device, trans_a, trans_b, B, M, N, epilogue=None, aligned=False)
 def half_epilogue_kernel(device, pa, pb, M, N, K, epilogue, arith):
     """(kernel, global size, local size, None) of a product of 16-bit operands (`arith`
     "f16" or "bf16") on tensor cores whose result a statement epilogue (gemm.GemmEpilogue)
-    finishes, as linalg._gemm_setup returns them, its size arguments set: gemm_mma.py's
-    kernel, which takes epilogues, with 16-bit operands. None where a product of so few
+    finishes, as linalg._gemm_setup returns them, its size arguments set: gemm_wgmma.py's
+    kernel where `half_config` gives it and the operands suit cp.async, else gemm_mma.py's
+    (register-staged, any layout), both taking epilogues. None where a product of so few
     output tiles would split K (split_k.py: the product and its group then run apart) or
     the kernel does not build."""
-    cfg = gemm_mma.choose_mma_config(M, N, arith,
-                                     min_blocks=device.capabilities.compute_units)
+    cus = device.capabilities.compute_units
+    cfg = gemm_wgmma.choose_config(M, N, device.target.local_mem_limit, cus) \
+        if device.target.wgmma and operands_aligned(arith, pa, pb, 1) else None
+    if cfg is None:
+        cfg = gemm_mma.choose_mma_config(M, N, arith, min_blocks=cus)
     if split_k.gpu_parts(device, -(-M // cfg.bm) * -(-N // cfg.bn), K) > 1:
         return None
-    k = _build(device, gemm_mma.mma_source(cfg, pa.trans, pb.trans, epilogue, operands=arith),
-               arith)
+    if isinstance(cfg, gemm_wgmma.WgmmaConfig):
+        k, cfg = half_kernel(device, cfg, pa.trans, pb.trans, arith, "float", epilogue, M=M, N=N)
+    else:
+        k = _build(device, gemm_mma.mma_source(cfg, pa.trans, pb.trans, epilogue,
+                                               operands=arith), arith)
     if k is None:
         return None
     for i, v in enumerate((M, N, K, pa.ld, pb.ld, N, pa.bstride, pb.bstride, M * N, pa.offset,
@@ -106,12 +150,10 @@ def half_run(device, lhs, rhs, lhs_dims, rhs_dims, B, M, N, K, out_aval, arith):
     pa = _Prep(lhs, *lhs_dims, lhs.dtype)       # as they are, or copied dense (same dtype)
     pb = _Prep(rhs, *rhs_dims, rhs.dtype)
     _check_index_limit(lhs, rhs, pa, pb, B, M, N, K)
-    limit = device.target.local_mem_limit
 
     def config(batch, strides=None):
         async_copy = operands_aligned(arith, pa, pb, batch, strides)
-        return staged.choose_config(arith, M, N, limit, pa.trans, pb.trans, async_copy), \
-            async_copy
+        return half_config(device, arith, M, N, pa.trans, pb.trans, async_copy), async_copy
     cfg, async_copy = config(B)
     # few output tiles and a long K (a classifier's product): K in chunks, as float32 parts
     parts = split_k.gpu_parts(device, -(-M // cfg.bm) * -(-N // cfg.bn), K) if B == 1 else 1
@@ -122,9 +164,8 @@ def half_run(device, lhs, rhs, lhs_dims, rhs_dims, B, M, N, K, out_aval, arith):
         sa, sb = split_k.chunk_strides(pa.trans, pa.ld, pb.trans, pb.ld, kc)
         cfg, async_copy = config(parts, (sa, sb))
         sizes = (M, N, kc, pa.ld, pb.ld, N, sa, sb, M * N, pa.offset, pb.offset, 0)
-    src = staged.staged_source(cfg, pa.trans, pb.trans, arith,
-                               "float" if parts > 1 else out, async_copy=async_copy)
-    k = _build(device, src, arith)
+    k, cfg = half_kernel(device, cfg, pa.trans, pb.trans, arith, "float" if parts > 1 else out,
+                         async_copy=async_copy, M=M, N=N)
     if k is None:
         return None
     gsize, lsize = gemm.launch_dims(cfg, parts if parts > 1 else B, M, N)

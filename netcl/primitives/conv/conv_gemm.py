@@ -190,14 +190,23 @@ def _gemm_kernel(device, dtype, ta, tb, M, N, K, split=False, epilogue=None, gat
     """(kernel, config) of one GEMM call; `gather` (from `_implicit_gather`) reads P, the A
     operand where `a_is_p`, else B, straight from the input; `tf32`: on tensor cores;
     `half` ("f16"/"bf16"): 16-bit operands on tensor cores, C stored as `out_dtype`;
-    `chunks` (from `_staged_chunks`): gemm_mma_staged.py's kernel copies P's tiles."""
+    `chunks` (from `_staged_chunks`): a kernel copying P's tiles by cp.async (16-bit
+    operands: dot_tensor_cores.half_kernel's, TF32: gemm_mma_staged.py's)."""
     from .. import gemm, gemm_tiers
     tname = "double" if dtype == dtypes.float64 else "float"
+    if chunks is not None and half:       # (gemm_wgmma.py's kernel where the device has it)
+        from .. import dot_tensor_cores as dtc
+        cfg = dtc.half_config(device, half, M, N, ta, tb)
+        k, cfg = dtc.half_kernel(device, cfg, ta, tb, half, _MMA_OUT[out_dtype], epilogue,
+                                 gather_a=chunks, M=M, N=N)
+        if k is None:
+            raise kernels.KernelBuildError(device, "", f"the {half} tensor-core GEMM of a "
+                                           "convolution failed to build")
+        return k, cfg
     if chunks is not None:
         from .. import gemm_mma_staged as staged
-        operands = half or "tf32"
-        cfg = staged.choose_config(operands, M, N, device.target.local_mem_limit, ta, tb)
-        src = staged.staged_source(cfg, ta, tb, operands, _MMA_OUT[out_dtype], epilogue,
+        cfg = staged.choose_config("tf32", M, N, device.target.local_mem_limit, ta, tb)
+        src = staged.staged_source(cfg, ta, tb, "tf32", _MMA_OUT[out_dtype], epilogue,
                                    gather_a=chunks)
         k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
         k._netcl_source = src

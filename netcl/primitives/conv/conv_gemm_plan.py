@@ -274,12 +274,13 @@ _HALF_DTYPES = {"f16": dtypes.float16, "bf16": dtypes.bfloat16}
 
 
 def _staged_split_k(device, operands, M, N, K, ta, tb):
-    """The K chunks of a split 16-bit product on gemm_mma_staged.py's kernel (P's tiles
-    copied by cp.async): about two work-groups per compute unit. Its chunks pay their
-    pipeline's start and the partial sums' traffic, which the longer chunks amortise (a
-    CNN's kernel gradients ran fastest with 64 parts rather than _split_k's 256)."""
-    from .. import gemm_mma_staged as staged
-    cfg = staged.choose_config(operands, M, N, device.target.local_mem_limit, ta, tb)
+    """The K chunks of a split 16-bit product on a tensor-core kernel whose P tiles are
+    copied by cp.async (dot_tensor_cores.half_config): about two work-groups per compute
+    unit. Its chunks pay their pipeline's start and the partial sums' traffic, which the
+    longer chunks amortise (a CNN's kernel gradients ran fastest with 64 parts rather than
+    _split_k's 256)."""
+    from ..dot_tensor_cores import half_config
+    cfg = half_config(device, operands, M, N, ta, tb)
     tiles = -(-M // cfg.bm) * -(-N // cfg.bn)
     parts = min(-(-2 * device.capabilities.compute_units // tiles), K // 256)
     return split_k.even_parts(K, parts) if parts > 1 else 1
