@@ -35,7 +35,7 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .batching import _broadcast_prefix
 from .executable import Executable
 from .passes import optimize
-from .pmap_exchange import run_collectives
+from .pmap_exchange import route_collectives, run_collectives
 from ..distributed import world
 from .staging import stage
 
@@ -153,6 +153,9 @@ class _Program:
         self.out_tree = out_tree
         self.const_outs = const_outs    # var id -> per device, outputs that are constants
         self.out_axes = None            # out_axes per output leaf (the first call sets it)
+        # per collective group, how its collectives run (pmap_exchange.Routes; the first
+        # call in a world works it out)
+        self.routes = [None] * len(collectives)
         self.invar_ids = frozenset(v.id for v in invars)
         # per collective group: the inputs read there for the last time, by one collective,
         # made by a segment or arguments (donated ones may be overwritten); the variables
@@ -290,29 +293,38 @@ def _run(program, per_device_inputs, devices, world=None, donated=frozenset()):
         for i in range(n):
             env[i][vid] = per_device[i]
     for k, (seg, colls) in enumerate(zip(program.segments, program.collectives)):
-        ins = [v.id for v in seg.ir.invars]
-        with _devices.LOCK:         # (launchers share kernel objects between threads)
-            # the devices' launches alternate, a slice each, and each slice is flushed: every
-            # device starts at once, where device by device the last would start a whole
-            # step's enqueueing late
-            running = {i: exe.in_slices([env[i][vid] for vid in ins], ENQUEUE_SLICES)
-                       for i, exe in enumerate(seg.executables)}
-            while running:
-                for i, slices in list(running.items()):
-                    try:
-                        next(slices)
-                    except StopIteration as done:
-                        for v, o in zip(seg.ir.outvars, done.value):
-                            env[i][v.id] = o
-                        del running[i]
-                    if devices[i].queue is not None:     # (the NumPy fallback has none)
-                        devices[i].queue.flush()
+        if seg.ir.eqns:
+            _run_segment(seg, env, devices)
         if colls:
             # (across processes an all-reduce may reduce in place: run_collectives)
             overwritable = None if world is None else _overwritable(program, k, env, donated)
+            routes = program.routes[k]
+            if routes is None or routes.world is not world:
+                routes = program.routes[k] = route_collectives(colls, world)
             with _devices.LOCK:     # (the pinned staging memory is shared)
-                run_collectives(colls, env, devices, world, overwritable)
+                run_collectives(colls, env, devices, world, overwritable, routes)
     return [[env[i][v.id] for v in program.outvars] for i in range(n)]
+
+
+def _run_segment(seg, env, devices):
+    """Enqueue segment `seg` on every device (its outputs into `env[i]`)."""
+    ins = [v.id for v in seg.ir.invars]
+    with _devices.LOCK:         # (launchers share kernel objects between threads)
+        # the devices' launches alternate, a slice each, and each slice is flushed: every
+        # device starts at once, where device by device the last would start a whole
+        # step's enqueueing late
+        running = {i: exe.in_slices([env[i][vid] for vid in ins], ENQUEUE_SLICES)
+                   for i, exe in enumerate(seg.executables)}
+        while running:
+            for i, slices in list(running.items()):
+                try:
+                    next(slices)
+                except StopIteration as done:
+                    for v, o in zip(seg.ir.outvars, done.value):
+                        env[i][v.id] = o
+                    del running[i]
+                if devices[i].queue is not None:     # (the NumPy fallback has none)
+                    devices[i].queue.flush()
 
 
 # ---- pmap ------------------------------------------------------------------------------------

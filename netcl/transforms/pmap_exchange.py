@@ -59,32 +59,73 @@ from . import pmap_host_memory as host_memory
 from . import pmap_process_peer as process_peer
 
 
-def run_collectives(eqns, env, devices, world=None, overwritable=None):
+def run_collectives(eqns, env, devices, world=None, overwritable=None, routes=None):
     """Enqueue the collective equations `eqns` (independent of one another) on every device:
     `env[i]` maps variable ids to device i's values and receives the outputs. With a
     `world` (netcl.distributed: several processes, each running this with its own devices,
     in axis order process by process) the collectives span the processes.
     `overwritable(var id)`: whether an all-reduce may write its result over that input on
     every device (nothing reads it afterwards and no other array holds its buffer); None:
-    none may."""
+    none may. `routes`: `route_collectives(eqns, world)`, which a caller running the same
+    equations again keeps (None: worked out here)."""
     if devices[0].queue is None:                    # the NumPy fallback
         for e in eqns:
             _host_collective(e, env, devices, world)
         return
-    buckets = {}
+    if routes is None:
+        routes = route_collectives(eqns, world)
+    for e, run in routes.singles:
+        if run is None:
+            _host_collective(e, env, devices, world)
+        else:
+            run(e, env, devices)
+    for bucket in routes.buckets:
+        _bucketed_all_reduce(bucket, env, devices, world, overwritable)
+    for d in devices:
+        d.queue.flush()     # (other devices' queues wait on these copies)
+
+
+@dataclass(frozen=True)
+class _Bucket:
+    """All-reduces that run as one flat buffer: one primitive and dtype, their equations,
+    each input's element count, and across processes the description their arrival round
+    compares (`_describe`; None within one process)."""
+    prim: object
+    dtype: np.dtype
+    eqns: tuple
+    sizes: tuple
+    what: str
+
+
+@dataclass(frozen=True)
+class Routes:
+    """How `run_collectives` runs a group of collective equations in `world`: `singles`,
+    (equation, its device rule, or None for the host rule) in order, then the all-reduce
+    `buckets`. The same for every call of a compiled step: pmap keeps it, so a call pays
+    for the enqueueing, not for sorting and describing the collectives again."""
+    world: object
+    singles: tuple
+    buckets: tuple
+
+
+def route_collectives(eqns, world=None):
+    """The Routes of the collective equations `eqns` (independent of one another) in
+    `world` (None: one process)."""
+    buckets, singles = {}, []
     for e in eqns:
         dtype = e.inputs[0].aval.dtype if e.inputs else None
         if e.prim in _COMBINE and dtype != dtypes.bool_ and \
                 (world is None or dtype in _MPI_DTYPES or process_peer.available(world)):
             buckets.setdefault((e.prim, dtype), []).append(e)
         elif e.prim in _DIRECT and world is None:
-            _DIRECT[e.prim](e, env, devices)
+            singles.append((e, _DIRECT[e.prim]))
         else:
-            _host_collective(e, env, devices, world)
-    for (prim, dtype), group in buckets.items():
-        _bucketed_all_reduce(prim, dtype, group, env, devices, world, overwritable)
-    for d in devices:
-        d.queue.flush()     # (other devices' queues wait on these copies)
+            singles.append((e, None))
+    return Routes(world, tuple(singles), tuple(
+        _Bucket(prim, dtype, tuple(group), tuple(prod(e.inputs[0].aval.shape) for e in group),
+                None if world is None else
+                _describe(prim.name, [e.inputs[0].aval for e in group]))
+        for (prim, dtype), group in buckets.items()))
 
 
 # ---- staging memory: pinned host memory, or the devices' own (peer memory) ------------------
@@ -217,19 +258,18 @@ _COMBINE = {psum_p: add_p, pmax_p: max_p, pmin_p: min_p}
 _MPI_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint32)
 
 
-def _bucketed_all_reduce(prim, dtype, eqns, env, devices, world, overwritable=None):
-    """All-reduce the inputs of `eqns` (one collective, one dtype) as one flat buffer."""
-    sizes = [prod(e.inputs[0].aval.shape) for e in eqns]
+def _bucketed_all_reduce(bucket, env, devices, world, overwritable=None):
+    """All-reduce the inputs of `bucket`'s equations (one collective, one dtype) as one flat
+    buffer."""
+    prim, dtype, eqns, sizes = bucket.prim, bucket.dtype, bucket.eqns, bucket.sizes
     if world is not None and process_peer.available(world):
-        return process_peer.all_reduce(prim, dtype, eqns, sizes, env, world,
-                                       _describe(prim.name, [e.inputs[0].aval for e in eqns]))
+        return process_peer.all_reduce(prim, dtype, eqns, sizes, env, world, bucket.what)
     if world is None and 1 < len(devices) and 0 < sum(sizes) * dtype.itemsize <= ONE_ROUND_BYTES:
         return _one_round_bucket(prim, dtype, eqns, sizes, env, devices)
     flats = [_pack([env[i][e.inputs[0].id] for e in eqns], dtype) for i in range(len(devices))]
-    what = None if world is None else _describe(prim.name, [e.inputs[0].aval for e in eqns])
     # (several inputs are packed into a new buffer, which the result may overwrite)
     in_place = len(eqns) > 1 or (overwritable is not None and overwritable(eqns[0].inputs[0].id))
-    reduced = _all_reduce(prim, dtype, flats, devices, world, what, in_place)
+    reduced = _all_reduce(prim, dtype, flats, devices, world, bucket.what, in_place)
     for i, y in enumerate(reduced):
         _unpack(y, [e.outputs[0] for e in eqns], env[i])
 
@@ -248,8 +288,12 @@ def _unpack(y, outvars, env):
     its own dense array."""
     if len(outvars) == 1:
         v = outvars[0]
-        env[v.id] = Array(y.device, y._buf, y._storage, tuple(v.aval.shape), y.dtype,
-                          _strides(v.aval.shape), y.offset, v.aval.weak_type)
+        shape = tuple(v.aval.shape)
+        if y.shape == shape and y.weak_type == v.aval.weak_type:
+            env[v.id] = y       # (a 1-d value: the reduced array itself)
+            return
+        env[v.id] = Array(y.device, y._buf, y._storage, shape, y.dtype, _strides(shape),
+                          y.offset, v.aval.weak_type)
         return
     at, isz = y.offset, y.dtype.itemsize
     for v in outvars:

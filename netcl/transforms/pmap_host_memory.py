@@ -17,6 +17,7 @@ the input) before any data moves, and votes on MPI's in-place reduction, which i
 of all processes or none: one that keeps its input (or stages through pinned memory) makes
 every process reduce into a new buffer.
 """
+import numpy as np
 import pyopencl as cl
 
 from ..core.array import Array
@@ -93,15 +94,19 @@ def mapped_all_reduce(world, prim, dtype, device, x, off, n, in_place, what):
 
 def mpi_combine(comm, prim, src, dst=None):
     """dst = the combination (prim) over the processes of src (host arrays of one size; dst
-    None: into src; every process passes one or every process none). Into another array,
-    MPI's reduce-scatter then its all-gather in place: an Allreduce into another buffer
-    first copies the whole input there (MPICH), where the reduce-scatter reads each part
-    where it is."""
+    None: into src; every process passes one or every process none). Between two processes
+    a sum of PAIRWISE_BYTES or more is exchanged by `_pairwise_sum`, a smaller value by one
+    Allreduce. Otherwise into another array, MPI's reduce-scatter then its all-gather in
+    place: an Allreduce into another buffer first copies the whole input there (MPICH),
+    where the reduce-scatter reads each part where it is."""
     from mpi4py import MPI
     op = {psum_p: MPI.SUM, pmax_p: MPI.MAX, pmin_p: MPI.MIN}[prim]
     count, n = comm.Get_size(), src.size
+    if count == 2 and prim is psum_p and src.nbytes >= PAIRWISE_BYTES:
+        _pairwise_sum(comm, src, src if dst is None else dst)
+        return
     block = n // count
-    if dst is None or not block:
+    if dst is None or not block or (count == 2 and src.nbytes < PAIRWISE_BYTES):
         comm.Allreduce(MPI.IN_PLACE if dst is None else src, src if dst is None else dst,
                        op=op)
         return
@@ -110,3 +115,47 @@ def mpi_combine(comm, prim, src, dst=None):
     comm.Allgather(MPI.IN_PLACE, dst[:whole])
     if whole < n:
         comm.Allreduce(src[whole:], dst[whole:], op=op)
+
+
+# From this many bytes a sum between two processes goes by `_pairwise_sum`; below it MPI's
+# Allreduce, one message each way, costs less than two exchanges.
+PAIRWISE_BYTES = 128 << 10
+
+# The bytes of the other process's values one exchange step of `_pairwise_sum` receives: a
+# scratch buffer of this size, kept, stays in the core's cache between the receive and the
+# sum that reads it.
+PAIRWISE_CHUNK_BYTES = 1 << 20
+
+_SCRATCH = []       # the scratch buffer of `_pairwise_sum` (uint8), made at its first use
+
+_TAG = 0x6E63       # the tag of `_pairwise_sum`'s messages ("nc")
+
+
+def _pairwise_sum(comm, src, dst):
+    """dst = src + the other process's src, between the two processes of `comm` (dst may
+    be src): process p owns half p of the elements; each sends the other the other's half
+    of src, in chunks, receiving its own half's values into a scratch buffer it keeps and
+    summing them with its own into dst (NumPy), then each sends the other its half of dst.
+    Each half is summed once, by its owner, so both processes hold the same bits (as MPI's
+    sum: addition is commutative). MPI's reduce-scatter (MPICH's) copies a process's own
+    part into the output and receives into a buffer it allocates per call before it sums;
+    here the sum reads both values where they are and writes the output once."""
+    rank, n = comm.Get_rank(), src.size
+    half = n // 2
+    parts = [(0, half), (half, n)]
+    (a, b), (c, d) = parts[rank], parts[1 - rank]
+    peer = 1 - rank
+    if not _SCRATCH:
+        _SCRATCH.append(np.empty(PAIRWISE_CHUNK_BYTES, np.uint8))
+    step = PAIRWISE_CHUNK_BYTES // src.itemsize
+    scratch = _SCRATCH[0][:step * src.itemsize].view(src.dtype)
+    # (the same number of steps in both processes: the longer half's; a step may move
+    # nothing one way)
+    with np.errstate(over="ignore", invalid="ignore"):   # (inf and NaN as MPI's: silent)
+        for s in range(0, max(b - a, d - c), step):
+            got = scratch[:max(0, min(step, b - a - s))]
+            comm.Sendrecv(src[min(c + s, d):min(c + s + step, d)], peer, _TAG, got, peer,
+                          _TAG)
+            if got.size:
+                np.add(src[a + s:a + s + got.size], got, out=dst[a + s:a + s + got.size])
+    comm.Sendrecv(dst[a:b], peer, _TAG, dst[c:d], peer, _TAG)
