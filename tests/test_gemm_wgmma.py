@@ -56,13 +56,17 @@ def test_ptx_retarget_enables_deferred_statements():
 
 def test_bad_config():
     with pytest.raises(ValueError, match="operands must be"):
-        W.WgmmaConfig().validate("tf32")
+        W.WgmmaConfig().validate("f8")
     with pytest.raises(ValueError, match="bad WgmmaConfig"):
         W.WgmmaConfig(bn=256, n_inst=96).validate()
     with pytest.raises(ValueError, match="bad WgmmaConfig"):
         W.WgmmaConfig(stages=2, inflight=1).validate()
     with pytest.raises(ValueError, match="cannot store C"):
         W.wgmma_source(W.TIERS[0], False, False, "bf16", "double")
+    with pytest.raises(ValueError, match="cannot store C"):
+        W.wgmma_source(W.TIERS[0], False, True, "tf32", "bfloat16")
+    with pytest.raises(ValueError, match="K-major"):
+        W.wgmma_source(W.TIERS[0], False, False, "tf32")
 
 
 def test_choose_config():
@@ -80,8 +84,18 @@ def test_choose_config():
         assert cfg.local_mem_bytes() <= 227 * 1024
 
 
+def _tf32(x):
+    """float32 `x` rounded to TF32 (10 mantissa bits), to nearest, ties away (cvt.rna)."""
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + 0x1000) & 0xFFFFE000).astype(np.uint32).view(np.float32)
+
+
 def _words(x, operands):
-    """(16-bit storage, float64 values the kernel multiplies) of float32 `x`."""
+    """(storage, float64 values the kernel multiplies) of float32 `x`: 16-bit words, or
+    float32 words already rounded to TF32."""
+    if operands == "tf32":
+        t = _tf32(x)
+        return t, t.astype(np.float64)
     if operands == "f16":
         h = x.astype(np.float16)
         return h.view(np.uint16), h.astype(np.float64)
@@ -97,9 +111,9 @@ def _run(cfg, ta, tb, M, N, K, operands="bf16", out="float", batch=1, pad=0, epi
     rng = np.random.default_rng(M * 7 + N * 3 + K)
     a_w, a_v = _words(rng.standard_normal((batch, M, K)).astype(np.float32), operands)
     b_w, b_v = _words(rng.standard_normal((batch, K, N)).astype(np.float32), operands)
-    a_mem = np.concatenate([np.zeros(pad, np.uint16),
+    a_mem = np.concatenate([np.zeros(pad, a_w.dtype),
                             (a_w.transpose(0, 2, 1) if ta else a_w).ravel()])
-    b_mem = np.concatenate([np.zeros(pad, np.uint16),
+    b_mem = np.concatenate([np.zeros(pad, b_w.dtype),
                             (b_w.transpose(0, 2, 1) if tb else b_w).ravel()])
     mf = cl.mem_flags
     da = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a_mem)
@@ -202,3 +216,47 @@ def test_a_driver_that_cannot_build_it_falls_back():
             assert not dev.target.wgmma
     assert any("wgmma GEMM failed to build" in str(w.message) for w in caught)
     np.testing.assert_allclose(got, want, rtol=2 ** -7, atol=1e-2)
+
+
+@needs_wgmma
+@pytest.mark.parametrize("tier", range(len(W.TIERS)))
+def test_tf32_products(tier):
+    for M, N, K in SIZES:
+        _close(*_run(W.TIERS[tier], False, True, M, N, K, "tf32"))
+    C, want, K = _run(W.TIERS[tier], False, True, 96, 80, 48, "tf32", batch=2, pad=4)
+    _close(C, want, K)
+
+
+@needs_wgmma
+@pytest.mark.tf32
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt", "batched"])
+def test_tf32_matmul_at_default_precision(layout):
+    # jnp.matmul of float32 at the default precision on an sm_90 device: both operands
+    # packed K-major and rounded to TF32, then the wgmma kernel (dot_tensor_cores.tf32_run)
+    import netcl
+    import netcl.numpy as jnp
+    dev = netcl.default_device()
+    if not dev.target.wgmma:
+        pytest.skip("the default device has no wgmma")
+    rng = np.random.default_rng(3)
+    M, N, K = 2056, 1032, 328          # (ragged against every block and K step)
+    batch = 2 if layout == "batched" else 1
+    a = rng.standard_normal((batch, M, K)).astype(np.float32)
+    b = rng.standard_normal((batch, K, N)).astype(np.float32)
+    want = _tf32(a).astype(np.float64) @ _tf32(b).astype(np.float64)
+    da, db = jnp.asarray(a), jnp.asarray(b)
+    if layout[0] == "t":
+        da = jnp.asarray(np.ascontiguousarray(a.transpose(0, 2, 1))).transpose(0, 2, 1)
+    if layout[1:] == "t":
+        db = jnp.asarray(np.ascontiguousarray(b.transpose(0, 2, 1))).transpose(0, 2, 1)
+    if batch == 1:
+        da, db, want = da[0], db[0], want[0]
+    assert W.choose_config(M, N, dev.target.local_mem_limit,
+                           dev.capabilities.compute_units) is not None
+    got = np.asarray(jnp.matmul(da, db)).astype(np.float64)
+    _close(got, want, K)
+    # (the packs and the wgmma kernel ran: jit's kernels of the same product name them)
+    sources = [getattr(k, "source", None) or k[1]
+               for k in netcl.jit(jnp.matmul).lower(da, db).kernels]
+    assert any("netcl_tf32_" in src for src in sources)
+    assert any("m64n" in src and ".tf32.tf32" in src for src in sources)

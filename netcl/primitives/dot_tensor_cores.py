@@ -199,3 +199,73 @@ def half_run(device, lhs, rhs, lhs_dims, rhs_dims, B, M, N, K, out_aval, arith):
             enqueue(queue, ksum, sum_g, sum_l)
         return res      # tmp returns to the pool; the in-order queue orders its reuse
     return Launch(run, kernels=launched_kernels(k, None, prep, (ksum,) if ksum else ()))
+
+
+def tf32_run(device, lhs, rhs, lhs_dims, rhs_dims, B, M, N, K, out_aval):
+    """run(a, b) for a float32 product at TF32 on Hopper's warpgroup instructions
+    (gemm_wgmma.py), or None where the device has none or the product is too small for
+    their blocks. wgmma takes only K-major TF32 operands and ignores their low bits, so
+    each operand is first written K-major and rounded to TF32 (gemm_wgmma.TF32_PACK_SOURCE:
+    one pass over A and over B, about a tenth of an 8192-square product's time), then
+    multiplied. `lhs_dims` = (batch, free, contracting) dimensions of lhs, `rhs_dims` =
+    (batch, contracting, free) of rhs."""
+    from ..core.pool import Storage
+    from .linalg import _INT_MAX, _index_extent, _Prep, _preparer
+    if not device.target.wgmma or out_aval.dtype != dtypes.float32:
+        return None
+    cfg = gemm_wgmma.choose_config(M, N, device.target.local_mem_limit,
+                                   device.capabilities.compute_units)
+    if cfg is None:
+        return None
+    src = gemm_wgmma.wgmma_source(cfg, False, True, "tf32", "float")
+    try:
+        k = kernels.kernel(device, src, gemm.GEMM_KERNEL_NAME)
+    except (kernels.KernelBuildError, cl.Error) as e:
+        warnings.warn(f"netcl: the wgmma GEMM failed to build on {device.name} "
+                      f"({str(e).splitlines()[0][:300]}); using mma.sync", RuntimeWarning,
+                      stacklevel=7)
+        device.target = dataclasses.replace(device.target, wgmma=False)
+        return None
+    lb, lf, lc = lhs_dims
+    rb, rc, rf = rhs_dims
+    pa = _Prep(lhs, lb, lf, lc, dtypes.float32)        # A as (batch, M, K)
+    pb = _Prep(rhs, rb, rf, rc, dtypes.float32)        # B as (batch, N, K): B^T
+    if max(B * M * N, B * max(M, N) * K, _index_extent(pa, M, K, B),
+           _index_extent(pb, N, K, B)) > _INT_MAX:
+        return None          # (the other kernels say why, or run it)
+    packs = []
+    for p, R in ((pa, M), (pb, N)):
+        name, g, l_ = gemm_wgmma.tf32_pack_dims(p.trans, B, R, K)
+        kp = kernels.kernel(device, gemm_wgmma.TF32_PACK_SOURCE, name)
+        for i, v in enumerate((R, K, p.ld, p.bstride if B > 1 else 0, p.offset)):
+            kp.set_arg(2 + i, np.int32(v))
+        packs.append((kp, g, l_, B * R * K * 4))
+    for i, v in enumerate((M, N, K, K, K, N, M * K, N * K, M * N, 0, 0, 0)):
+        k.set_arg(3 + i, np.int32(v))
+    gsize, lsize = gemm.launch_dims(cfg, B, M, N)
+    shape = out_aval.shape
+    out_strides, weak = contiguous_strides(shape), out_aval.weak_type
+    queue, pool, enqueue = device.queue, device.pool, cl.enqueue_nd_range_kernel
+    prep = _preparer(pa, pb)
+    (ka, ga, la, na), (kb, gb, lb_, nb) = packs
+
+    def run(a, b):
+        if prep is not None:
+            a, b = prep(a, b)
+        ta, tb = Storage(pool, na), Storage(pool, nb)
+        ka.set_arg(0, ta.buf)
+        ka.set_arg(1, a._buf)
+        enqueue(queue, ka, ga, la)
+        kb.set_arg(0, tb.buf)
+        kb.set_arg(1, b._buf)
+        enqueue(queue, kb, gb, lb_)
+        st = Storage(pool, B * M * N * 4)
+        out = Array(device, st.buf, st, shape, dtypes.float32, out_strides, 0, weak, True)
+        k.set_arg(0, out._buf)
+        k.set_arg(1, ta.buf)
+        k.set_arg(2, tb.buf)
+        enqueue(queue, k, gsize, lsize)
+        return out      # the packed operands return to the pool; the in-order queue orders reuse
+    described = None if prep is not None else \
+        tuple(kernels.described(m) for m in (ka, kb, k))
+    return Launch(run, kernels=described)

@@ -45,9 +45,11 @@ from .gemm import (GemmEpilogue, _epi_fn, _header, _signature, _store_call,
                    launch_dims)  # noqa: F401 (launch_dims: both)
 from .gemm_mma_staged import _BF16_STORE, _PACK_OUT, _prologue, _store
 
-OPERANDS = {"f16": "f16", "bf16": "bf16"}
+# operand kinds: (PTX type, bytes per element); TF32 reads float32 words (the hardware
+# ignores their 13 low mantissa bits, so callers round them first: see `tf32_run`)
+OPERANDS = {"f16": ("f16", 2), "bf16": ("bf16", 2), "tf32": ("tf32", 4)}
 OUTPUTS = ("float", "half", "bfloat16")
-ROW_BYTES = 128          # one swizzled row: bk 16-bit elements
+ROW_BYTES = 128          # one swizzled row: a tile's depth of K (64 16-bit, 32 TF32 elements)
 ATOM_BYTES = 1024        # eight rows: the swizzle's period, the tiles' alignment
 
 
@@ -65,7 +67,6 @@ class WgmmaConfig:
     stages: int = 4
     inflight: int = 1
     group_m: int = 8
-    bk = 64
     kind = "mma"     # (gemm.launch_dims: one 1-D work-group of whole warps per block)
 
     @property
@@ -151,8 +152,10 @@ class _Tile:
     """One operand's tiles: `rows` of M (N) by bk of K, K-major (`k_major`: K contiguous
     in memory) or MN-major; copied by `threads` work-items, `per` 16-byte chunks each."""
 
-    def __init__(self, name, cfg, rows, k_major, base, ext, gather=False):
+    def __init__(self, name, cfg, rows, k_major, base, ext, es, gather=False):
         self.x, self.cfg, self.rows, self.k_major = name, cfg, rows, k_major
+        self.es, self.E = es, 16 // es                 # bytes per element, per chunk
+        self.bk = ROW_BYTES // es                      # the tile's depth of K
         # a gathered operand (A only): its chunks' element indices come from
         # ``netcl_gather_a_at(row, col)`` at its storage row and column (-1: zeros)
         self.gather = gather
@@ -170,7 +173,8 @@ class _Tile:
             c, q = f"{x}{p}", f"(tid + {p * T})"
             if self.k_major:        # row r of M (N), chunk cc of K
                 out.append(f"    const int {c}_r = {q} >> 3, {c}_c = {q} & 7;")
-                out.append(f"    const int {c}_g = ({self.base} + {c}_r) * {self.ld} + {c}_c * 8;")
+                out.append(f"    const int {c}_g = ({self.base} + {c}_r) * {self.ld} + "
+                           f"{c}_c * {self.E};")
                 out.append(f"    const uint {c}_l = {c}_r * {ROW_BYTES} + "
                            f"((({c}_c) ^ ({c}_r & 7)) << 4);")
                 out.append(f"    const int {c}_ok = {self.base} + {c}_r < {self.ext};")
@@ -180,7 +184,7 @@ class _Tile:
                 cpr = self.rows // 8
                 out.append(f"    const int {c}_k = {q} / {cpr}, {c}_c = {q} % {cpr};")
                 out.append(f"    const int {c}_g = {c}_k * {self.ld} + {self.base} + {c}_c * 8;")
-                out.append(f"    const uint {c}_l = ({c}_c >> 3) * {self.cfg.bk * ROW_BYTES} + "
+                out.append(f"    const uint {c}_l = ({c}_c >> 3) * {self.bk * ROW_BYTES} + "
                            f"{c}_k * {ROW_BYTES} + ((({c}_c & 7) ^ ({c}_k & 7)) << 4);")
                 out.append(f"    const int {c}_n = clamp({self.ext} - {self.base} - {c}_c * 8, 0, 8);")
                 if self.gather:
@@ -199,13 +203,14 @@ class _Tile:
             c = f"{x}{p}"
             dst = f"{x.lower()}_st + {c}_l"
             src = f"{x} + {c}_g + {koff}"
-            valid = (f"({c}_ok ? clamp(K - k0 - {c}_c * 8, 0, 8) : 0)" if self.k_major
+            valid = (f"({c}_ok ? clamp(K - k0 - {c}_c * {self.E}, 0, {self.E}) : 0)"
+                     if self.k_major
                      else f"(k0 + {c}_k < K ? {c}_n : 0)")
             whole.append(f"NETCL_CP16({dst}, (ulong)({src}), 16);")
             edge.append(f"{{ const int nv = {valid}; NETCL_CP16({dst}, "
-                        f"(ulong)(nv > 0 ? {src} : {x}), nv * 2); }}")
+                        f"(ulong)(nv > 0 ? {src} : {x}), nv * {self.es}); }}")
         return [head,
-                f"        if ({x}_in && k0 + {self.cfg.bk} <= K) {{ {' '.join(whole)} }}",
+                f"        if ({x}_in && k0 + {self.bk} <= K) {{ {' '.join(whole)} }}",
                 f"        else {{ {' '.join(edge)} }} }}"]
 
     def _copy_gathered(self):
@@ -215,7 +220,8 @@ class _Tile:
         for p in range(self.per):
             c = f"{x}{p}"
             if self.k_major:
-                inside, at = f"{c}_ok && k0 + {c}_c * 8 < K", f"{c}_row, {x}_bi + k0 + {c}_c * 8"
+                inside = f"{c}_ok && k0 + {c}_c * {self.E} < K"
+                at = f"{c}_row, {x}_bi + k0 + {c}_c * {self.E}"
             else:
                 inside, at = f"{c}_n > 0 && k0 + {c}_k < K", f"{x}_bo + k0 + {c}_k, {c}_col"
             out.append(f"{{ const int g = {inside} ? netcl_gather_a_at({at}) : -1; "
@@ -229,18 +235,21 @@ class _Tile:
         if self.k_major:     # rows of 128 bytes; K step = 32 bytes along the row
             return f"netcl_desc({stage_base} + {block} * {ROW_BYTES} + {kk * 32}, 16, {ATOM_BYTES})"
         # MN-major: atoms of 64 columns a tile (bk rows) apart; K step = two 8-row groups
-        return (f"netcl_desc({stage_base} + ({block}) / 64 * {self.cfg.bk * ROW_BYTES} + "
-                f"{kk * 2 * ATOM_BYTES}, {self.cfg.bk * ROW_BYTES}, {ATOM_BYTES})")
+        return (f"netcl_desc({stage_base} + ({block}) / 64 * {self.bk * ROW_BYTES} + "
+                f"{kk * 2 * ATOM_BYTES}, {self.bk * ROW_BYTES}, {ATOM_BYTES})")
 
 
-def _wgmma(cfg, i, j, ptx, trans_a, trans_b):
-    """The asm statement of instruction (i, j): d{i}_{j}_* += A slice i x B slice j."""
+def _wgmma(cfg, i, j, operands, trans_a, trans_b):
+    """The asm statement of instruction (i, j): d{i}_{j}_* += A slice i x B slice j (32
+    bytes of K: 16 16-bit or 8 TF32 elements; TF32 takes no transpose flags)."""
+    ptx, es = OPERANDS[operands]
+    trans = "" if es == 4 else f", {int(trans_a)}, {int(trans_b)}"
     n = cfg.n_inst // 2
     regs = ", ".join(f"%{r}" for r in range(n))
     outs = ", ".join(f'"+f"(d{i}_{j}_{r})' for r in range(n))
     text = (f"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n + 2}, 0;\\n"
-            f"{PTX_DEFERRED} wgmma.mma_async.sync.aligned.m64n{cfg.n_inst}k16.f32.{ptx}.{ptx} "
-            f"{{{regs}}}, %{n}, %{n + 1}, p, 1, 1, {int(trans_a)}, {int(trans_b)};\\n}}\\n")
+            f"{PTX_DEFERRED} wgmma.mma_async.sync.aligned.m64n{cfg.n_inst}k{32 // es}.f32.{ptx}.{ptx} "
+            f"{{{regs}}}, %{n}, %{n + 1}, p, 1, 1{trans};\\n}}\\n")
     return (f'            asm volatile("{text}" : {outs} : "l"(da{i}), "l"(db{j}), "r"(1) '
             f': "memory");')
 
@@ -248,10 +257,11 @@ def _wgmma(cfg, i, j, ptx, trans_a, trans_b):
 def wgmma_source(cfg: WgmmaConfig, ta: bool, tb: bool, operands: str = "bf16",
                  out: str = "float", epilogue: str | GemmEpilogue | None = None,
                  gather_a: str | None = None) -> str:
-    """OpenCL C source of kernel ``netcl_gemm`` (gemm.py's signature, ``ushort`` operands)
-    on Hopper's warpgroup tensor-core instructions; it builds only through kernels.py
-    (its PTX is retargeted to sm_90a). `operands` "f16" or "bf16"; C of `out` ("float",
-    "half", "bfloat16"); `epilogue` a C expression of ``acc, row, col, batch`` (float), the
+    """OpenCL C source of kernel ``netcl_gemm`` (gemm.py's signature, ``ushort`` operands
+    for 16-bit floats) on Hopper's warpgroup tensor-core instructions; it builds only
+    through kernels.py (its PTX is retargeted to sm_90a). `operands` "f16", "bf16" or "tf32"
+    (float32 words, A not transposed and B transposed: TF32 has only K-major operands; C
+    float); C of `out` ("float", "half", "bfloat16"); `epilogue` a C expression of ``acc, row, col, batch`` (float), the
     value stored, or a GemmEpilogue (its statements store every output; C is then float).
     Operand rows and bases must lie on 16 bytes (gemm_mma_staged.aligned). `gather_a`: C
     source of ``int netcl_gather_a_at(int row, int col)`` as gemm_mma_staged.staged_source
@@ -262,15 +272,18 @@ def wgmma_source(cfg: WgmmaConfig, ta: bool, tb: bool, operands: str = "bf16",
     cfg.validate(operands)
     if isinstance(epilogue, GemmEpilogue):
         out = "float"
-    if out not in OUTPUTS:
-        raise ValueError(f"wgmma_source: cannot store C as {out!r}")
-    ptx = OPERANDS[operands]
+    es = OPERANDS[operands][1]
+    if out not in OUTPUTS or (es == 4 and out != "float"):
+        raise ValueError(f"wgmma_source: {operands} operands cannot store C as {out!r}")
+    if es == 4 and (ta or not tb):
+        raise ValueError("wgmma_source: TF32 operands must be K-major (ta False, tb True)")
     S, T = cfg.stages, cfg.threads
-    A = _Tile("A", cfg, cfg.bm, not ta, "m0", "M", bool(gather_a))
-    B = _Tile("B", cfg, cfg.bn, tb, "n0", "N")
-    stage_bytes = A.bytes + B.bytes
+    A = _Tile("A", cfg, cfg.bm, not ta, "m0", "M", es, bool(gather_a))
+    B = _Tile("B", cfg, cfg.bn, tb, "n0", "N", es)
+    bk = A.bk
     ctype = {"float": "float", "half": "half", "bfloat16": "ushort"}[out]
-    src = [ptx_target_mark("sm_90a"), _header("float", "ushort", ctype), _PTX]
+    src = [ptx_target_mark("sm_90a"),
+           _header("float", "float" if es == 4 else "ushort", ctype), _PTX]
     if out == "bfloat16":
         src.append(_BF16_STORE)
     if out != "float":
@@ -294,10 +307,10 @@ def wgmma_source(cfg: WgmmaConfig, ta: bool, tb: bool, operands: str = "bf16",
         for j in range(n_j):
             src.append("    float " + ", ".join(f"d{i}_{j}_{r} = 0.0f"
                                                 for r in range(cfg.n_inst // 2)) + ";")
-    src.append(f"    const int nkt = (K + {cfg.bk - 1}) / {cfg.bk};")
+    src.append(f"    const int nkt = (K + {bk - 1}) / {bk};")
     ahead = S - 1 - cfg.inflight          # tiles copied ahead of the one multiplied
     for s in range(ahead):
-        src.append(f"    if ({s} < nkt) {{ const int k0 = {s * cfg.bk};")
+        src.append(f"    if ({s} < nkt) {{ const int k0 = {s * bk};")
         src += A.copy(str(s)) + B.copy(str(s))
         src.append("    }")
         src.append("    NETCL_CP_COMMIT();")
@@ -309,7 +322,7 @@ def wgmma_source(cfg: WgmmaConfig, ta: bool, tb: bool, operands: str = "bf16",
     src.append("        barrier(CLK_LOCAL_MEM_FENCE);")
     # the stage refilled now was last read by wgmma group kt - 1 - inflight, which every
     # warpgroup waited for before the barrier
-    src.append(f"        if (kt + {ahead} < nkt) {{ const int k0 = (kt + {ahead}) * {cfg.bk}; "
+    src.append(f"        if (kt + {ahead} < nkt) {{ const int k0 = (kt + {ahead}) * {bk}; "
                f"const int st = (kt + {ahead}) % {S};")
     src += A.copy("st") + B.copy("st")
     src.append("        }")
@@ -318,7 +331,7 @@ def wgmma_source(cfg: WgmmaConfig, ta: bool, tb: bool, operands: str = "bf16",
     src.append(f"        const int cur = kt % {S};")
     src.append(f"        const uint a_cur = a_sh + cur * {A.bytes}, b_cur = b_sh + cur * {B.bytes};")
     src.append("        NETCL_WG_FENCE();")
-    for kk in range(cfg.bk // 16):
+    for kk in range(ROW_BYTES // 32):          # K steps of 32 bytes
         src.append("        {")
         for i in range(cfg.mt):
             src.append(f"            const ulong da{i} = "
@@ -327,7 +340,7 @@ def wgmma_source(cfg: WgmmaConfig, ta: bool, tb: bool, operands: str = "bf16",
             src.append(f"            const ulong db{j} = {B.desc('b_cur', j * cfg.n_inst, kk)};")
         for i in range(cfg.mt):
             for j in range(n_j):
-                src.append(_wgmma(cfg, i, j, ptx, ta, not tb))
+                src.append(_wgmma(cfg, i, j, operands, ta, not tb))
         src.append("        }")
     src.append("        NETCL_WG_COMMIT();")
     src.append(f"        NETCL_WG_WAIT{cfg.inflight}();")
@@ -369,3 +382,53 @@ def _store_c(cfg, out, n_j, epilogue):
                 o.append(f"      if (c_ok) {{ {fast} }} else if (row < M) {{ "
                          f"if (col < N) {s0} if (col + 1 < N) {s1} }} }}")
     return o
+
+
+# TF32 operands: wgmma reads only K-major TF32 tiles and ignores the 13 low mantissa bits of
+# each float32 word; netcl's TF32 rounds to nearest (ties away, as cvt.rna and gemm_mma.py).
+# These kernels write an operand as a dense (batch, rows, K) matrix of rounded words: rows
+# of K read as they are (`netcl_tf32_rows`), or K-major rows made of an operand whose rows
+# are contiguous through 32 x 32 tiles of local memory (`netcl_tf32_transpose`). Element
+# (b, r, k) of the source is at off + b * bstride + r * ld + k (rows) or + k * ld + r.
+TF32_PACK_SOURCE = r"""
+inline float netcl_tf32_rna(const float x) {
+    /* to nearest, ties away: add half of the 13 dropped bits' unit, clear them (infinities
+       and NaNs as they are) */
+    const uint u = as_uint(x);
+    return (u & 0x7f800000u) == 0x7f800000u ? x : as_float((u + 0x1000u) & 0xffffe000u);
+}
+__kernel void netcl_tf32_rows(__global float* restrict out, __global const float* restrict in,
+                              const int R, const int K, const int ld, const int bstride,
+                              const int off) {
+    const int k = get_global_id(0), row = get_global_id(1);      /* row: b * R + r */
+    if (k >= K) return;
+    const int b = row / R, r = row - b * R;
+    out[(long)row * K + k] = netcl_tf32_rna(in[off + (long)b * bstride + (long)r * ld + k]);
+}
+__kernel __attribute__((reqd_work_group_size(32, 8, 1)))
+void netcl_tf32_transpose(__global float* restrict out, __global const float* restrict in,
+                          const int R, const int K, const int ld, const int bstride,
+                          const int off) {
+    __local float t[32][33];
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int r0 = get_group_id(0) * 32, k0 = get_group_id(1) * 32, b = get_group_id(2);
+    const long base = off + (long)b * bstride;
+    for (int j = ly; j < 32; j += 8) {          /* read along r, the contiguous dimension */
+        const int r = r0 + lx, k = k0 + j;
+        t[j][lx] = (r < R && k < K) ? in[base + (long)k * ld + r] : 0.0f;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = ly; j < 32; j += 8) {          /* write along k */
+        const int r = r0 + j, k = k0 + lx;
+        if (r < R && k < K) out[((long)b * R + r) * K + k] = netcl_tf32_rna(t[lx][j]);
+    }
+}
+"""
+
+
+def tf32_pack_dims(transposed: bool, batch: int, R: int, K: int):
+    """(kernel name, global size, local size) of the TF32 pack of a (batch, R, K) operand,
+    its rows contiguous (`transposed`) or its K."""
+    if transposed:
+        return ("netcl_tf32_transpose", (-(-R // 32) * 32, -(-K // 32) * 8, batch), (32, 8, 1))
+    return "netcl_tf32_rows", (-(-K // 64) * 64, batch * R), (64, 1)

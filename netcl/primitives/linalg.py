@@ -463,6 +463,11 @@ def _dot_general_launcher(device, args, params, out_aval):
         if run is not None:
             return run
     arith = arith if arith == "tf32" and kd == dtypes.float32 else None
+    if arith == "tf32" and out_dtype == kd:
+        from .dot_tensor_cores import tf32_run
+        run = tf32_run(device, lhs, rhs, (lb, lf, lc), (rb, rc, rf), B, M, N, K, out_aval)
+        if run is not None:
+            return run
     pa = _Prep(lhs, lb, lf, lc, kd)
     pb = _Prep(rhs, rb, rc, rf, kd)
     parts = _split_count(device, kd, B, M, N, K)
