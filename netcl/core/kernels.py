@@ -20,7 +20,6 @@ import threading
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
 import pyopencl as cl
 
 from . import dtypes, float8, program_batch, subbyte, wide_math

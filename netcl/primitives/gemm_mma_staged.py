@@ -183,6 +183,37 @@ def _store(out: str, ci: str, v: str) -> str:
     return f"C[{ci}] = netcl_bf16_rne({v});"
 
 
+def output_preamble(out: str, epilogue, gather_a: str | None) -> list:
+    """The helper definitions a tensor-core kernel storing C as `out` needs (the bfloat16
+    rounding, the paired conversion), its epilogue function and its gather's source."""
+    src = []
+    if out == "bfloat16":
+        src.append(_BF16_STORE)
+    if out != "float":
+        src.append(_PACK_OUT.replace("OUT", "bf16" if out == "bfloat16" else "f16"))
+    return src + [_epi_fn("float", epilogue), gather_a or ""]
+
+
+def pair_store(out: str, epilogue, a0: str, a1: str) -> str:
+    """The statement storing accumulators `a0`, `a1` at C's (row, col) and (row, col + 1)
+    (C variables ``row``, ``col``; ``c_ok``: the block lies inside C, whose rows are
+    2-aligned): one paired store where ``c_ok``, else each element inside C."""
+    if not isinstance(epilogue, GemmEpilogue):
+        v0 = f"netcl_gemm_epilogue({a0}, row, col, bidx)"
+        v1 = f"netcl_gemm_epilogue({a1}, row, col + 1, bidx)"
+        s0 = _store(out, "row * ldc + col", v0)
+        s1 = _store(out, "row * ldc + col + 1", v1)
+        fast = (f"*((__global float2*)(C + row * ldc + col)) = (float2)({v0}, {v1});"
+                if out == "float" else
+                f"*((__global uint*)(C + row * ldc + col)) = netcl_cvt2({v0}, {v1});")
+    else:
+        s0 = _store_call(epilogue, "row * ldc + col", a0, "row", "col")
+        s1 = _store_call(epilogue, "row * ldc + col + 1", a1, "row", "col + 1")
+        fast = f"{s0} {s1}"
+    return (f"if (c_ok) {{ {fast} }} else if (row < M) {{ "
+            f"if (col < N) {s0} if (col + 1 < N) {s1} }}")
+
+
 class _Operand:
     """Loading code of one operand's tiles: local tile of `rows x cols` (cols contiguous in
     memory) of element type `T` (`E` elements per 16-byte chunk), `k_is_col` where K runs
@@ -354,11 +385,7 @@ def staged_source(cfg: StagedConfig, ta: bool, tb: bool, operands: str = "f16",
     T, KH = A.T, 16 // es            # KH: K extent of one 8x8 ldmatrix block (16 bytes)
     ctype = {"float": "float", "half": "half", "bfloat16": "ushort"}[out]
     src = [_header("float", T, ctype), _PTX.replace("OPT", ptx).replace("kK", f"k{KM}")]
-    if out == "bfloat16":
-        src.append(_BF16_STORE)
-    if out != "float":
-        src.append(_PACK_OUT.replace("OUT", "bf16" if out == "bfloat16" else "f16"))
-    src += [_epi_fn("float", epilogue), gather_a or ""]
+    src += output_preamble(out, epilogue, gather_a)
     src.append(f"__attribute__((reqd_work_group_size({cfg.threads}, 1, 1)))")
     src.append(_signature(epilogue) + " {")
     src.append(f"    __local uint4 AsW[{S * A.stage * es // 16}];")
@@ -508,30 +535,13 @@ def staged_source(cfg: StagedConfig, ta: bool, tb: bool, operands: str = "f16",
     # store C: accumulator c{i}_{j}_{h}: row gid (+8 for h >= 2), columns 2*tig (+1 for odd h)
     src.append(f"    const int c_ok = ((ldc % 2) == 0) && ((boc % 2) == 0) && "
                f"(m0 + {cfg.bm} <= M) && (n0 + {cfg.bn} <= N);")
-    plain = not isinstance(epilogue, GemmEpilogue)
     for i in range(cfg.mi):
         for j in range(cfg.nj):
             for h in (0, 1):
                 a0, a1 = f"c{i}_{j}_{2 * h}", f"c{i}_{j}_{2 * h + 1}"
                 src.append(f"    {{ const int row = m0 + wm + {i * 16 + 8 * h} + gid; "
                            f"const int col = n0 + wn + {j * 8} + 2 * tig;")
-                if plain:
-                    v0 = f"netcl_gemm_epilogue({a0}, row, col, bidx)"
-                    v1 = f"netcl_gemm_epilogue({a1}, row, col + 1, bidx)"
-                    s0 = _store(out, "row * ldc + col", v0)
-                    s1 = _store(out, "row * ldc + col + 1", v1)
-                    if out == "float":
-                        fast = (f"*((__global float2*)(C + row * ldc + col)) = "
-                                f"(float2)({v0}, {v1});")
-                    else:
-                        fast = (f"*((__global uint*)(C + row * ldc + col)) = "
-                                f"netcl_cvt2({v0}, {v1});")
-                else:
-                    s0 = _store_call(epilogue, "row * ldc + col", a0, "row", "col")
-                    s1 = _store_call(epilogue, "row * ldc + col + 1", a1, "row", "col + 1")
-                    fast = f"{s0} {s1}"
-                src.append(f"      if (c_ok) {{ {fast} }} else if (row < M) {{ "
-                           f"if (col < N) {s0} if (col + 1 < N) {s1} }}")
+                src.append(f"      {pair_store(out, epilogue, a0, a1)}")
                 src.append("    }")
     src.append("}")
     return "\n".join(src) + "\n"

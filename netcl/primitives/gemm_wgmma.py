@@ -41,9 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.kernels import PTX_DEFERRED, ptx_target_mark
-from .gemm import (GemmEpilogue, _epi_fn, _header, _signature, _store_call,
-                   launch_dims)  # noqa: F401 (launch_dims: both)
-from .gemm_mma_staged import _BF16_STORE, _PACK_OUT, _prologue, _store
+from .gemm import GemmEpilogue, _header, _signature, launch_dims  # noqa: F401 (launch_dims)
+from .gemm_mma_staged import _prologue, output_preamble, pair_store
 
 # operand kinds: (PTX type, bytes per element); TF32 reads float32 words (the hardware
 # ignores their 13 low mantissa bits, so callers round them first: see `tf32_run`)
@@ -284,11 +283,7 @@ def wgmma_source(cfg: WgmmaConfig, ta: bool, tb: bool, operands: str = "bf16",
     ctype = {"float": "float", "half": "half", "bfloat16": "ushort"}[out]
     src = [ptx_target_mark("sm_90a"),
            _header("float", "float" if es == 4 else "ushort", ctype), _PTX]
-    if out == "bfloat16":
-        src.append(_BF16_STORE)
-    if out != "float":
-        src.append(_PACK_OUT.replace("OUT", "bf16" if out == "bfloat16" else "f16"))
-    src += [_epi_fn("float", epilogue), gather_a or ""]
+    src += output_preamble(out, epilogue, gather_a)
     src.append(f"__attribute__((reqd_work_group_size({T}, 1, 1)))")
     src.append(_signature(epilogue) + " {")
     src.append(f"    __local uint4 smem[{cfg.local_mem_bytes() // 16}];")
@@ -356,7 +351,6 @@ def wgmma_source(cfg: WgmmaConfig, ta: bool, tb: bool, operands: str = "bf16",
 def _store_c(cfg, out, n_j, epilogue):
     """Statements storing the accumulators (module docstring's layout), two adjacent
     columns at a time where the block lies inside C."""
-    plain = not isinstance(epilogue, GemmEpilogue)
     o = [f"    const int c_ok = ((ldc % 2) == 0) && ((boc % 2) == 0) && "
          f"(m0 + {cfg.bm} <= M) && (n0 + {cfg.bn} <= N);",
          "    const int row0 = m0 + wrow + (warp & 3) * 16 + gid;"]
@@ -364,23 +358,9 @@ def _store_c(cfg, out, n_j, epilogue):
         for j in range(n_j):
             for r in range(0, cfg.n_inst // 2, 2):
                 q, h = r // 4, (r // 2) % 2
-                a0, a1 = f"d{i}_{j}_{r}", f"d{i}_{j}_{r + 1}"
                 o.append(f"    {{ const int row = row0 + {i * 64 + 8 * h}; "
                          f"const int col = n0 + {j * cfg.n_inst + 8 * q} + 2 * tig;")
-                if plain:
-                    v0 = f"netcl_gemm_epilogue({a0}, row, col, bidx)"
-                    v1 = f"netcl_gemm_epilogue({a1}, row, col + 1, bidx)"
-                    s0 = _store(out, "row * ldc + col", v0)
-                    s1 = _store(out, "row * ldc + col + 1", v1)
-                    fast = (f"*((__global float2*)(C + row * ldc + col)) = (float2)({v0}, {v1});"
-                            if out == "float" else
-                            f"*((__global uint*)(C + row * ldc + col)) = netcl_cvt2({v0}, {v1});")
-                else:
-                    s0 = _store_call(epilogue, "row * ldc + col", a0, "row", "col")
-                    s1 = _store_call(epilogue, "row * ldc + col + 1", a1, "row", "col + 1")
-                    fast = f"{s0} {s1}"
-                o.append(f"      if (c_ok) {{ {fast} }} else if (row < M) {{ "
-                         f"if (col < N) {s0} if (col + 1 < N) {s1} }} }}")
+                o.append(f"      {pair_store(out, epilogue, f'd{i}_{j}_{r}', f'd{i}_{j}_{r + 1}')} }}")
     return o
 
 
