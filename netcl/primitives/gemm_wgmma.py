@@ -1,5 +1,5 @@
 """Tensor-core GEMM on Hopper's warpgroup instructions: ``C[b] = epilogue(A[b] @ B[b])`` for
-float16 or bfloat16 operands with float32 accumulation through inline-PTX
+float16, bfloat16 or TF32 operands with float32 accumulation through inline-PTX
 ``wgmma.mma_async`` (sm_90a), for NVIDIA GPUs of compute capability 9.0.
 
 Why a kernel of its own: ``mma.sync`` (gemm_mma_staged.py) feeds the tensor cores one warp
@@ -17,24 +17,26 @@ made of it, uncomments those statements, retargets the PTX to ``sm_90a`` and bui
 
 Layout. A work-group of ``wgs`` warpgroups computes a ``BM x BN`` block, warpgroup w the
 rows ``w*mt*64`` on, all BN columns, as ``mt x (BN / n_inst)`` instructions of
-``m64 n<n_inst> k16`` per 16 of K. Tiles are ``bk = 64`` deep (128 bytes of 16-bit elements,
-the width of the 128-byte swizzle) and `stages` deep in flight, copied from global memory
+``m64 n<n_inst> k16`` per 16 of K (``k8`` per 8 for TF32). Tiles are 128 bytes of K deep (64
+16-bit or 32 TF32 elements, the width of the 128-byte swizzle) and `stages` deep in flight,
+copied from global memory
 by ``cp.async`` in 16-byte chunks (zero-filled past the operands' edges) into the
 canonical layouts ``wgmma`` reads with the 128-byte swizzle (16-byte chunk c of 128-byte row
 r at chunk ``c ^ (r % 8)``; the tile base on 1024 bytes):
 
 - an operand whose K is contiguous in memory (A not transposed, B transposed: "K-major")
-  as rows of its 64 K elements, 8-row groups 1024 bytes apart (the descriptor's stride
+  as rows of its 128 bytes of K, 8-row groups 1024 bytes apart (the descriptor's stride
   byte offset);
-- an operand whose M (N) is contiguous ("MN-major") as atoms of 64 M (N) elements by the
-  tile's 64 rows of K, 8-row groups 1024 bytes apart (stride byte offset), atoms a tile's
-  depth apart (leading byte offset); ``wgmma`` reads it transposed (its imm-trans flag).
+- an operand whose M (N) is contiguous ("MN-major", 16-bit only) as atoms of 64 M (N)
+  elements by the tile's 64 rows of K, 8-row groups 1024 bytes apart (stride byte offset),
+  atoms a tile's depth apart (leading byte offset); ``wgmma`` reads it transposed (its
+  imm-trans flag).
 
 Accumulators: instruction (i, j)'s register r holds row ``16 * (warp % 4) + gid + 8 * h`` and
 column ``8 * q + 2 * tig + e`` of its 64 x n_inst block, for q = r / 4, h = (r / 2) % 2,
 e = r % 2 (gid = lane / 4, tig = lane % 4), as ``mma.sync``'s m16n8 fragments side by side.
-gemm.py's signature, size arguments and launch geometry (``launch_dims``), operands as
-``ushort`` 16-bit words; C stored as float32, float16 or bfloat16 (rounded to nearest even).
+gemm.py's signature, size arguments and launch geometry (``launch_dims``), 16-bit operands
+as ``ushort`` words; C stored as float32, float16 or bfloat16 (rounded to nearest even).
 """
 from __future__ import annotations
 
@@ -55,8 +57,8 @@ ATOM_BYTES = 1024        # eight rows: the swizzle's period, the tiles' alignmen
 @dataclass(frozen=True)
 class WgmmaConfig:
     """``wgs`` warpgroups per work-group along M, each ``mt`` 64-row instruction blocks by
-    all ``bn`` columns in instructions of ``n_inst`` columns; ``stages`` tiles of ``bk`` = 64
-    in flight; ``inflight`` groups of ``wgmma`` left running while the next tile's copies are
+    all ``bn`` columns in instructions of ``n_inst`` columns; ``stages`` tiles of 128 bytes of
+    K in flight; ``inflight`` groups of ``wgmma`` left running while the next tile's copies are
     issued (0 or 1); ``group_m`` > 1 hands blocks out in bands of that many block rows."""
 
     wgs: int = 2
@@ -75,11 +77,6 @@ class WgmmaConfig:
     @property
     def threads(self) -> int:
         return self.wgs * 128
-
-    @property
-    def accumulators(self) -> int:
-        """float32 registers per work-item."""
-        return self.mt * self.bn // 2
 
     def local_mem_bytes(self) -> int:
         # (+ one atom: the base is rounded up to 1024 bytes at run time)
