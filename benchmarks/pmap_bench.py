@@ -234,6 +234,7 @@ def main():
     p.add_argument("--peers", action="store_true", help="JAX's pmap and psum beside")
     p.add_argument("--devices", type=int, default=None, help="use the first N local devices")
     p.add_argument("--only", default="W8,W9", help="comma-separated: W8, W9 or both")
+    p.add_argument("--sizes", default="1,16,256", help="W9's sizes in MB, comma-separated")
     p.add_argument("--shard-map", action="store_true", help="W8 also as jit(shard_map(step)) "
                    "over a 1-D mesh, interleaved with the pmap")
     p.add_argument("--distributed", action="store_true", help="one process of an MPI job "
@@ -293,7 +294,7 @@ def w9(args, devices, n, n_local, say):
     from netcl import lax
     psum = netcl.pmap(lambda v: lax.psum(v, "i"), axis_name="i", devices=devices)
     repeat = max(3, args.repeat // 2)
-    for mb in (1, 16, 256):
+    for mb in (int(v) for v in args.sizes.split(",")):
         if args.distributed:
             calls = max(args.repeat, args.repeat * 32 // mb)    # (small ones: more calls)
             t = distributed_psum_seconds(devices, mb * 2**20, calls)

@@ -74,6 +74,7 @@ KERNEL_FILES = {
     "test_autotune.py": "GEMM tiles timed on the device (none on the fallback)",
     "test_tree_util.py": "pure Python, no device involved",
     "test_distributed.py": "MPI jobs of PoCL devices (the fallback's host path runs in test_pmap)",
+    "test_mpi_fast_path.py": "MPI jobs: the all-reduce of PoCL buffers across processes",
     "test_linalg_device.py": "cholesky and triangular_solve device kernels against NumPy",
     "test_linalg_qr_device.py": "Householder QR device kernels against np.linalg.qr",
     "test_fallback.py": "this file",

@@ -171,7 +171,7 @@ class _Program:
 @dataclass(frozen=True)
 class _CallPlan:
     """What a pmapped function's calls with one argument structure share."""
-    axes: list              # in_axes of every argument leaf (keyword leaves: 0)
+    axes: tuple             # in_axes of every argument leaf (keyword leaves: 0)
     donated: list           # positions of the donated arguments' leaves
 
 
@@ -367,8 +367,11 @@ class Pmapped:
             except TypeError:
                 raise ValueError(f"{name}: static argument {i} of type "
                                  f"{type(args[i]).__name__} is not hashable") from None
-        dyn_pos = [i for i in range(len(args)) if i not in self.static]
-        dyn = tuple(args[i] for i in dyn_pos)
+        if self.static:
+            dyn_pos = [i for i in range(len(args)) if i not in self.static]
+            dyn = tuple(args[i] for i in dyn_pos)
+        else:
+            dyn_pos, dyn = range(len(args)), args
         raw, tree = tree_flatten((dyn, kwargs))
         plan = self._plans.get((tree, len(args)))
         if plan is None:
@@ -382,11 +385,12 @@ class Pmapped:
         n = self._size(leaves, axes)
         devices = self._devices(n)
         w = world()
-        per_device, avals = self._shard(leaves, axes, devices)
+        per_device, signature = self._shard(leaves, axes, devices)
         static = tuple((i, args[i]) for i in self.static)
-        key = (tree, tuple(avals), tuple(axes), static, tuple(devices))
+        key = (tree, signature, axes, static, tuple(devices))
         program = self.cache.get(key)
         if program is None:
+            avals = [ShapedArray(*leaf) for leaf in signature]
             program = self.cache[key] = self._compile(tree, static, avals, devices,
                                                       self._global_size(n, w))
         rows = _run(program, per_device, devices, w, frozenset(
@@ -416,7 +420,7 @@ class Pmapped:
         starts = [sum(counts[:j]) for j in range(len(counts))]
         donated = [k for j, i in enumerate(dyn_pos) if i in self.donate
                    for k in range(starts[j], starts[j] + counts[j])]
-        return _CallPlan(list(axes) + [0] * kw_def.num_leaves, donated)
+        return _CallPlan(tuple(axes) + (0,) * kw_def.num_leaves, donated)
 
     def _size(self, leaves, axes):
         name = self._name
@@ -458,9 +462,11 @@ class Pmapped:
         return list(avail[:n])
 
     def _shard(self, leaves, axes, devices):
-        """Per device, its input leaves; and one shard's abstract values."""
+        """Per device, its input leaves; and per leaf, one shard's (shape, dtype, weak_type):
+        the compiled programs' key, a tuple of plain tuples (hashed and compared in C), the
+        abstract values built from it only to compile."""
         n = len(devices)
-        columns, avals = [], []
+        columns, signature = [], []
         for x, a in zip(leaves, axes):
             if a is None:
                 shards = [_put(x, d, self._name) for d in devices] \
@@ -477,8 +483,8 @@ class Pmapped:
             shards = [s if s._contig and s.offset == 0 else s._dense() for s in shards]
             columns.append(shards)
             s0 = shards[0]
-            avals.append(ShapedArray(s0.shape, s0.dtype, s0.weak_type))
-        return [[col[i] for col in columns] for i in range(n)], avals
+            signature.append((tuple(s0.shape), s0.dtype, s0.weak_type))
+        return [[col[i] for col in columns] for i in range(n)], tuple(signature)
 
     def _global_size(self, n, w):
         """The mapped axis's size over every process (each maps n devices of its own: its
@@ -517,7 +523,7 @@ class Pmapped:
     def _outputs(self, rows, program, devices):
         out_tree = program.out_tree
         n_out = len(rows[0])
-        per_out = [[rows[i][k] for i in range(len(devices))] for k in range(n_out)]
+        per_out = zip(*rows)        # (per output, its value on each device)
         out_axes = program.out_axes
         if out_axes is None:            # (once per program: the outputs' structure is fixed)
             template = tree_unflatten(out_tree, [0] * n_out) if n_out else None   # (leaves)

@@ -11,6 +11,9 @@ copy (pmap_exchange stages through pinned memory elsewhere).
 - Other buffers that are host memory (Target.host_memory_buffers): the input and a new
   output are mapped, reduced by MPI, and unmapped (one map and one unmap in place), from
   MAPPED_BYTES on; below it pinned memory's two copies cost less.
+- Between two processes a sum (psum, pmean, a gradient bucket) of PAIRWISE_BYTES or more is
+  a reduce-scatter and an all-gather of MPI point-to-point exchanges, summed by NumPy where
+  the values are (`_pairwise_sum`), where MPI's own collectives make more copies.
 
 Every process arrives at the collective (its arrival round, after its device has finished
 the input) before any data moves, and votes on MPI's in-place reduction, which is a choice
@@ -94,11 +97,12 @@ def mapped_all_reduce(world, prim, dtype, device, x, off, n, in_place, what):
 
 def mpi_combine(comm, prim, src, dst=None):
     """dst = the combination (prim) over the processes of src (host arrays of one size; dst
-    None: into src; every process passes one or every process none). Between two processes
-    a sum of PAIRWISE_BYTES or more is exchanged by `_pairwise_sum`, a smaller value by one
-    Allreduce. Otherwise into another array, MPI's reduce-scatter then its all-gather in
-    place: an Allreduce into another buffer first copies the whole input there (MPICH),
-    where the reduce-scatter reads each part where it is."""
+    None: into src; every process passes one or every process none). Between two
+    processes a sum of PAIRWISE_BYTES or more goes by `_pairwise_sum`, a smaller value by
+    one Allreduce. Among more processes, into another array: MPI's reduce-scatter then its
+    all-gather in place (an Allreduce into another buffer first copies the whole input
+    there, MPICH's, where the reduce-scatter reads each part where it is); in place: MPI's
+    Allreduce."""
     from mpi4py import MPI
     op = {psum_p: MPI.SUM, pmax_p: MPI.MAX, pmin_p: MPI.MIN}[prim]
     count, n = comm.Get_size(), src.size
@@ -145,8 +149,8 @@ def _pairwise_sum(comm, src, dst):
     parts = [(0, half), (half, n)]
     (a, b), (c, d) = parts[rank], parts[1 - rank]
     peer = 1 - rank
-    if not _SCRATCH:
-        _SCRATCH.append(np.empty(PAIRWISE_CHUNK_BYTES, np.uint8))
+    if not _SCRATCH or _SCRATCH[0].nbytes < PAIRWISE_CHUNK_BYTES:
+        _SCRATCH[:] = [np.empty(PAIRWISE_CHUNK_BYTES, np.uint8)]
     step = PAIRWISE_CHUNK_BYTES // src.itemsize
     scratch = _SCRATCH[0][:step * src.itemsize].view(src.dtype)
     # (the same number of steps in both processes: the longer half's; a step may move
