@@ -9,7 +9,8 @@ waits on that copy's event. Staging memory is the devices' own where they can re
 other's (NVIDIA GPUs with peer access: core/peer_memory.py, copies over NVLink), else
 pinned (page-locked, mapped once) host memory, the portable path: OpenCL has no peer copy,
 and a copy between buffers last used on different devices goes through the driver's own
-staging at a few GB/s (OPENCL_NOTES.md).
+staging at a few GB/s (OPENCL_NOTES.md). The staging buffers and their events:
+pmap_staging.py.
 
 Schedules, with host memory as the hub every device reaches over its own link:
 
@@ -30,17 +31,16 @@ Schedules, with host memory as the hub every device reaches over its own link:
   collective that way.
 - Across processes of one host whose GPUs share memory (one GPU each): an all-reduce in
   one round through the processes' GPU memory (`pmap_process_peer`).
-- Across processes (netcl.distributed), elsewhere: an all-reduce combines the devices' parts locally,
-  waits for them on the host, reduces them across the processes with MPI's Allreduce in
-  place in pinned memory, and every device uploads them; with one device per process whose
-  buffers are host memory MPI reads the input and writes the output where they are
-  instead, with no copy, or reduces in place an input that nothing reads afterwards
-  (`pmap_host_memory`). Other collectives gather every process's values with MPI and run
+- Across processes (netcl.distributed), elsewhere: an all-reduce combines the devices'
+  parts locally, waits for them on the host, reduces them across the processes with MPI's
+  Allreduce in place in pinned memory, and every device uploads them; with one device per
+  process whose buffers are host memory MPI reads the input and writes the output where
+  they are instead, with no copy, or reduces in place an input that nothing reads
+  afterwards (`pmap_host_memory`). Other collectives gather every process's values with MPI and run
   the host rule.
 """
-import collections
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
@@ -56,6 +56,7 @@ from ..primitives.elementwise import add_p, max_p, min_p
 from ..primitives.views import reshape, transpose
 from .pmap_pack import pack, pack_into
 from . import pmap_host_memory as host_memory
+from . import pmap_staging
 from . import pmap_process_peer as process_peer
 
 
@@ -126,127 +127,6 @@ def route_collectives(eqns, world=None):
                 None if world is None else
                 _describe(prim.name, [e.inputs[0].aval for e in group]))
         for (prim, dtype), group in buckets.items()))
-
-
-# ---- staging memory: pinned host memory, or the devices' own (peer memory) ------------------
-
-@dataclass
-class _Staging:
-    """A buffer that one device writes (its send or result buffer) and the others read:
-    `readers` are the copies out of it since its last write, which the next write waits
-    for."""
-    readers: list = field(default_factory=list, kw_only=True)
-    writes: list = field(default_factory=list, kw_only=True)
-
-    def claim(self):
-        """The events a new write must wait for (the uploads of the previous contents)."""
-        wait = self.readers
-        _retire(self.readers + self.writes)
-        self.readers, self.writes = [], []
-        return wait or None
-
-
-@dataclass
-class _Pinned(_Staging):
-    """Pinned host memory, mapped once: every device reaches it over its own link."""
-    buffer: cl.Buffer
-    host: np.ndarray                    # the mapped bytes
-
-    def download(self, queue, start, x, x_start, nbytes, wait):
-        """Copy `nbytes` from buffer `x` at byte `x_start` to bytes [start, start+nbytes)."""
-        ev = cl.enqueue_copy(queue, self.host[start:start + nbytes], x, src_offset=x_start,
-                             wait_for=wait, is_blocking=False)
-        self.writes.append(ev)
-        return ev
-
-    def upload(self, queue, start, y, y_start, nbytes, written):
-        """Copy bytes [start, start+nbytes) to buffer `y` at byte `y_start`, after the
-        write `written` (None: written by the host)."""
-        ev = cl.enqueue_copy(queue, y, self.host[start:start + nbytes], dst_offset=y_start,
-                             wait_for=None if written is None else [written],
-                             is_blocking=False)
-        self.readers.append(ev)
-        return ev
-
-
-@dataclass
-class _Peer(_Staging):
-    """Memory of the writing device that the other devices copy from over the peer link
-    (core/peer_memory.py): the same protocol as _Pinned, each copy on its own device."""
-    memory: peer_memory.PeerBuffer
-
-    def download(self, queue, start, x, x_start, nbytes, wait):
-        ev = cl.enqueue_copy(queue, self.memory.on(queue.device), x, byte_count=nbytes,
-                             src_offset=x_start, dst_offset=start, wait_for=wait)
-        self.writes.append(ev)
-        return ev
-
-    def upload(self, queue, start, y, y_start, nbytes, written):
-        ev = cl.enqueue_copy(queue, y, self.memory.on(queue.device), byte_count=nbytes,
-                             src_offset=start, dst_offset=y_start,
-                             wait_for=None if written is None else [written])
-        self.readers.append(ev)
-        return ev
-
-
-_PINNED = {}    # (device, role) -> _Pinned
-_PEER = {}      # (device, role, devices) -> _Peer
-
-# Copies to and from host memory return PyOpenCL "nanny" events, whose deletion waits for the
-# copy (they guard the host memory): events no longer needed wait here until complete.
-_IN_FLIGHT = collections.deque()
-_COMPLETE = cl.command_execution_status.COMPLETE
-
-
-def _retire(events):
-    while _IN_FLIGHT and _IN_FLIGHT[0].command_execution_status == _COMPLETE:
-        _IN_FLIGHT.popleft()
-    _IN_FLIGHT.extend(events)
-
-
-def _staging(device, role, nbytes, devices):
-    """`device`'s send or result buffer for a collective among `devices`: in its own
-    memory, which the others copy from directly, where they can (peer_memory.available),
-    else pinned host memory."""
-    if not peer_memory.available(devices):
-        return _pinned(device, role, nbytes)
-    key = (device, role, tuple(devices))
-    p = _PEER.get(key)
-    if p is None or p.memory.nbytes < nbytes:
-        size = max(nbytes, 1 << 20)
-        if p is not None:
-            _drain(p)
-            p.memory.release()
-            size = max(size, 2 * p.memory.nbytes)
-        try:
-            p = _PEER[key] = _Peer(peer_memory.PeerBuffer(device, devices, size))
-        except peer_memory.PeerMemoryError as e:    # (out of device memory, say)
-            _PEER.pop(key, None)
-            peer_memory.disable(devices, e)
-            return _pinned(device, role, nbytes)
-    return p
-
-
-def _drain(staging):
-    """Wait for the copies that may still use a staging buffer about to be replaced."""
-    if staging.readers or staging.writes:
-        cl.wait_for_events(staging.readers + staging.writes)
-        staging.readers, staging.writes = [], []
-
-
-def _pinned(device, role, nbytes):
-    p = _PINNED.get((device, role))
-    if p is None or p.host.nbytes < nbytes:
-        if p is not None:
-            _drain(p)
-        size = max(nbytes, 2 * p.host.nbytes if p is not None else 0, 1 << 16)
-        buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
-                        size)
-        host, _ = cl.enqueue_map_buffer(device.queue, buf, cl.map_flags.READ |
-                                        cl.map_flags.WRITE, 0, (size,), np.uint8,
-                                        is_blocking=True)
-        p = _PINNED[(device, role)] = _Pinned(buf, host)
-    return p
 
 
 # ---- all-reduce ------------------------------------------------------------------------------
@@ -334,12 +214,12 @@ def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
     computes the same sums), and write each output."""
     count, n, isz = len(devices), sum(sizes), dtype.itemsize
     if peer_memory.available(devices):
-        sends = [_staging(d, "send", n * isz, devices) for d in devices]
-        if all(isinstance(s, _Peer) for s in sends):
+        sends = [pmap_staging.staging(d, "send", n * isz, devices) for d in devices]
+        if all(isinstance(s, pmap_staging.Peer) for s in sends):
             return _one_round_in_peer_memory(prim, dtype, eqns, sizes, env, devices, sends)
     sends, sent, own = [], [], []
     for i, d in enumerate(devices):
-        send = _staging(d, "send", n * isz, devices)
+        send = pmap_staging.staging(d, "send", n * isz, devices)
         # (the values end to end by one kernel, then one copy: a command each costs more)
         flat, start, _ = _pack([env[i][e.inputs[0].id] for e in eqns], dtype)
         last = send.download(d.queue, 0, flat._buf, start * isz, n * isz, send.claim())
@@ -480,8 +360,8 @@ def _all_reduce(prim, dtype, flats, devices, world=None, what=None, in_place=Fal
     parts = _parts(n, count)
     # reduce-scatter: every device sends the parts it does not own ...
     # (across processes MPI reduces the results in host memory)
-    stage = _pinned if world is not None else \
-        (lambda d, role, nbytes: _staging(d, role, nbytes, devices))
+    stage = pmap_staging.pinned if world is not None else \
+        (lambda d, role, nbytes: pmap_staging.staging(d, role, nbytes, devices))
     sends, sent = [], []
     for i, (d, (x, off, _)) in enumerate(zip(devices, flats)):
         send = stage(d, "send", n * isz)
@@ -549,7 +429,7 @@ def _pinned_all_reduce(world, prim, dtype, device, x, off, n, what):
     place, unless a process keeps its input: into the pinned send buffer, unused on this
     path), and it comes back (two copies; the general path makes three)."""
     q, isz, nbytes = device.queue, dtype.itemsize, n * dtype.itemsize
-    result = _pinned(device, "result", nbytes)
+    result = pmap_staging.pinned(device, "result", nbytes)
     published = result.download(q, 0, x._buf, off * isz, nbytes, result.claim())
     q.flush()
     cl.wait_for_events([published])
@@ -558,7 +438,7 @@ def _pinned_all_reduce(world, prim, dtype, device, x, off, n, what):
     if world.comm.arrive(what, agree=True):
         host_memory.mpi_combine(world.comm.raw, prim, result.host[:nbytes].view(dtype))
     else:
-        source = _pinned(device, "send", nbytes)
+        source = pmap_staging.pinned(device, "send", nbytes)
         wait = source.claim()
         if wait:
             cl.wait_for_events(wait)        # (the host writes it: its last uploads first)
@@ -612,7 +492,8 @@ def _sent(env, v, devices, senders):
     for i in senders:
         x = env[i][v.id]
         x = x if x._contig else x._dense()
-        send = _staging(devices[i], "send", max(x.size * x.dtype.itemsize, 1), devices)
+        send = pmap_staging.staging(devices[i], "send", max(x.size * x.dtype.itemsize, 1),
+                                    devices)
         ev = send.download(devices[i].queue, 0, x._buf, x.offset * x.dtype.itemsize,
                            x.size * x.dtype.itemsize, send.claim()) if x.size else None
         out[i] = (send, x, ev)
@@ -701,7 +582,7 @@ def _host_collective(eqn, env, devices, world=None):
             for i, x in enumerate(xs):
                 x = x if x._contig else x._dense()
                 nbytes = x.size * x.dtype.itemsize
-                region = _pinned(devices[i], ("host-in", k), max(nbytes, 1))
+                region = pmap_staging.pinned(devices[i], ("host-in", k), max(nbytes, 1))
                 wait = region.claim()
                 if nbytes:
                     events.append(region.download(devices[i].queue, 0, x._buf,
@@ -726,7 +607,7 @@ def _host_collective(eqn, env, devices, world=None):
             if d.queue is None or not value.size:
                 env[i][v.id] = Array.from_numpy(d, value, v.aval.weak_type)
                 continue
-            region = _pinned(d, ("host-out", k), value.nbytes)
+            region = pmap_staging.pinned(d, ("host-out", k), value.nbytes)
             wait = region.claim()
             if wait:
                 cl.wait_for_events(wait)    # (the host writes it: the last uploads must be done)
