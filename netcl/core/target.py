@@ -97,8 +97,9 @@ class Target:
     # guarantees 1024): how many segments a horizontal kernel holds
     kernel_argument_bytes: int = 1024
     # Hopper's warpgroup tensor-core instructions (wgmma, PTX sm_90a: NVIDIA compute
-    # capability 9.0 exactly; Blackwell has other ones): 16-bit products take
-    # gemm_wgmma.py's kernel. NETCL_WGMMA=0 turns it off (benchmarks compare the two).
+    # capability 9.0 exactly; Blackwell has other ones): large 16-bit products and float32
+    # ones at TF32 take gemm_wgmma.py's kernel. NETCL_WGMMA=0 turns it off (benchmarks
+    # compare it with mma.sync).
     wgmma: bool = False
     # memory another API allocated can be imported as a buffer ("opaque_fd": NVIDIA's
     # cl_khr_external_memory_opaque_fd, through which GPUs of one host read each other's
