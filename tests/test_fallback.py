@@ -65,6 +65,7 @@ KERNEL_FILES = {
     "test_gemm_kernels.py": "raw OpenCL GEMM kernels",
     "test_gemm_mma.py": "tensor-core GEMM kernels",
     "test_gemm_wgmma.py": "Hopper's warpgroup tensor-core GEMM kernel",
+    "test_gemm_ffma_async.py": "cp.async-staged float32 GEMM kernel and its operand pack",
     "test_jit_epilogue.py": "GEMM epilogue fusion (none on the fallback)",
     "test_jit_in_place.py": "in-place fused kernels (none on the fallback)",
     "test_jit_horizontal.py": "horizontal kernels against each group's own",

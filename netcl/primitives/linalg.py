@@ -468,6 +468,11 @@ def _dot_general_launcher(device, args, params, out_aval):
         run = tf32_run(device, lhs, rhs, (lb, lf, lc), (rb, rc, rf), B, M, N, K, out_aval)
         if run is not None:
             return run
+    if arith is None and kd == dtypes.float32 and out_dtype == kd:
+        from .gemm_ffma_async import ffma_async_run
+        run = ffma_async_run(device, lhs, rhs, (lb, lf, lc), (rb, rc, rf), B, M, N, K, out_aval)
+        if run is not None:
+            return run
     pa = _Prep(lhs, lb, lf, lc, kd)
     pb = _Prep(rhs, rb, rc, rf, kd)
     parts = _split_count(device, kd, B, M, N, K)
