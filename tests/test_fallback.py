@@ -68,6 +68,7 @@ KERNEL_FILES = {
     "test_gemm_ffma_async.py": "cp.async-staged float32 GEMM kernel and its operand pack",
     "test_jit_epilogue.py": "GEMM epilogue fusion (none on the fallback)",
     "test_jit_in_place.py": "in-place fused kernels (none on the fallback)",
+    "test_replay.py": "compiled calls replayed as recorded OpenCL commands (none on the fallback)",
     "test_jit_horizontal.py": "horizontal kernels against each group's own",
     "test_pmap_pack.py": "pmap's bucket-packing kernel against NumPy",
     "test_peer_memory.py": "GPU memory other GPUs read (none on the fallback)",

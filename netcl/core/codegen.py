@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from . import dtypes, kernels, wide_math
+from . import commands, dtypes, kernels, wide_math
 from .array import Array
 from .launch import Kernel, Launch
 from .shapes import contiguous_strides, prod
@@ -370,7 +370,7 @@ def _buffer_copy_launcher(device, x, out_aval):
     src_offset = x.offset * dtype.itemsize
     lid = layout_id(device, shape, dtype, weak, strides, 0)
     size_class = bucket_size(nbytes)
-    queue, pool, copy = device.queue, device.pool, cl.enqueue_copy
+    queue, pool, copy = device.queue, device.pool, commands.copy
 
     def reusing(offers, x):
         """the copy, its output taking one of `offers` where one fits (output_storage),
@@ -499,7 +499,7 @@ def _multi_launcher(device, k, shape, out_avals, n, in_pos, grid):
     outs_meta = [(a.dtype, a.weak_type, n * a.dtype.itemsize, bucket_size(n * a.dtype.itemsize),
                   layout_id(device, shape, a.dtype, a.weak_type, strides, 0)) for a in out_avals]
     set_arg = k.set_arg
-    enqueue = cl.enqueue_nd_range_kernel
+    enqueue = commands.launch
 
     def reusing(offers, *xs):
         """launch, each output taking one of `offers` where one fits (pool.output_storage)."""
@@ -526,7 +526,7 @@ def _launcher(device, k, shape, dtype, weak, n, in_pos, grid):
     strides = contiguous_strides(shape)
     gsize, lsize = grid
     nbytes = n * dtype.itemsize
-    enqueue = cl.enqueue_nd_range_kernel
+    enqueue = commands.launch
     set_arg = k.set_arg
     from .array import layout_id
     from .pool import Storage, bucket_size, output_storage

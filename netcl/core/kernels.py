@@ -450,6 +450,23 @@ def _check_batches():
     return os.environ.get("NETCL_CHECK_IR", "") not in ("", "0")
 
 
+class TrackedKernel(cl.Kernel):
+    """A cl.Kernel that remembers its arguments (`arguments`: index -> value, every one
+    set through it): a recorded replay of a compiled call (transforms/replay.py) reads
+    which buffers each launch took."""
+
+    def set_arg(self, index, value):
+        self.arguments[index] = value
+        _set_arg(self, index, value)
+
+    def set_args(self, *values):
+        self.arguments.update(enumerate(values))
+        _set_args(self, *values)
+
+
+_set_arg, _set_args = cl.Kernel.set_arg, cl.Kernel.set_args
+
+
 def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
     """A fresh cl.Kernel from the (cached) program; the caller keeps it for reuse.
 
@@ -459,7 +476,7 @@ def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
     built = _built(device, source, options)
     prg = built.program
     try:
-        k = cl.Kernel(prg, built.names.get(name, name))
+        k = TrackedKernel(prg, built.names.get(name, name))
     except cl.LogicError as e:
         # A compiler may "succeed" without the kernel (PoCL on AVX-512 hosts, given a
         # builtin called with a 512-bit vector): say so with its log, not INVALID_KERNEL_NAME
@@ -469,6 +486,7 @@ def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
             log = ""
         raise KernelBuildError(device, source, f"the program has no kernel {name!r} "
                                f"({e}); compiler log:\n{log}") from None
+    k.arguments = {}
     k._netcl_source = source    # what jit's lower().kernels shows (see `described`)
     k._netcl_name = name        # (its function_name may be the batch's, program_batch)
     if scalar_arg_dtypes is not None:

@@ -4,9 +4,8 @@ group that reads a product runs in the GEMM kernel's store, reading its other in
 dot_general (`make_epilogue_launcher`, on linalg.py's GEMM set-up) and for convolutions
 (conv_gemm.make_conv_epilogue_launcher).
 """
-import pyopencl as cl
 
-from ..core import dtypes, kernels
+from ..core import commands, dtypes, kernels
 from ..core.array import Array
 from ..core.launch import Launch
 from ..core.shapes import contiguous_strides, prod
@@ -146,7 +145,7 @@ def flat_element(kd, acc_index, extras, body, out_vars, out_avals, index, accs=(
 def flat_epilogue_launcher(device, k, n_operands, n_extras, out_avals, gsize, lsize):
     """The launcher ``(*operands, *extras) -> outputs`` of an epilogue kernel whose arguments
     are the extras, the outputs, then the operands (see `flat_element`)."""
-    queue, enqueue, set_arg = device.queue, cl.enqueue_nd_range_kernel, k.set_arg
+    queue, enqueue, set_arg = device.queue, commands.launch, k.set_arg
     new_outputs = epilogue_outputs(device, out_avals)
     first = n_extras + len(out_avals)
     slots = [first + j for j in range(n_operands)] + list(range(n_extras))
@@ -207,7 +206,7 @@ def make_epilogue_launcher(device, lhs, rhs, dimension_numbers, extras, acc_inde
     queue = device.queue
     new_outputs = epilogue_outputs(device, out_avals)
     first_out = 15 + len(extras)
-    enqueue, set_arg = cl.enqueue_nd_range_kernel, k.set_arg
+    enqueue, set_arg = commands.launch, k.set_arg
     prep = _preparer(pa, pb)
 
     def reusing(offers, a, b, *xs):

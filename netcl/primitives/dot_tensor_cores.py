@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pyopencl as cl
 
-from ..core import dtypes, kernels
+from ..core import commands, dtypes, kernels
 from ..core.array import Array
 from ..core.launch import Launch
 from ..core.shapes import contiguous_strides
@@ -174,7 +174,7 @@ def half_run(device, lhs, rhs, lhs_dims, rhs_dims, B, M, N, K, out_aval, arith):
     shape, out_dtype, weak = out_aval.shape, out_aval.dtype, out_aval.weak_type
     out_strides = contiguous_strides(shape)
     nbytes = B * M * N * out_dtype.itemsize
-    queue, pool, enqueue, set_arg = device.queue, device.pool, cl.enqueue_nd_range_kernel, k.set_arg
+    queue, pool, enqueue, set_arg = device.queue, device.pool, commands.launch, k.set_arg
     prep = _preparer(pa, pb)
     ksum = None
     if parts > 1:
@@ -245,7 +245,7 @@ def tf32_run(device, lhs, rhs, lhs_dims, rhs_dims, B, M, N, K, out_aval):
     gsize, lsize = gemm.launch_dims(cfg, B, M, N)
     shape = out_aval.shape
     out_strides, weak = contiguous_strides(shape), out_aval.weak_type
-    queue, pool, enqueue = device.queue, device.pool, cl.enqueue_nd_range_kernel
+    queue, pool, enqueue = device.queue, device.pool, commands.launch
     prep = _preparer(pa, pb)
     (ka, ga, la, na), (kb, gb, lb_, nb) = packs
 

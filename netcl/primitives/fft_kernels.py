@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
+from ..core import commands
 from . import fft_bluestein
 from .fft_stockham import ARG_IN, ARG_IN_OFFSET, ARG_OUT, ARG_OUT_OFFSET
 from .fft_passes import (PassArgs, chain_roles, netcl_device, stockham_length, stockham_passes,
@@ -212,6 +213,6 @@ def enqueue_fft(queue, plan: FftPlan, src, dst, scratch=None, src_offset_elems=0
             p.kernel.set_arg(ARG_IN_OFFSET, np.int64(io))
             p.kernel.set_arg(ARG_OUT, ob)
             p.kernel.set_arg(ARG_OUT_OFFSET, np.int64(oo))
-            event = cl.enqueue_nd_range_kernel(queue, p.kernel, p.global_size, p.local_size,
+            event = commands.launch(queue, p.kernel, p.global_size, p.local_size,
                                                wait_for=wait_for if event is None else None)
     return event

@@ -24,9 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyopencl as cl
 
-from ..core import dtypes, kernels
+from ..core import commands, dtypes, kernels
 from ..core.array import Array
 from ..core.launch import Launch
 from ..core.shapes import contiguous_strides
@@ -244,7 +243,7 @@ def ffma_async_run(device, lhs, rhs, lhs_dims, rhs_dims, B, M, N, K, out_aval,
     lsize = (cfg.wg_n, cfg.wg_m, 1)
     shape, weak = out_aval.shape, out_aval.weak_type
     out_strides = contiguous_strides(shape)
-    queue, pool, enqueue = device.queue, device.pool, cl.enqueue_nd_range_kernel
+    queue, pool, enqueue = device.queue, device.pool, commands.launch
     prep = _preparer(*operands)
     pack_a, pack_b = packs
 

@@ -24,9 +24,8 @@ import operator
 import warnings
 
 import numpy as np
-import pyopencl as cl
 
-from ..core import dtypes, kernels
+from ..core import commands, dtypes, kernels
 from ..core.config import config as _config
 from ..core.array import Array
 from ..core.launch import Kernel, Launch
@@ -301,7 +300,7 @@ def _packer(device, kd, cfg, pa, pb, M, N, K):
     # work-groups of one work-item, each copying one row (see pack_source): PoCL compiles
     # that at the first launch in a third of the time a group of 16 takes
     gsize, lsize = (K, 2), (1, 1)
-    queue, pool, enqueue, set_arg = device.queue, device.pool, cl.enqueue_nd_range_kernel, kp.set_arg
+    queue, pool, enqueue, set_arg = device.queue, device.pool, commands.launch, kp.set_arg
 
     def pack(a_buf, b_buf):
         packed_a, packed_b = Storage(pool, bytes_a), Storage(pool, bytes_b)
@@ -377,7 +376,7 @@ def _single_run(device, lhs, rhs, pa, pb, kd, B, M, N, K, shape, weak, arith=Non
     queue, pool = device.queue, device.pool
     out_strides = contiguous_strides(shape)
     nbytes = B * M * N * kd.itemsize
-    enqueue, set_arg = cl.enqueue_nd_range_kernel, k.set_arg
+    enqueue, set_arg = commands.launch, k.set_arg
     prep = _preparer(pa, pb)
     set_operands = _set_operands
 
@@ -414,7 +413,7 @@ def _split_run(device, lhs, rhs, pa, pb, kd, M, N, K, parts, shape, weak, arith=
     queue, pool = device.queue, device.pool
     out_strides = contiguous_strides(shape)
     nbytes, tmp_bytes = M * N * kd.itemsize, parts * M * N * kd.itemsize
-    enqueue = cl.enqueue_nd_range_kernel
+    enqueue = commands.launch
     prep = _preparer(pa, pb)
 
     def run(a, b):

@@ -37,7 +37,7 @@ NaN in that matrix's whole x, as the host path's LU solve refuses it):
 import numpy as np
 import pyopencl as cl
 
-from ..core import dtypes
+from ..core import commands, dtypes
 from ..core.array import Array
 from ..core.kernels import kernel, storage_ctype
 from ..core.launch import Kernel, Launch
@@ -322,7 +322,7 @@ class _Step:
         k = self.k
         for i, name in self.slots:
             k.set_arg(i, bufs[name])
-        cl.enqueue_nd_range_kernel(self.queue, k, self.gsize, self.lsize)
+        commands.launch(self.queue, k, self.gsize, self.lsize)
 
 
 _L = np.int64

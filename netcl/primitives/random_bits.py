@@ -21,7 +21,7 @@ netcl.random builds PRNGKey/split/fold_in/bits/uniform/... from these (see its d
 import numpy as np
 import pyopencl as cl
 
-from ..core import dtypes, float8, kernels
+from ..core import commands, dtypes, float8, kernels
 from ..core.ad_util import Zero, defjvp, defvjp
 from ..core.array import Array
 from ..core.codegen import HELPERS, input_kind, make_elementwise_launcher, render_elementwise
@@ -132,7 +132,7 @@ def _threefry_launcher(device, args, params, out_avals):
         k.set_arg(12, np.int32(len(shape)))
         k._netcl_meta = meta  # keep the buffer alive as long as the kernel
     gsize, lsize = kernels.grid_1d(device, n)
-    queue, set_arg, enqueue = device.queue, k.set_arg, cl.enqueue_nd_range_kernel
+    queue, set_arg, enqueue = device.queue, k.set_arg, commands.launch
 
     def launch(k1, k2, x1, x2):
         y1, y2 = empties()
@@ -242,7 +242,7 @@ def _counter_launcher(device, args, params, out_aval):
     def launch():
         out = Array.empty(device, shape, _U32)
         k.set_arg(0, out._buf)
-        cl.enqueue_nd_range_kernel(device.queue, k, gsize, lsize)
+        commands.launch(device.queue, k, gsize, lsize)
         return out
     return launch
 

@@ -10,9 +10,8 @@ launch per stage of the network: log2(P) (log2(P) + 1) / 2 of them for rows padd
 >>> netcl.primitives.sorting.argsort(jnp.array([3.0, 1.0, 2.0]))     # [1, 2, 0]
 """
 import numpy as np
-import pyopencl as cl
 
-from ..core import dtypes
+from ..core import commands, dtypes
 from ..core.ad_util import Zero
 from ..core.array import Array
 from ..core.kernels import compute_ctype, grid_1d, kernel, load, storage_ctype
@@ -145,14 +144,14 @@ def _launcher(device, args, params, out):
             offset[0] = x.offset
         k_init.set_arg(2, keys._buf)
         k_init.set_arg(3, idx._buf)
-        cl.enqueue_nd_range_kernel(queue, k_init, g, lws)
+        commands.launch(queue, k_init, g, lws)
         for ks in k_stages:
             ks.set_arg(0, keys._buf)
             ks.set_arg(1, idx._buf)
-            cl.enqueue_nd_range_kernel(queue, ks, g, lws)
+            commands.launch(queue, ks, g, lws)
         k_finish.set_arg(0, idx._buf)
         k_finish.set_arg(1, result._buf)
-        cl.enqueue_nd_range_kernel(queue, k_finish, gf, lf)
+        commands.launch(queue, k_finish, gf, lf)
         return result
     return launch
 

@@ -16,6 +16,7 @@ from ..core.eval import eval_interpreter
 from .epilogue_fusion import EpiloguePrimitive
 from .fusion import FusedPrimitive
 from .horizontal_fusion import HorizontalPrimitive
+from . import replay
 from .plan import Plan, _donor
 from .row_fusion import RowFusedPrimitive
 
@@ -39,6 +40,9 @@ class Executable:
         self._run = None            # plan.run (the hot path of every call after the first)
         self._frees = None          # per equation, values that die there (see _frees)
         self._strided = {}          # equation index -> overwritten inputs that were not dense
+        self._replay = None         # the plan's calls as recorded commands (replay.py)
+        self._recordings_left = 0   # calls still to record before a replay (2 after the plan)
+        self._signature = None      # the last recording's replay.signature
 
     @property
     def steps(self):
@@ -52,17 +56,31 @@ class Executable:
         if self.plan is not None and tuple(
                 a._layout_id() if isinstance(a, Array) else None
                 for a in flat_args) == self._arg_layouts:
-            return self.plan.run(*flat_args)
+            return self._run_plan(flat_args)
         if self.plan is None and all(isinstance(a, Array) for a in flat_args):
             return self._first_call(flat_args)
         return self._bind_each(flat_args)
 
     def run_dense(self, flat_args):
         """Run on arrays laid out as jit passes them (dense, offset 0)."""
-        run = self._run
-        if run is None:
+        if self._run is None:
             return self._first_call(flat_args)
-        return run(*flat_args)
+        return self._run_plan(flat_args)
+
+    def _run_plan(self, flat_args):
+        """The plan's call on arguments laid out as it was built for: replayed where it was
+        recorded (replay.py), else run (recorded on the calls after the first)."""
+        rp = self._replay
+        if rp is not None and rp.accepts(flat_args):
+            return rp.run(flat_args)
+        if self._recordings_left:
+            gen = self._recording(flat_args, None)
+            try:
+                while True:
+                    next(gen)
+            except StopIteration as done:
+                return done.value
+        return self.plan.run(*flat_args)
 
     def in_slices(self, flat_args, sizes):
         """A generator that enqueues this call a slice of launches per `next()`, of
@@ -72,7 +90,42 @@ class Executable:
         if self.plan is None or tuple(a._layout_id() if isinstance(a, Array) else None
                                       for a in flat_args) != self._arg_layouts:
             return _finished(self(flat_args))
+        rp = self._replay
+        if rp is not None and rp.accepts(flat_args):
+            return rp.in_slices(sizes)(flat_args)
+        if self._recordings_left:
+            return self._recording(flat_args, sizes)
         return self.plan.in_slices(sizes)(*flat_args)
+
+    def _recording(self, flat_args, sizes):
+        """The plan's call in slices (`sizes`; None: one) while a replay.Recorder watches
+        it; two recordings that agree become the replay."""
+        device = self.device or default_device()
+        recorder = replay.Recorder(device)
+        replay.start(recorder)
+        try:
+            if sizes is None:
+                outs = self.plan.run(*flat_args)
+            else:
+                outs = yield from self.plan.in_slices(sizes)(*flat_args)
+        finally:
+            replay.stop(recorder)
+        candidate = replay.build(recorder, flat_args, outs, self._donated_arguments())
+        self._recordings_left -= 1
+        if candidate is None:
+            self._recordings_left = 0
+        else:
+            signature = replay.signature(candidate)
+            if signature == self._signature:
+                self._replay, self._recordings_left = candidate, 0
+            self._signature = signature
+        return outs
+
+    def _donated_arguments(self):
+        """Positions of the arguments whose buffers the plan's steps may write over."""
+        plan = self.plan
+        return {step.inputs[j] for step in plan.steps for j in step.donated
+                if step.inputs[j] < plan.n_args}
 
     def _on_device(self, fn, *args):
         """fn(*args) with the compiled-for device as the default: steps with no array input
@@ -102,6 +155,8 @@ class Executable:
             # only (a call on dense arguments after others builds one)
             dense = all(a._contig and a.offset == 0 for a in flat_args)
             self._run = self.plan.run if dense else None
+            device = flat_args[0].device if flat_args else self.device or default_device()
+            self._recordings_left = 2 if replay.ENABLED and not device.is_numpy else 0
         return outs
 
     def _execute(self, flat_args, lookup=None):

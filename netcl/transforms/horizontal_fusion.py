@@ -22,12 +22,11 @@ A gathering of one group stays as it was.
     ['horizontal_2']
 """
 import numpy as np
-import pyopencl as cl
 
 from ..core.array import Array, layout_id
 from ..core.codegen import (INDEX_CTYPE, elementwise_parameters, expression_template,
                             helpers_for, layout_elementwise, set_fixed_args)
-from ..core import kernels
+from ..core import commands, kernels
 from ..core.ir import IR, Eqn
 from ..core.launch import Kernel, Launch
 from ..core.pool import bucket_size, output_storage
@@ -165,7 +164,7 @@ def horizontal_launch(prim, device, args):
     owner = [s for s, pos in enumerate(prim.positions) for _ in pos]
     flat_positions = [p for pos in prim.positions for p in pos]
     queue, pool, n_outs = device.queue, device.pool, first_out[-1]
-    enqueue = cl.enqueue_nd_range_kernel
+    enqueue = commands.launch
 
     def run_into(offers, *xs):
         own = {}        # group -> the offered storages of its inputs

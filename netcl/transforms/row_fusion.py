@@ -16,7 +16,7 @@ the IR is row_fusion_pass.py.
 """
 import numpy as np
 
-from ..core import kernels
+from ..core import commands, kernels
 from ..core.codegen import (Op, broadcast_period, expression_template, helpers_for, input_kind,
                             op_vector_safe, vtype)
 from ..core.shapes import prod
@@ -459,7 +459,7 @@ class RowFusedPrimitive(Primitive):
         else:
             gsize, lsize = (self.R * L,), (L,)
         queue, pool, set_arg = device.queue, device.pool, k.set_arg
-        enqueue = cl.enqueue_nd_range_kernel
+        enqueue = commands.launch
         R = self.R
 
         def launch(*xs):

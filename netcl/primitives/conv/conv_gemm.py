@@ -16,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from ...core import dtypes, kernels
+from ...core import commands, dtypes, kernels
 from ...core.array import Array
 from ...core.launch import Launch
 from ...core.shapes import contiguous_strides, prod
@@ -56,8 +56,7 @@ def _im2col_launcher(device, in_dtype, geo, plan, src):
     """run(P_buf, lhs_buf) enqueueing the im2col of `plan`: the specialised kernel where
     `_im2col_mode` asks for it and it covers the geometry, else the generic one from `src`.
     `run.mode` says which."""
-    import pyopencl as cl
-    queue, enqueue = device.queue, cl.enqueue_nd_range_kernel
+    queue, enqueue = device.queue, commands.launch
     special = None
     if _im2col_mode(device) in ("special", "implicit") and plan.p_dims is not None:
         special = _im2col_special_source(in_dtype, geo, plan.p_dims, _IM2COL_VEC,
@@ -285,7 +284,6 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
     """The im2col + GEMM launcher for a conv planned by `_plan_gemm`; with `epilogue`
     (gemm.GemmEpilogue, new_outputs, number of extras; see make_conv_epilogue_launcher)
     one that takes the extras and returns the epilogue's outputs."""
-    import pyopencl as cl
     from ...core.pool import Storage
     in_dtype, out_dtype = lhs.dtype, out_aval.dtype
     gdt = _gemm_dtype(in_dtype)           # the accumulators' (and partial sums') dtype
@@ -293,7 +291,7 @@ def _gemm_launcher(device, lhs, rhs, geo, plan, src, out_aval, new_out, epilogue
     shape, weak = out_aval.shape, out_aval.weak_type
     queue, pool = device.queue, device.pool
     strides = contiguous_strides(shape)
-    enqueue = cl.enqueue_nd_range_kernel
+    enqueue = commands.launch
     gather = _implicit_gather(device, in_dtype, geo, plan)
     tf32 = plan.half is None and _use_tf32(device, gdt, geo.precision)
     im2col = None if gather else _im2col_launcher(device, in_dtype, geo, plan, src)

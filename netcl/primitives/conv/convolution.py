@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from ...core import dtypes, kernels
+from ...core import commands, dtypes, kernels
 from ...core.array import Array
 from ...core.ad_util import Zero, is_zero
 from ...core.shapes import contiguous_strides, prod
@@ -180,7 +180,6 @@ conv_general_dilated_p.reference = _conv_ref
 # =============================================================================================
 
 def _conv_launcher(device, args, params, out_aval):
-    import pyopencl as cl
     from ...core.pool import Storage
     lhs, rhs = args
     geo = _ConvGeometry(lhs, rhs, out_aval, params)
@@ -211,7 +210,7 @@ def _conv_launcher(device, args, params, out_aval):
     k.set_arg(3, meta)
     k._netcl_meta = meta
     gsize, lsize = kernels.grid_1d(device, geo.total)
-    enqueue = cl.enqueue_nd_range_kernel
+    enqueue = commands.launch
 
     def launch_direct(x, w):
         out = new_out()

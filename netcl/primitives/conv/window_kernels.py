@@ -9,7 +9,7 @@ loops from vectorising, so NaNs are detected on the bits; metadata is read into 
 constants once per work-item (loads inside loops are not hoisted)."""
 import numpy as np
 
-from ...core import dtypes, kernels
+from ...core import commands, dtypes, kernels
 from ...core.array import Array
 from ...core.shapes import contiguous_strides, prod
 from .dimension_numbers import _dilate
@@ -359,7 +359,6 @@ def _reduce_window_launcher(op):
     code = {"sum": 0, "max": 1, "min": 2}[op]
 
     def make(device, args, params, out_aval):
-        import pyopencl as cl
         (x,) = args
         _check_window_sizes("reduce_window_" + op, x.shape, out_aval.shape)
         new_out = _new_out_fn(device, out_aval.shape, out_aval.dtype, out_aval.weak_type)
@@ -377,7 +376,7 @@ def _reduce_window_launcher(op):
         k.set_arg(3, np.int32(code))
         k._netcl_meta = meta
         gsize, lsize = kernels.grid_1d(device, n // width)
-        queue, enqueue = device.queue, cl.enqueue_nd_range_kernel
+        queue, enqueue = device.queue, commands.launch
 
         def launch(x):
             out = new_out()
@@ -435,7 +434,7 @@ def _select_and_scatter_add_launcher(device, args, params, out_aval):
     n_out = prod(out_shape)
     if n_in == 0:
         return lambda s, x: new_out()
-    queue, enqueue, pool = device.queue, cl.enqueue_nd_range_kernel, device.pool
+    queue, enqueue, pool = device.queue, commands.launch, device.pool
     classes = _window_classes(operand.shape, out_shape, wp)
     src = _window_source(source.dtype, classes)
     disjoint = all(st >= _dilate(w, wd) for w, st, wd in zip(
@@ -502,7 +501,6 @@ def _select_and_scatter_add_launcher(device, args, params, out_aval):
 
 
 def _select_and_gather_add_launcher(device, args, params, out_aval):
-    import pyopencl as cl
     from ...core.pool import Storage
     tangent, operand = args
     wp = _window_params(params)
@@ -521,7 +519,7 @@ def _select_and_gather_add_launcher(device, args, params, out_aval):
     meta = _const_buffer(device, _window_meta_values(scal, arrays))
     kga.set_arg(3, meta)
     kga._netcl_meta = meta
-    queue, enqueue, pool = device.queue, cl.enqueue_nd_range_kernel, device.pool
+    queue, enqueue, pool = device.queue, commands.launch, device.pool
 
     def launch(t, x):
         out = new_out()

@@ -28,9 +28,8 @@ Composing an element e onto a summary keeps that form (`netcl_lex_push`), which 
 >>> lax.reduce_max(jnp.asarray([1 + 2j, 3 - 1j, 3 - 2j]), (0,))      # 3-1j
 """
 import numpy as np
-import pyopencl as cl
 
-from ...core import dtypes
+from ...core import commands, dtypes
 from ...core.array import Array
 from ...core.kernels import compute_ctype, grid_1d, kernel
 from ...core.shapes import prod
@@ -221,7 +220,7 @@ def launcher(op):
                 k1.set_arg(0, out._buf)
                 k1.set_arg(1, x._buf)
                 k1.set_arg(2, np.int64(off))
-                cl.enqueue_nd_range_kernel(queue, k1, *g1)
+                commands.launch(queue, k1, *g1)
                 return out
             return launch
         m = A * G * B
@@ -242,11 +241,11 @@ def launcher(op):
             kp.set_arg(1, tags._buf)
             kp.set_arg(2, x._buf)
             kp.set_arg(3, np.int64(off))
-            cl.enqueue_nd_range_kernel(queue, kp, *gp)
+            commands.launch(queue, kp, *gp)
             kf.set_arg(0, out._buf)
             kf.set_arg(1, vals._buf)
             kf.set_arg(2, tags._buf)
-            cl.enqueue_nd_range_kernel(queue, kf, *gf)
+            commands.launch(queue, kf, *gf)
             return out
         return launch2
     return make_launcher

@@ -18,7 +18,7 @@ reduce-then-scan (chunk totals, their scan, each chunk with its carry-in).
 import numpy as np
 import pyopencl as cl
 
-from ...core import dtypes, kernels
+from ...core import commands, dtypes, kernels
 from ...core.array import Array
 from ...core.shapes import contiguous_strides, prod
 from .cpu_kernels import _W, _cols_width, _cpu_reduce_kernel, _cpu_scan_source
@@ -258,7 +258,7 @@ def _dense_maker(device, shape, dtype, weak):
 
 def _Pass(k, gsize, lsize, nbuf):
     """One kernel launch with its scalar arguments set once: fn(queue, *buffers)."""
-    set_arg, enqueue = k.set_arg, cl.enqueue_nd_range_kernel
+    set_arg, enqueue = k.set_arg, commands.launch
     if nbuf == 2:
         def run2(queue, b0, b1):
             set_arg(0, b0)
@@ -462,7 +462,7 @@ def _scan_pass(device, op, dtype, A, K, B, G, chunk, off, rev, excl, rows):
         k.set_arg(i + 2, np.int32(n))
         L = _group_size(device, k, (op, dtype, name), 0)
         gsize, lsize = (kernels.round_up(n, L),), (L,)
-    enqueue = cl.enqueue_nd_range_kernel
+    enqueue = commands.launch
 
     def run(queue, out, x, carry):
         k.set_arg(0, out)

@@ -9,7 +9,7 @@ clamped as in JAX (into [0, dim - size]).
 import numpy as np
 import pyopencl as cl
 
-from ...core import dtypes, kernels
+from ...core import commands, dtypes, kernels
 from ...core.array import Array
 from ...core.shapes import prod
 from .common import _RAW_CTYPE, _const_buffer
@@ -57,7 +57,7 @@ def _copy_piece(device, itemsize, box, out_strides, out_off, in_strides, in_off,
     k.set_arg(8, np.int32(dyn if rank else 0))
     k._netcl_meta = meta
     gsize, lsize = kernels.grid_1d(device, n)
-    queue, set_arg, enqueue = device.queue, k.set_arg, cl.enqueue_nd_range_kernel
+    queue, set_arg, enqueue = device.queue, k.set_arg, commands.launch
 
     def run(out_buf, in_buf, starts_buf=None):
         set_arg(0, out_buf)
@@ -82,7 +82,7 @@ def _copy_piece_at(device, itemsize, box, out_strides, in_strides):
                          + [0] * rank)
     k._netcl_meta = meta
     gsize, lsize = kernels.grid_1d(device, n)
-    queue, set_args, enqueue = device.queue, k.set_args, cl.enqueue_nd_range_kernel
+    queue, set_args, enqueue = device.queue, k.set_args, commands.launch
 
     def run(out_buf, out_off, in_buf, in_off):
         # (typed arguments set together: PyOpenCL's set_arg of one untyped scalar costs

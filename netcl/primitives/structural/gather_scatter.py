@@ -27,9 +27,8 @@ and vmap adds one batch dimension in front.
 import operator
 
 import numpy as np
-import pyopencl as cl
 
-from ...core import dtypes, kernels
+from ...core import commands, dtypes, kernels
 from ...core.ad_util import instantiate, is_zero
 from ...core.array import Array
 from ...core.shapes import normalize_axis, prod
@@ -213,7 +212,7 @@ def _gather_launcher(device, args, params, out):
     k._netcl_meta = meta
     gsize, lsize = kernels.grid_1d(device, out.size)
     shape, dtype, weak = out.shape, out.dtype, out.weak_type
-    queue, set_arg, enqueue = device.queue, k.set_arg, cl.enqueue_nd_range_kernel
+    queue, set_arg, enqueue = device.queue, k.set_arg, commands.launch
 
     def launch(x, idx):
         res = Array.empty(device, shape, dtype, weak)
@@ -364,7 +363,7 @@ def _scatter_launcher(mode):
         acc._netcl_meta = ameta
         agrid = kernels.grid_1d(device, out.size)
         shape, dtype, weak = out.shape, out.dtype, out.weak_type
-        queue, enqueue = device.queue, cl.enqueue_nd_range_kernel
+        queue, enqueue = device.queue, commands.launch
 
         def launch(x, idx, upd):
             offsets = Array.empty(device, (nbatch * (N + 1),), dtypes.int32)

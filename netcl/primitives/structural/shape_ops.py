@@ -3,9 +3,8 @@
 import operator
 
 import numpy as np
-import pyopencl as cl
 
-from ...core import dtypes, kernels
+from ...core import commands, dtypes, kernels
 from ...core.ad_util import Zero, instantiate, is_zero
 from ...core.array import Array
 from ...core.shapes import contiguous_strides, normalize_axis, prod
@@ -48,7 +47,7 @@ def _iota_launcher(device, args, params, out):
     def launch():
         res = Array.empty(device, (size,), dtype, False)
         k.set_arg(0, res._buf)
-        cl.enqueue_nd_range_kernel(device.queue, k, gsize, lsize)
+        commands.launch(device.queue, k, gsize, lsize)
         return res
     return launch
 

@@ -1,0 +1,321 @@
+"""A compiled call replayed as the OpenCL commands it enqueues.
+
+A Plan (plan.py) runs a compiled call launcher by launcher: each makes its output arrays,
+takes buffers from the pool, sets its kernel's arguments and enqueues. On a GPU that host
+work, not the device, bounds small train steps, and pmap pays it once per device. After a
+plan has run, `record` watches one call (commands.py shows it every command the call's
+launchers enqueue on the device's queue) and keeps each command: a copy of the kernel
+with every argument as set (clCloneKernel), its sizes, and which arguments were the
+call's buffers: an argument's, or one the call took from the pool (a temporary or an
+output), numbered as slots. `Replay.run` then enqueues the same commands with this call's
+buffers in those slots: one `set_arg` per changing buffer and one enqueue per command.
+
+A recording is kept only where replaying it is the plan's call: every command went
+through commands.py (a copy from or to the host, a fill, a wait on an event or a kernel
+that does not track its arguments stops it), and a second recording of the next call gives
+the same commands over the same slots (a buffer made afresh each call would differ).
+Calls whose arguments share buffers differently, or whose donated arguments are held
+elsewhere, take the plan. `NETCL_REPLAY=0` turns replays off.
+
+    >>> f = netcl.jit(lambda x: jnp.tanh(x) * 2)
+    >>> for _ in range(4): y = f(x)        # (the 2nd and 3rd calls record; the 4th replays)
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+import pyopencl as cl
+
+from ..core import commands
+from ..core.array import Array
+from ..core.kernels import TrackedKernel
+from ..core.pool import Storage
+
+ENABLED = os.environ.get("NETCL_REPLAY", "1") != "0"
+
+# A replay keeps the temporaries of its call (those no output takes) while they come to at
+# most this many bytes; above, it takes them from the pool each call, as the plan does.
+OWN_BYTES = 64 << 20
+
+
+class Unrecordable(Exception):
+    """A command the recording cannot replay: the plan keeps running the call."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One recorded command: a kernel launch (`kernel`, a clone owned by the replay) or a
+    buffer copy (`kernel` None; `copy` the keyword arguments); `slots`: (argument index,
+    slot) of the call's buffers (for a copy: index 0 the destination, 1 the source);
+    `values`: the kernel's other arguments as recorded (compared between recordings)."""
+    kernel: object
+    global_size: tuple
+    local_size: tuple | None
+    slots: tuple
+    copy: dict | None = None
+    values: tuple = ()
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """How a replay makes one output: `argument` (that argument itself), `value` (the
+    same array every call: a constant), or an Array over slot `slot`'s buffer laid out
+    as recorded."""
+    argument: int | None = None
+    value: object = None
+    slot: int | None = None
+    layout: tuple = ()      # shape, dtype, strides, offset, weak_type, contiguous, layout id
+
+
+class Recorder:
+    """What one call enqueues on one queue, while `commands.RECORDERS` shows it."""
+
+    def __init__(self, device):
+        self.device = device
+        self.commands = []      # (kernel or None, original kernel, sizes, arguments / copy)
+        self.temporaries = {}   # id(buffer) -> (size class, buffer) of Storages made here
+        self.failed = None
+
+    def launch(self, kernel, global_size, local_size, args, kwargs):
+        if self.failed:
+            return
+        if args or any(v is not None and v is not False for v in kwargs.values()):
+            return self.fail("a launch with an offset or events to wait for")
+        if not isinstance(kernel, TrackedKernel):
+            return self.fail(f"kernel {kernel.function_name} does not track its arguments")
+        try:
+            clone = kernel.clone()
+        except (cl.Error, AttributeError) as e:     # (clCloneKernel: OpenCL 2.1)
+            return self.fail(f"clCloneKernel: {e}")
+        self.commands.append((clone, kernel, tuple(global_size),
+                              None if local_size is None else tuple(local_size),
+                              dict(kernel.arguments)))
+
+    def copy(self, dest, src, kwargs):
+        if self.failed:
+            return
+        if not (isinstance(dest, cl.MemoryObjectHolder) and isinstance(src, cl.MemoryObjectHolder)) \
+                or kwargs.get("wait_for") or kwargs.get("is_blocking"):
+            return self.fail("a copy from or to the host")
+        self.commands.append((None, None, (), None, {0: dest, 1: src, "copy": dict(kwargs)}))
+
+    def made(self, storage):
+        if storage.pool is self.device.pool:
+            self.temporaries[id(storage.buf)] = (storage.size, storage.buf)
+
+    def fail(self, why):
+        self.failed = why
+
+
+# ---- watching a call -----------------------------------------------------------------------
+
+_watching = []          # the recorders whose device's Storages are reported
+
+
+def _unrecordable(name, real):
+    def refuse(queue, *args, **kwargs):
+        for recorder in commands.RECORDERS.values():
+            recorder.fail(f"pyopencl.{name}")
+        return real(queue, *args, **kwargs)
+    return refuse
+
+
+_REFUSED = ("enqueue_copy", "enqueue_fill_buffer", "enqueue_barrier", "enqueue_marker")
+
+
+def start(recorder):
+    """Begin reporting the device's commands (and its new Storages) to `recorder`."""
+    queue = recorder.device.queue
+    commands.RECORDERS[id(queue)] = recorder
+    if not _watching:
+        _watching.append(({n: getattr(cl, n) for n in _REFUSED}, Storage.__init__))
+        real_init = Storage.__init__
+
+        def init(self, pool, nbytes, size_class=None):
+            real_init(self, pool, nbytes, size_class)
+            for rec in commands.RECORDERS.values():
+                rec.made(self)
+        Storage.__init__ = init
+        for n in _REFUSED:
+            setattr(cl, n, _unrecordable(n, getattr(cl, n)))
+    else:
+        _watching.append(None)
+
+
+def stop(recorder):
+    commands.RECORDERS.pop(id(recorder.device.queue), None)
+    saved = _watching.pop()
+    if saved is not None:
+        refused, init = saved
+        Storage.__init__ = init
+        for n, f in refused.items():
+            setattr(cl, n, f)
+
+
+# ---- from a recording to a replay --------------------------------------------------------------
+
+def build(recorder, args, outputs, donated):
+    """The Replay of `recorder`'s call on `args` that returned `outputs`, or None where it
+    cannot be replayed. `donated`: argument positions whose buffers an output may take."""
+    if recorder.failed or not recorder.commands:
+        return None
+    slot_of, sizes = {}, []
+    for j, a in enumerate(args):
+        slot_of.setdefault(id(a._buf), j)
+    n_args = len(args)
+
+    def slot(buf):
+        key = id(buf)
+        s = slot_of.get(key)
+        if s is None and key in recorder.temporaries:
+            s = slot_of[key] = n_args + len(sizes)
+            sizes.append(recorder.temporaries[key][0])
+        return s
+    cmds = []
+    for clone, original, gsize, lsize, arguments in recorder.commands:
+        copy = arguments.pop("copy", None)
+        dyn = tuple((i, s) for i, v in sorted(arguments.items())
+                    if isinstance(v, cl.MemoryObjectHolder) and (s := slot(v)) is not None)
+        if copy is not None:
+            if len(dyn) != 2:
+                return None     # (a copy between buffers the call does not own)
+            cmds.append(Command(None, (), None, dyn, copy))
+        else:
+            values = tuple((i, _value(v)) for i, v in sorted(arguments.items())
+                           if not isinstance(v, cl.MemoryObjectHolder))
+            cmds.append(Command(clone, gsize, lsize, dyn, None, values))
+    outs, taken = [], set()
+    for o in outputs:
+        j = next((j for j, a in enumerate(args) if o is a), None)
+        if j is not None:
+            outs.append(OutputSpec(argument=j))
+            continue
+        s = slot_of.get(id(o._buf)) if isinstance(o, Array) else None
+        if s is None:
+            if isinstance(o, Array) and id(o._buf) in recorder.temporaries:
+                s = slot(o._buf)
+            else:
+                outs.append(OutputSpec(value=o))
+                continue
+        if s < n_args:
+            taken.add(s)
+        outs.append(OutputSpec(slot=s, layout=(o.shape, o.dtype, o.strides, o.offset,
+                                               o.weak_type, o._contig, o._lid)))
+    # (an output over an argument that was not donated is a view of it: no check)
+    sharing = tuple((j, slot_of[id(a._buf)]) for j, a in enumerate(args)
+                    if slot_of[id(a._buf)] != j)
+    # temporaries no output keeps are the replay's own, made once: each call's commands
+    # run after the previous call's on the queue, which orders every reuse
+    returned = {o.slot for o in outs if o.slot is not None}
+    own = sum(size for k, size in enumerate(sizes) if n_args + k not in returned)
+    kept = tuple(None if n_args + k in returned or own > OWN_BYTES else
+                 Storage(recorder.device.pool, size, size) for k, size in enumerate(sizes))
+    return Replay(recorder.device, tuple(cmds), n_args, tuple(sizes), tuple(outs),
+                  sharing, len({id(a._buf) for a in args}), tuple(sorted(taken & set(donated))),
+                  kept)
+
+
+def _value(v):
+    """A kernel argument other than a buffer, comparable between recordings."""
+    if isinstance(v, cl.LocalMemory):
+        return ("local", v.size)
+    try:
+        return (type(v).__name__, bytes(memoryview(v)) if hasattr(v, "dtype") else v)
+    except TypeError:
+        return (type(v).__name__, id(v))
+
+
+def signature(replay):
+    """What two recordings of one plan must share to be replayed."""
+    return (tuple((c.kernel is None, c.global_size, c.local_size, c.slots, c.values,
+                   None if c.kernel is None else c.kernel.function_name,
+                   tuple(sorted(c.copy.items())) if c.copy else None)
+                  for c in replay.commands),
+            replay.sizes, replay.sharing, replay.taken,
+            tuple((o.argument, o.slot, o.layout, id(o.value)) for o in replay.outputs))
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A recorded call: `commands` over slots 0..n_args-1 (the arguments' buffers) and
+    `sizes` (buffers of those size classes taken from the pool each call)."""
+    device: object
+    commands: tuple
+    n_args: int
+    sizes: tuple
+    outputs: tuple
+    sharing: tuple          # (position, earlier position) of arguments sharing a buffer
+    n_buffers: int          # distinct argument buffers
+    taken: tuple            # donated arguments whose buffers outputs take
+    kept: tuple = ()        # per size, the replay's own Storage, or None: one per call
+
+    def accepts(self, args):
+        """Whether `args` share buffers as the recorded call's did and the donated
+        arguments whose buffers outputs take are held by nothing else (plan._donor)."""
+        if len({id(a._buf) for a in args}) != self.n_buffers:
+            return False
+        for j, first in self.sharing:
+            if args[j]._buf is not args[first]._buf:
+                return False
+        for j in self.taken:
+            if sys.getrefcount(args[j]._storage) != 2:      # (as plan._donor)
+                return False
+        return True
+
+    def run(self, args):
+        """Enqueue the commands on `args`; the list of outputs."""
+        gen = self.in_slices(None)(args)
+        try:
+            while True:
+                next(gen)
+        except StopIteration as done:
+            return done.value
+
+    def in_slices(self, sizes):
+        """A generator function of `args`: enqueues the commands, yielding after slices of
+        `sizes[0]`, `sizes[1]`, ... commands (the last repeating; None: one slice), and
+        returns the outputs (see Plan.in_slices)."""
+        queue, pool, launch, copy = (self.device.queue, self.device.pool, commands.launch,
+                                     commands.copy)
+        cmds, outputs, device = self.commands, self.outputs, self.device
+        ends = _ends(sizes, len(cmds))
+
+        def run(args):
+            made = [st if st is not None else Storage(pool, size, size)
+                    for st, size in zip(self.kept, self.sizes)]
+            bufs = [a._buf for a in args] + [st.buf for st in made]
+            for k, c in enumerate(cmds):
+                if c.kernel is not None:
+                    kern = c.kernel
+                    for i, s in c.slots:
+                        kern.set_arg(i, bufs[s])
+                    launch(queue, kern, c.global_size, c.local_size)
+                else:
+                    (_, d), (_, s) = c.slots
+                    copy(queue, bufs[d], bufs[s], **c.copy)
+                if k + 1 in ends:
+                    yield
+            storages = [a._storage for a in args] + made
+            outs = []
+            for o in outputs:
+                if o.argument is not None:
+                    outs.append(args[o.argument])
+                elif o.slot is None:
+                    outs.append(o.value)
+                else:
+                    shape, dtype, strides, offset, weak, contiguous, lid = o.layout
+                    st = storages[o.slot]
+                    outs.append(Array(device, st.buf, st, shape, dtype, strides, offset,
+                                      weak, contiguous, lid))
+            return outs
+        return run
+
+
+def _ends(sizes, n):
+    """The command counts after which a slice ends (see plan._slice_ends)."""
+    if sizes is None:
+        return frozenset()
+    from .plan import _slice_ends
+    return frozenset(_slice_ends(sizes, n))
