@@ -119,6 +119,24 @@ def test_outputs_that_are_views_constants_and_arguments(replays):
     assert replays
 
 
+def test_scans_sorts_gathers_and_copies(replays):
+    # kernels with a NULL buffer argument (a scan's carry), scalars set through
+    # scalar_arg_dtypes (strided copies), local memory and metadata buffers
+    def f(x, i):
+        return (jnp.cumsum(x, axis=0), jnp.sort(x, axis=1), x[i], x.T[1:, ::2] * 1,
+                jnp.argmax(x, axis=0))
+    f = netcl.jit(f)
+    rng = np.random.default_rng(2)
+    for _ in range(6):
+        x = rng.standard_normal((37, 6)).astype(np.float32)
+        i = rng.integers(0, 37, 5)
+        got = f(jnp.asarray(x), jnp.asarray(i))
+        want = (np.cumsum(x, 0), np.sort(x, 1), x[i], x.T[1:, ::2], np.argmax(x, 0))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, atol=1e-5)
+    assert replays
+
+
 def test_commands_a_replay_cannot_repeat_stop_the_recording():
     dev = netcl.default_device()
     import pyopencl as cl

@@ -452,8 +452,9 @@ def _check_batches():
 
 class TrackedKernel(cl.Kernel):
     """A cl.Kernel that remembers its arguments (`arguments`: index -> value, every one
-    set through it): a recorded replay of a compiled call (transforms/replay.py) reads
-    which buffers each launch took."""
+    set through it; `scalar_arg_dtypes` as given to `kernel`): a recorded replay of a
+    compiled call (transforms/replay.py) reads which buffers each launch took and makes
+    a kernel object of its own with the same arguments."""
 
     def set_arg(self, index, value):
         self.arguments[index] = value
@@ -489,6 +490,7 @@ def kernel(device, source, name, scalar_arg_dtypes=None, options=()):
     k.arguments = {}
     k._netcl_source = source    # what jit's lower().kernels shows (see `described`)
     k._netcl_name = name        # (its function_name may be the batch's, program_batch)
+    k.scalar_arg_dtypes = scalar_arg_dtypes
     if scalar_arg_dtypes is not None:
         k.set_scalar_arg_dtypes(scalar_arg_dtypes)
     return k

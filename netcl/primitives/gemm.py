@@ -77,8 +77,25 @@ class GemmEpilogue:
     vector_width: int = 0
 
 
+class WorkGroupTiles:
+    """Blocks of ``wg_m x wg_n`` work-items, each ``tm x tn`` outputs (fields of the
+    dataclasses that inherit this)."""
+
+    @property
+    def bm(self) -> int:
+        return self.wg_m * self.tm
+
+    @property
+    def bn(self) -> int:
+        return self.wg_n * self.tn
+
+    @property
+    def threads(self) -> int:
+        return self.wg_m * self.wg_n
+
+
 @dataclass(frozen=True)
-class GemmConfig:
+class GemmConfig(WorkGroupTiles):
     """Tile configuration (hashable).
 
     kind="tiled": ``wg_m x wg_n`` work-items per group, ``tm x tn`` outputs per
@@ -102,18 +119,6 @@ class GemmConfig:
     pad: int = 4
     double_buffer: bool = True
     m_fastest: bool = False
-
-    @property
-    def bm(self) -> int:
-        return self.wg_m * self.tm
-
-    @property
-    def bn(self) -> int:
-        return self.wg_n * self.tn
-
-    @property
-    def threads(self) -> int:
-        return self.wg_m * self.wg_n
 
     def local_mem_bytes(self, dtype: str, trans_a: bool = True) -> int:
         """Local memory of a work-group (CPU kind: B's panel, and A's where A is transposed)."""

@@ -29,6 +29,7 @@ from ..core import commands, dtypes, kernels
 from ..core.array import Array
 from ..core.launch import Launch
 from ..core.shapes import contiguous_strides
+from .gemm import WorkGroupTiles
 
 KERNEL_NAME = "netcl_gemm_ffma_async"
 
@@ -38,7 +39,7 @@ MIN_WORK = 1 << 30
 
 
 @dataclass(frozen=True)
-class AsyncFfmaConfig:
+class AsyncFfmaConfig(WorkGroupTiles):
     """``wg_m x wg_n`` work-items, each ``tm x tn`` outputs (strided by 4-wide chunks, as
     gemm.py's tiled kernel), K tiles of ``bk``, ``stages`` tiles in local memory, rows
     padded by ``pad`` floats."""
@@ -49,18 +50,6 @@ class AsyncFfmaConfig:
     bk: int = 16
     stages: int = 2
     pad: int = 4
-
-    @property
-    def bm(self) -> int:
-        return self.wg_m * self.tm
-
-    @property
-    def bn(self) -> int:
-        return self.wg_n * self.tn
-
-    @property
-    def threads(self) -> int:
-        return self.wg_m * self.wg_n
 
     def local_mem_bytes(self) -> int:
         return 4 * self.stages * self.bk * (self.bm + self.bn + 2 * self.pad)

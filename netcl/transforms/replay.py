@@ -5,7 +5,7 @@ takes buffers from the pool, sets its kernel's arguments and enqueues. On a GPU 
 work, not the device, bounds small train steps, and pmap pays it once per device. After a
 plan has run, `record` watches one call (commands.py shows it every command the call's
 launchers enqueue on the device's queue) and keeps each command: a copy of the kernel
-with every argument as set (clCloneKernel), its sizes, and which arguments were the
+with every argument as set (a kernel object of its own), its sizes, and which arguments were the
 call's buffers: an argument's, or one the call took from the pool (a temporary or an
 output), numbered as slots. `Replay.run` then enqueues the same commands with this call's
 buffers in those slots: one `set_arg` per changing buffer and one enqueue per command.
@@ -46,7 +46,7 @@ class Unrecordable(Exception):
 
 @dataclass(frozen=True)
 class Command:
-    """One recorded command: a kernel launch (`kernel`, a clone owned by the replay) or a
+    """One recorded command: a kernel launch (`kernel`, a copy owned by the replay) or a
     buffer copy (`kernel` None; `copy` the keyword arguments); `slots`: (argument index,
     slot) of the call's buffers (for a copy: index 0 the destination, 1 the source);
     `values`: the kernel's other arguments as recorded (compared between recordings)."""
@@ -74,7 +74,7 @@ class Recorder:
 
     def __init__(self, device):
         self.device = device
-        self.commands = []      # (kernel or None, original kernel, sizes, arguments / copy)
+        self.commands = []      # (kernel copy or None, original kernel, sizes, arguments / copy)
         self.temporaries = {}   # id(buffer) -> (size class, buffer) of Storages made here
         self.failed = None
 
@@ -85,11 +85,10 @@ class Recorder:
             return self.fail("a launch with an offset or events to wait for")
         if not isinstance(kernel, TrackedKernel):
             return self.fail(f"kernel {kernel.function_name} does not track its arguments")
-        try:
-            clone = kernel.clone()
-        except (cl.Error, AttributeError) as e:     # (clCloneKernel: OpenCL 2.1)
-            return self.fail(f"clCloneKernel: {e}")
-        self.commands.append((clone, kernel, tuple(global_size),
+        copy = _copy_kernel(kernel)
+        if copy is None:
+            return self.fail(f"kernel {kernel.function_name} has arguments never set")
+        self.commands.append((copy, kernel, tuple(global_size),
                               None if local_size is None else tuple(local_size),
                               dict(kernel.arguments)))
 
@@ -107,6 +106,21 @@ class Recorder:
 
     def fail(self, why):
         self.failed = why
+
+
+def _copy_kernel(kernel):
+    """A new kernel object of `kernel`'s program and function with every argument as
+    `kernel` has it (its `arguments`), or None where one was never set through it."""
+    arguments = kernel.arguments
+    n = kernel.num_args
+    if any(i not in arguments for i in range(n)):
+        return None
+    copy = cl.Kernel(kernel.program, kernel.function_name)
+    scalar_dtypes = kernel.scalar_arg_dtypes
+    if scalar_dtypes:
+        copy.set_scalar_arg_dtypes(scalar_dtypes)
+    copy.set_args(*(arguments[i] for i in range(n)))
+    return copy
 
 
 # ---- watching a call -----------------------------------------------------------------------
@@ -173,8 +187,8 @@ def build(recorder, args, outputs, donated):
             s = slot_of[key] = n_args + len(sizes)
             sizes.append(recorder.temporaries[key][0])
         return s
-    cmds = []
-    for clone, original, gsize, lsize, arguments in recorder.commands:
+    cmds, held = [], []
+    for copy_k, original, gsize, lsize, arguments in recorder.commands:
         copy = arguments.pop("copy", None)
         dyn = tuple((i, s) for i, v in sorted(arguments.items())
                     if isinstance(v, cl.MemoryObjectHolder) and (s := slot(v)) is not None)
@@ -183,9 +197,15 @@ def build(recorder, args, outputs, donated):
                 return None     # (a copy between buffers the call does not own)
             cmds.append(Command(None, (), None, dyn, copy))
         else:
+            # other arguments, buffers included (by identity: a buffer left from an earlier
+            # call would differ between recordings), are the copy's own; the replay holds
+            # the buffers
+            dynamic = {i for i, _ in dyn}
             values = tuple((i, _value(v)) for i, v in sorted(arguments.items())
-                           if not isinstance(v, cl.MemoryObjectHolder))
-            cmds.append(Command(clone, gsize, lsize, dyn, None, values))
+                           if i not in dynamic)
+            held.extend(v for i, v in arguments.items()
+                        if i not in dynamic and isinstance(v, cl.MemoryObjectHolder))
+            cmds.append(Command(copy_k, gsize, lsize, dyn, None, values))
     outs, taken = [], set()
     for o in outputs:
         j = next((j for j, a in enumerate(args) if o is a), None)
@@ -214,11 +234,13 @@ def build(recorder, args, outputs, donated):
                  Storage(recorder.device.pool, size, size) for k, size in enumerate(sizes))
     return Replay(recorder.device, tuple(cmds), n_args, tuple(sizes), tuple(outs),
                   sharing, len({id(a._buf) for a in args}), tuple(sorted(taken & set(donated))),
-                  kept)
+                  kept, tuple(held))
 
 
 def _value(v):
-    """A kernel argument other than a buffer, comparable between recordings."""
+    """A kernel argument (not one of the call's buffers), comparable between recordings."""
+    if isinstance(v, cl.MemoryObjectHolder):
+        return ("buffer", id(v))
     if isinstance(v, cl.LocalMemory):
         return ("local", v.size)
     try:
@@ -250,6 +272,7 @@ class Replay:
     n_buffers: int          # distinct argument buffers
     taken: tuple            # donated arguments whose buffers outputs take
     kept: tuple = ()        # per size, the replay's own Storage, or None: one per call
+    held: tuple = ()        # buffers the commands' copies read as recorded
 
     def accepts(self, args):
         """Whether `args` share buffers as the recorded call's did and the donated
