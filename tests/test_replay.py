@@ -137,6 +137,27 @@ def test_scans_sorts_gathers_and_copies(replays):
     assert replays
 
 
+@pytest.mark.parametrize("budget", [0, 1 << 30])
+def test_kept_temporaries_within_the_device_budget(replays, monkeypatch, budget):
+    monkeypatch.setattr(replay, "DEVICE_BYTES", budget)
+    built = []
+    real = replay.build
+
+    def build(*args):
+        built.append(real(*args))
+        return built[-1]
+    monkeypatch.setattr(replay, "build", build)
+    f = netcl.jit(lambda x, w: jnp.sum(jnp.tanh(x @ w) @ w.T))   # (temporaries: products)
+    rows = 48 if budget else 64      # (jit shares the executables of equal programs)
+    x, w = jnp.ones((rows, 32)), jnp.ones((32, 32)) * 0.01
+    for _ in range(5):
+        np.testing.assert_allclose(float(f(x, w)), float(np.sum(np.tanh(
+            np.ones((rows, 32)) @ np.full((32, 32), 0.01)) @ np.full((32, 32), 0.01))),
+            rtol=1e-5)
+    kept = built[-1].kept       # (None for the output's slot: a buffer per call)
+    assert any(k is not None for k in kept) == bool(budget)
+
+
 def test_commands_a_replay_cannot_repeat_stop_the_recording():
     dev = netcl.default_device()
     import pyopencl as cl

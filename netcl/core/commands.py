@@ -34,7 +34,15 @@ def copy(queue, dest, src, **kwargs):
             recorder.copy(dest, src, kwargs)
         else:
             unwatched()
+        COPYING.append(queue)       # (not a copy the recorder has not seen: replay.py)
+        try:
+            return cl.enqueue_copy(queue, dest, src, **kwargs)
+        finally:
+            COPYING.pop()
     return cl.enqueue_copy(queue, dest, src, **kwargs)
+
+
+COPYING = []    # the queue of the `copy` under way, while recorders watch
 
 
 def unwatched():

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 from dataclasses import dataclass
 
 import pyopencl as cl
@@ -36,8 +37,11 @@ from ..core.pool import Storage
 ENABLED = os.environ.get("NETCL_REPLAY", "1") != "0"
 
 # A replay keeps the temporaries of its call (those no output takes) while they come to at
-# most this many bytes; above, it takes them from the pool each call, as the plan does.
+# most OWN_BYTES and the device's replays keep at most DEVICE_BYTES in all; otherwise it
+# takes them from the pool each call, as the plan does.
 OWN_BYTES = 64 << 20
+DEVICE_BYTES = 512 << 20
+_kept_bytes = {}        # id(pool) -> bytes the live replays keep
 
 
 class Unrecordable(Exception):
@@ -129,9 +133,12 @@ _watching = []          # the recorders whose device's Storages are reported
 
 
 def _unrecordable(name, real):
+    """PyOpenCL's `name` while recorders watch: a command no recorder saw (one that
+    `commands.copy` passes on was seen) stops every recording."""
     def refuse(queue, *args, **kwargs):
-        for recorder in commands.RECORDERS.values():
-            recorder.fail(f"pyopencl.{name}")
+        if not commands.COPYING:
+            for recorder in commands.RECORDERS.values():
+                recorder.fail(f"pyopencl.{name}")
         return real(queue, *args, **kwargs)
     return refuse
 
@@ -229,12 +236,22 @@ def build(recorder, args, outputs, donated):
     # temporaries no output keeps are the replay's own, made once: each call's commands
     # run after the previous call's on the queue, which orders every reuse
     returned = {o.slot for o in outs if o.slot is not None}
+    pool = recorder.device.pool
     own = sum(size for k, size in enumerate(sizes) if n_args + k not in returned)
-    kept = tuple(None if n_args + k in returned or own > OWN_BYTES else
-                 Storage(recorder.device.pool, size, size) for k, size in enumerate(sizes))
-    return Replay(recorder.device, tuple(cmds), n_args, tuple(sizes), tuple(outs),
-                  sharing, len({id(a._buf) for a in args}), tuple(sorted(taken & set(donated))),
-                  kept, tuple(held))
+    keep = own <= OWN_BYTES and _kept_bytes.get(id(pool), 0) + own <= DEVICE_BYTES
+    kept = tuple(Storage(pool, size, size) if keep and n_args + k not in returned else None
+                 for k, size in enumerate(sizes))
+    replay = Replay(recorder.device, tuple(cmds), n_args, tuple(sizes), tuple(outs),
+                    sharing, len({id(a._buf) for a in args}),
+                    tuple(sorted(taken & set(donated))), kept, tuple(held))
+    if keep and own:
+        _kept_bytes[id(pool)] = _kept_bytes.get(id(pool), 0) + own
+        weakref.finalize(replay, _release, id(pool), own)
+    return replay
+
+
+def _release(pool_id, nbytes):
+    _kept_bytes[pool_id] -= nbytes
 
 
 def _value(v):
