@@ -4,8 +4,9 @@ Its first call binds every step through the eager interpreter's launcher lookup 
 it as eager calls are checked) and records the Launches; the `Plan` (plan.py) of those,
 over slots of arrays, runs every later call as one generated straight-line function,
 dropping each intermediate at its last use so the buffer pool hands it to a later step, and
-writing outputs over the inputs the IR's `overwrites` name. jit keeps one per signature;
-pmap one per device and segment; loops one per body.
+writing outputs over the inputs the IR's `overwrites` name. Its second and third calls are
+recorded as the OpenCL commands they enqueue, and later calls replay those (replay.py).
+jit keeps one per signature; pmap one per device and segment; loops one per body.
 """
 import os
 import sys
@@ -13,10 +14,10 @@ import sys
 from ..core.array import Array
 from ..core.devices import default_device
 from ..core.eval import eval_interpreter
+from . import replay
 from .epilogue_fusion import EpiloguePrimitive
 from .fusion import FusedPrimitive
 from .horizontal_fusion import HorizontalPrimitive
-from . import replay
 from .plan import Plan, _donor
 from .row_fusion import RowFusedPrimitive
 
@@ -74,12 +75,7 @@ class Executable:
         if rp is not None and rp.accepts(flat_args):
             return rp.run(flat_args)
         if self._recordings_left:
-            gen = self._recording(flat_args, None)
-            try:
-                while True:
-                    next(gen)
-            except StopIteration as done:
-                return done.value
+            return replay.drain(self._recording(flat_args, None))
         return self.plan.run(*flat_args)
 
     def in_slices(self, flat_args, sizes):

@@ -306,12 +306,7 @@ class Replay:
 
     def run(self, args):
         """Enqueue the commands on `args`; the list of outputs."""
-        gen = self.in_slices(None)(args)
-        try:
-            while True:
-                next(gen)
-        except StopIteration as done:
-            return done.value
+        return drain(self.in_slices(None)(args))
 
     def in_slices(self, sizes):
         """A generator function of `args`: enqueues the commands, yielding after slices of
@@ -351,6 +346,15 @@ class Replay:
                                       weak, contiguous, lid))
             return outs
         return run
+
+
+def drain(gen):
+    """Run generator `gen` to its end; what it returns."""
+    try:
+        while True:
+            next(gen)
+    except StopIteration as done:
+        return done.value
 
 
 def _ends(sizes, n):
