@@ -21,7 +21,6 @@ from .horizontal_fusion import HorizontalPrimitive
 from .plan import Plan, _donor
 from .row_fusion import RowFusedPrimitive
 
-
 # primitives that jit's passes make for one compiled function
 _GENERATED = (FusedPrimitive, RowFusedPrimitive, EpiloguePrimitive, HorizontalPrimitive)
 

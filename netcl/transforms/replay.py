@@ -3,19 +3,20 @@
 A Plan (plan.py) runs a compiled call launcher by launcher: each makes its output arrays,
 takes buffers from the pool, sets its kernel's arguments and enqueues. On a GPU that host
 work, not the device, bounds small train steps, and pmap pays it once per device. After a
-plan has run, `record` watches one call (commands.py shows it every command the call's
-launchers enqueue on the device's queue) and keeps each command: a copy of the kernel
-with every argument as set (a kernel object of its own), its sizes, and which arguments were the
-call's buffers: an argument's, or one the call took from the pool (a temporary or an
-output), numbered as slots. `Replay.run` then enqueues the same commands with this call's
-buffers in those slots: one `set_arg` per changing buffer and one enqueue per command.
+plan has run, a `Recorder` watches a call (between `start` and `stop`, commands.py shows
+it every command the call's launchers enqueue on the device's queue) and keeps each
+command: a kernel object of its own with every argument as set, the sizes, and which
+arguments were the call's buffers: an argument's, or one the call took from the pool (a
+temporary or an output), numbered as slots. `build` makes the `Replay`, whose `run`
+enqueues the same commands with a later call's buffers in those slots: one `set_arg` per
+changing buffer and one enqueue per command.
 
 A recording is kept only where replaying it is the plan's call: every command went
 through commands.py (a copy from or to the host, a fill, a wait on an event or a kernel
 that does not track its arguments stops it), and a second recording of the next call gives
-the same commands over the same slots (a buffer made afresh each call would differ).
-Calls whose arguments share buffers differently, or whose donated arguments are held
-elsewhere, take the plan. `NETCL_REPLAY=0` turns replays off.
+the same commands over the same slots, scalars and other buffers (a buffer made afresh
+each call would differ). Calls whose arguments share buffers differently, or whose
+donated arguments are held elsewhere, take the plan. `NETCL_REPLAY=0` turns replays off.
 
     >>> f = netcl.jit(lambda x: jnp.tanh(x) * 2)
     >>> for _ in range(4): y = f(x)        # (the 2nd and 3rd calls record; the 4th replays)
@@ -42,10 +43,6 @@ ENABLED = os.environ.get("NETCL_REPLAY", "1") != "0"
 OWN_BYTES = 64 << 20
 DEVICE_BYTES = 512 << 20
 _kept_bytes = {}        # id(pool) -> bytes the live replays keep
-
-
-class Unrecordable(Exception):
-    """A command the recording cannot replay: the plan keeps running the call."""
 
 
 @dataclass(frozen=True)
