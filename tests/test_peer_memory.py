@@ -73,6 +73,41 @@ def test_collectives_through_peer_memory_equal_those_through_host_memory(monkeyp
     np.testing.assert_array_equal(results["1"][3][1], i[0])
 
 
+@needs_peers
+def test_all_reduces_ordered_by_the_gpus_arrival_counts_stay_right_call_after_call():
+    from netcl.transforms import pmap_arrivals
+    devices = _gpus()
+    k = len(devices)
+    f = netcl.pmap(lambda a, b: (lax.psum(a, "d"), lax.pmin(b, "d")), axis_name="d",
+                   devices=devices)
+    group = pmap_arrivals.device_arrivals(devices)
+
+    def counts():
+        got = []
+        for k, d in enumerate(devices):
+            c = np.zeros(1, np.int32)
+            cl.enqueue_copy(d.queue, c, group.own_count(k))
+            got.append(int(c[0]))
+        return got
+    before = counts()
+    rng = np.random.default_rng(0)
+    busy = netcl.device_put(jnp.ones((2048, 2048)), devices[-1])
+    for call in range(9):
+        n = (100, 5000, 300_000)[call % 3]      # (the send buffers grow between calls)
+        x = rng.standard_normal((k, n)).astype(np.float32)
+        b = rng.integers(-99, 99, (k, n)).astype(np.int32)
+        if call % 2:        # the last GPU arrives late: the others spin until it does
+            for _ in range(4):
+                busy = busy @ busy * (1 / 2048)
+        s, m = f(x, b)
+        np.testing.assert_allclose(np.asarray(s), np.broadcast_to(x.sum(0), (k, n)),
+                                   rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(np.asarray(m), np.broadcast_to(b.min(0), (k, n)))
+    # every GPU signalled each all-reduce (two a call: psum, pmin), replayed or not
+    assert counts() == [c + 2 * 9 for c in before]
+    np.testing.assert_allclose(np.asarray(busy)[:2, :2], 1.0)
+
+
 def _mpiexec():
     import shutil
     import sys

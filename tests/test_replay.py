@@ -182,6 +182,16 @@ def test_commands_a_replay_cannot_repeat_stop_the_recording():
     assert not commands.RECORDERS and cl.enqueue_copy.__name__ != "refuse"
 
 
+def _on_two_devices(script):
+    """Run `script` on two PoCL devices (set before PyOpenCL loads: a subprocess); it
+    prints "ok" at its end."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NETCL_CPU_DEVICES="2", NETCL_ENABLE_X64="0")
+    r = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-2000:] + r.stderr[-3000:]
+
+
 def test_pmap_replays_as_the_plan_runs():
     # two PoCL devices (set before PyOpenCL loads: a subprocess): a pmapped train step's
     # state after several steps, with replays and without, bit for bit
@@ -194,7 +204,7 @@ def test_pmap_replays_as_the_plan_runs():
         real = replay.Replay.in_slices
         replay.Replay.in_slices = lambda self, sizes: used.append(sizes) or real(self, sizes)
         out = []
-        for enabled in (True, False):
+        for enabled in (False, True):
             replay.ENABLED = enabled
             run, sync = pmap_bench.cnn_step(2, 4)
             for _ in range(6):
@@ -204,12 +214,41 @@ def test_pmap_replays_as_the_plan_runs():
                      if isinstance(c.cell_contents, list)][0]
             out.append(np.concatenate([np.asarray(v).ravel()
                                        for v in netcl.tree_util.tree_leaves(state)]))
-        assert used, "no replay"
+        # calls 4 to 6 replay on both devices: each segment (before and after the
+        # all-reduce through host memory), or the whole call (an all-reduce through GPU
+        # memory)
+        assert len(used) in (3 * 2 * 2, 3 * 2), len(used)
         assert np.array_equal(out[0], out[1]), np.abs(out[0] - out[1]).max()
         print("ok")
         """)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, NETCL_CPU_DEVICES="2", NETCL_ENABLE_X64="0")
-    r = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True,
-                       text=True, timeout=600)
-    assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-2000:] + r.stderr[-3000:]
+    _on_two_devices(script)
+
+
+def test_a_pmapped_call_without_host_work_replays_whole():
+    # two PoCL devices: a pmapped function whose collectives enqueue nothing (axis_index)
+    # is recorded from its first segment to its last, on each device, and replayed; its
+    # results on new arguments each call are the plan's
+    script = textwrap.dedent("""
+        import numpy as np
+        import netcl, netcl.numpy as jnp
+        from netcl import lax
+        from netcl.transforms import replay
+        whole = []
+        real = replay.Replay.in_slices
+        replay.Replay.in_slices = lambda self, sizes: whole.append(self.n_args) or \\
+            real(self, sizes)
+        f = netcl.pmap(lambda x, y: (jnp.tanh(x @ y) * (lax.axis_index("i") + 1),
+                                     jnp.sum(x, 0)), axis_name="i")
+        rng = np.random.default_rng(0)
+        for call in range(6):
+            x = rng.standard_normal((2, 7, 5)).astype(np.float32)
+            y = rng.standard_normal((2, 5, 3)).astype(np.float32)
+            a, b = f(x, y)
+            want = np.tanh(x @ y) * np.array([1.0, 2.0], np.float32)[:, None, None]
+            np.testing.assert_allclose(np.asarray(a), want, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(np.asarray(b), x.sum(1), rtol=1e-5, atol=1e-5)
+        # calls 4 to 6 replay one recording per device of the whole call (two arguments)
+        assert whole == [2] * 6, whole
+        print("ok")
+        """)
+    _on_two_devices(script)

@@ -23,6 +23,12 @@ def launch(queue, kernel, global_size, local_size, *args, **kwargs):
             recorder.launch(kernel, global_size, local_size, args, kwargs)
         else:
             unwatched()
+        SHOWN.append(queue)         # (not a command the recorder has not seen: replay.py)
+        try:
+            return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size, *args,
+                                              **kwargs)
+        finally:
+            SHOWN.pop()
     return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size, *args, **kwargs)
 
 
@@ -34,15 +40,15 @@ def copy(queue, dest, src, **kwargs):
             recorder.copy(dest, src, kwargs)
         else:
             unwatched()
-        COPYING.append(queue)       # (not a copy the recorder has not seen: replay.py)
+        SHOWN.append(queue)
         try:
             return cl.enqueue_copy(queue, dest, src, **kwargs)
         finally:
-            COPYING.pop()
+            SHOWN.pop()
     return cl.enqueue_copy(queue, dest, src, **kwargs)
 
 
-COPYING = []    # the queue of the `copy` under way, while recorders watch
+SHOWN = []      # the queue of the `launch` or `copy` under way, while recorders watch
 
 
 def unwatched():

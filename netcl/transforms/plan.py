@@ -14,6 +14,7 @@ the Launch every equation got on the call's device for the call's argument layou
 from __future__ import annotations
 
 import collections
+import functools
 import sys
 from dataclasses import dataclass, field
 from ..core.ir import IR, Eqn
@@ -208,8 +209,10 @@ def _donor(x):
     return [x._storage] if sys.getrefcount(x._storage) == 2 else []
 
 
+@functools.lru_cache(maxsize=256)
 def _slice_ends(sizes, n):
-    """The step counts, below n, at which slices of `sizes` (the last repeating) end.
+    """The step counts, below n, at which slices of `sizes` (a tuple, the last size
+    repeating) end (a frozenset: every pmapped call asks again).
 
     >>> sorted(_slice_ends((1, 2, 4), 12))
     [1, 3, 7, 11]
@@ -218,9 +221,9 @@ def _slice_ends(sizes, n):
     for k in range(n):
         at += sizes[min(k, len(sizes) - 1)]
         if at >= n:
-            return ends
+            break
         ends.add(at)
-    return ends
+    return frozenset(ends)
 
 
 def _straight_line(plan, yield_after=None):

@@ -5,9 +5,12 @@ with `axis_name` bound (so `lax.psum(x, axis_name)` and the other collectives tr
 IR), and cuts the IR at its collectives into segments. Each segment is compiled per device
 by jit's pipeline (passes, fusion, epilogues) into an executable; a call enqueues each
 segment on every device, then the collectives that end it (`pmap_exchange`: copies through
-pinned host memory ordered by events, reductions in kernels on the devices), and goes on
+pinned host memory ordered by events, or on GPUs that read each other's memory kernels
+ordered by the GPUs' arrival counts; reductions in kernels on the devices), and goes on
 with the next segment: the host waits for nothing, so the devices run concurrently and the
-next call is enqueued while this one runs.
+next call is enqueued while this one runs. Where a call enqueues nothing but kernels, its
+2nd and 3rd calls are recorded whole and later calls replay them, one recording per
+device (pmap_replay.py).
 
 Inputs are mapped along `in_axes` (None: the same value on every device); outputs come back
 as `ShardedArray`s (`out_axes=0`), whose shards stay on their devices: passed back into a
@@ -35,7 +38,8 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .batching import _broadcast_prefix
 from .executable import Executable
 from .passes import optimize
-from .pmap_exchange import route_collectives, run_collectives
+from . import pmap_replay
+from .pmap_exchange import only_commands, route_collectives, run_collectives
 from ..distributed import world
 from .staging import stage
 
@@ -156,6 +160,7 @@ class _Program:
         # per collective group, how its collectives run (pmap_exchange.Routes; the first
         # call in a world works it out)
         self.routes = [None] * len(collectives)
+        self.replays = pmap_replay.CallReplays()   # the call replayed whole, per device
         self.invar_ids = frozenset(v.id for v in invars)
         # per collective group: the inputs read there for the last time, by one collective,
         # made by a segment or arguments (donated ones may be overwritten); the variables
@@ -286,7 +291,26 @@ ENQUEUE_SLICES = (1, 2, 4, 8, 16)
 
 def _run(program, per_device_inputs, devices, world=None, donated=frozenset()):
     """Per device, the outputs of one call (`donated`: the ids of the arguments' variables
-    the caller donated)."""
+    the caller donated): replayed whole where it can be (pmap_replay.py)."""
+    def run_call():
+        return _run_call(program, per_device_inputs, devices, world, donated)
+    if world is not None:
+        return run_call()
+    return pmap_replay.run(program.replays, per_device_inputs, devices, run_call,
+                           _alternate_locked, ENQUEUE_SLICES, lambda: _only_commands(
+                               program, devices))
+
+
+def _only_commands(program, devices):
+    """Whether a call of `program` on `devices` enqueues kernels and nothing else (after
+    its first call, which worked out its routes)."""
+    return devices[0].queue is not None and all(
+        routes is not None and only_commands(routes, devices)
+        for routes, colls in zip(program.routes, program.collectives) if colls)
+
+
+def _run_call(program, per_device_inputs, devices, world, donated):
+    """`_run`, segment by segment."""
     n = len(devices)
     env = [{v.id: x for v, x in zip(program.invars, per_device_inputs[i])} for i in range(n)]
     for vid, per_device in program.const_outs.items():
@@ -309,22 +333,30 @@ def _run(program, per_device_inputs, devices, world=None, donated=frozenset()):
 def _run_segment(seg, env, devices):
     """Enqueue segment `seg` on every device (its outputs into `env[i]`)."""
     ins = [v.id for v in seg.ir.invars]
+    outs = _alternate_locked([exe.in_slices([env[i][vid] for vid in ins], ENQUEUE_SLICES)
+                              for i, exe in enumerate(seg.executables)], devices)
+    for values, row in zip(env, outs):
+        for v, o in zip(seg.ir.outvars, row):
+            values[v.id] = o
+
+
+def _alternate_locked(generators, devices):
+    """The values the per-device `generators` of commands return, run a slice each in
+    turn, each device's queue flushed after its slice: every device starts at once, where
+    device by device the last would start a whole step's enqueueing late."""
+    results = [None] * len(generators)
     with _devices.LOCK:         # (launchers share kernel objects between threads)
-        # the devices' launches alternate, a slice each, and each slice is flushed: every
-        # device starts at once, where device by device the last would start a whole
-        # step's enqueueing late
-        running = {i: exe.in_slices([env[i][vid] for vid in ins], ENQUEUE_SLICES)
-                   for i, exe in enumerate(seg.executables)}
+        running = dict(enumerate(generators))
         while running:
             for i, slices in list(running.items()):
                 try:
                     next(slices)
                 except StopIteration as done:
-                    for v, o in zip(seg.ir.outvars, done.value):
-                        env[i][v.id] = o
+                    results[i] = done.value
                     del running[i]
                 if devices[i].queue is not None:     # (the NumPy fallback has none)
                     devices[i].queue.flush()
+    return results
 
 
 # ---- pmap ------------------------------------------------------------------------------------
@@ -335,6 +367,7 @@ class Pmapped:
     def __init__(self, fun, axis_name, in_axes, out_axes, static, devices, donate, axis_size):
         functools.update_wrapper(self, fun)   # (first: fun's __dict__ must not win)
         self.fun = fun
+        self._name = f"pmap({getattr(fun, '__name__', 'fun')})"     # (errors name it)
         self.axis_name = axis_name
         self.in_axes = in_axes
         self.out_axes = out_axes
@@ -344,10 +377,6 @@ class Pmapped:
         self.axis_size = axis_size
         self.cache = {}
         self._plans = {}        # (argument structure, argument count) -> _CallPlan
-
-    @property
-    def _name(self):
-        return f"pmap({getattr(self.fun, '__name__', 'fun')})"
 
     def __call__(self, *args, **kwargs):
         interp = current_interpreter()

@@ -21,6 +21,11 @@ Schedules, with host memory as the hub every device reaches over its own link:
   device uploads the others'. Each device sends S bytes and receives 2(N-1)/N S in two
   rounds. A ring sends and receives 2(N-1)/N S in 2(N-1) rounds; its advantage, links
   between neighbours that bypass the hub, does not exist through host memory.
+- Within one process on GPUs with peer memory, an all-reduce of up to ONE_ROUND_BYTES
+  takes one round through the GPUs' own memory, ordered on the GPUs by their arrival
+  counts (pmap_arrivals.py): each packs its values into its send buffer, signals, and
+  combines every send buffer where it is; no event, no copy, the same kernels every
+  call (so a pmapped call replays whole: pmap_replay.py).
 - Every psum (pmax, pmin) of one dtype that a step runs at one point goes as one flat
   buffer, as XLA's all-reduce combiner and DDP's gradient buckets do: one round of copies
   for all gradients, not one per array.
@@ -45,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from ..core import dtypes, peer_memory
+from ..core import commands, dtypes, peer_memory
 from ..core.shapes import prod
 from ..core.array import Array
 from ..core.kernels import compute_ctype, grid_1d, kernel, load, storage_ctype, store
@@ -56,7 +61,7 @@ from ..primitives.elementwise import add_p, max_p, min_p
 from ..primitives.views import reshape, transpose
 from .pmap_pack import pack, pack_into
 from . import pmap_host_memory as host_memory
-from . import pmap_staging
+from . import pmap_arrivals, pmap_staging
 from . import pmap_process_peer as process_peer
 
 
@@ -127,6 +132,17 @@ def route_collectives(eqns, world=None):
                 None if world is None else
                 _describe(prim.name, [e.inputs[0].aval for e in group]))
         for (prim, dtype), group in buckets.items()))
+
+
+def only_commands(routes, devices):
+    """Whether running `routes` (one process) on `devices` enqueues kernels and nothing
+    else on the devices' queues: every all-reduce ordered by the GPUs' arrival counts, no
+    other collective but axis_index (which enqueues nothing). Such a pmapped call can be
+    replayed whole (pmap_replay.py)."""
+    if routes.world is not None or any(e.prim is not axis_index_p for e, _ in routes.singles):
+        return False
+    return not routes.buckets or (peer_memory.available(devices) and all(
+        0 < sum(b.sizes) * b.dtype.itemsize <= ONE_ROUND_BYTES for b in routes.buckets))
 
 
 # ---- all-reduce ------------------------------------------------------------------------------
@@ -214,9 +230,14 @@ def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
     computes the same sums), and write each output."""
     count, n, isz = len(devices), sum(sizes), dtype.itemsize
     if peer_memory.available(devices):
-        sends = [pmap_staging.staging(d, "send", n * isz, devices) for d in devices]
-        if all(isinstance(s, pmap_staging.Peer) for s in sends):
-            return _one_round_in_peer_memory(prim, dtype, eqns, sizes, env, devices, sends)
+        try:
+            group = pmap_arrivals.device_arrivals(devices)
+            sends = group.send_buffers(n * isz)
+        except peer_memory.PeerMemoryError as e:    # (out of device memory, say)
+            peer_memory.disable(devices, e)
+        else:
+            return _one_round_in_peer_memory(prim, dtype, eqns, sizes, env, devices, group,
+                                             sends)
     sends, sent, own = [], [], []
     for i, d in enumerate(devices):
         send = pmap_staging.staging(d, "send", n * isz, devices)
@@ -244,52 +265,47 @@ def _one_round_bucket(prim, dtype, eqns, sizes, env, devices):
             for j, o in enumerate(outs[first:stop]):
                 kern.set_arg(3 + j, o._buf)
             g, lws = grid_1d(d, total)
-            cl.enqueue_nd_range_kernel(d.queue, kern, g, lws)
+            commands.launch(d.queue, kern, g, lws)
         for e, o in zip(eqns, outs):
             env[k][e.outputs[0].id] = o
 
 
-def _one_round_in_peer_memory(prim, dtype, eqns, sizes, env, devices, sends):
+def _one_round_in_peer_memory(prim, dtype, eqns, sizes, env, devices, group, sends):
     """`_one_round_bucket` where every device's send buffer is its own memory, which the
-    others read (peer memory): each device packs its inputs straight into its send buffer,
-    and each device's combine kernels read every send buffer where it is, the others' over
-    the peer link: no copy on either side."""
-    count = len(devices)
-    packed = []
+    others read (peer memory), ordered on the GPUs by their arrival counts (`group`,
+    pmap_arrivals): each device packs its inputs straight into its send buffer (`sends`;
+    the half its count's parity picks), signals its arrival and waits for the others', and
+    its combine kernels read every send buffer where it is, the others' over the peer
+    link: no copy, no event between the queues, and the same commands every call."""
+    count, n = len(devices), sum(sizes)
     for i, d in enumerate(devices):
-        send = sends[i]
-        # (after the others' reads of the previous contents)
-        event = pack_into(send.memory.on(d), [env[i][e.inputs[0].id] for e in eqns], dtype,
-                          send.claim())
-        send.writes.append(event)
-        packed.append(event)
-        d.queue.flush()
+        pack_into(sends[i].on(d), [env[i][e.inputs[0].id] for e in eqns], dtype,
+                  parity=(group.own_count(i), n))
+    group.arrive()
     for k, d in enumerate(devices):
-        values = [send.memory.on(d) for send in sends]
-        wait = [packed[i] for i in range(count) if i != k]
         outs = [Array.empty(d, tuple(e.outputs[0].aval.shape), dtype,
                             e.outputs[0].aval.weak_type) for e in eqns]
         for kern, first, stop, total, _ in _scatter_kernels(prim, d, k, dtype, count,
-                                                            tuple(sizes), peer=True):
-            for i, buf in enumerate(values):
-                kern.set_arg(i, buf)
+                                                            tuple(sizes), peer=True,
+                                                            parity=True):
+            for i, send in enumerate(sends):
+                kern.set_arg(i, send.on(d))
+            kern.set_arg(count, group.own_count(k))
             for j, o in enumerate(outs[first:stop]):
-                kern.set_arg(count + j, o._buf)
+                kern.set_arg(count + 1 + j, o._buf)
             g, lws = grid_1d(d, total)
-            last = cl.enqueue_nd_range_kernel(d.queue, kern, g, lws, wait_for=wait)
-        for i in range(count):      # (the queue is in order: its last kernel reads last)
-            if i != k:
-                sends[i].readers.append(last)
+            commands.launch(d.queue, kern, g, lws)
         for e, o in zip(eqns, outs):
             env[k][e.outputs[0].id] = o
 
 
-def _scatter_kernels(prim, device, k, dtype, count, sizes, peer=False):
+def _scatter_kernels(prim, device, k, dtype, count, sizes, peer=False, parity=False):
     """[(kernel, first output, stop, elements, [its start argument as set])] of device `k`
     of `count`: kernels that combine its own values with the others' uploaded (with
-    `peer`: every device's values read from its send buffer) and write outputs
-    [first, stop) (empty ones skipped), built once per bucket layout."""
-    key = (prim, device, k, dtype, count, sizes, peer)
+    `peer`: every device's values read from its send buffer; with `parity` too, from the
+    half of it its arrival count picks) and write outputs [first, stop) (empty ones
+    skipped), built once per bucket layout."""
+    key = (prim, device, k, dtype, count, sizes, peer, parity)
     got = _KERNELS.get(key)
     if got is not None:
         return got
@@ -302,27 +318,33 @@ def _scatter_kernels(prim, device, k, dtype, count, sizes, peer=False):
         base = starts[group[0]]
         total = starts[group[-1]] + sizes[group[-1]] - base
         source, name = _scatter_source(prim, dtype, count, k, n, base, total,
-                                       [(starts[j] - base, sizes[j]) for j in group], peer)
+                                       [(starts[j] - base, sizes[j]) for j in group], peer,
+                                       parity)
         got.append((kernel(device, source, name), group[0], group[-1] + 1, total, [None]))
     # (outputs not in a group are empty: their arrays need no kernel)
     return got
 
 
-def _scatter_source(prim, dtype, count, k, n, base, total, ranges, peer=False):
+def _scatter_source(prim, dtype, count, k, n, base, total, ranges, peer=False,
+                    parity=False):
     """OpenCL C of one combine-and-scatter kernel of device `k` (its name from a hash of
     its body): the values of devices 0..count-1 in order, k's from `own` (at `start`), the
     others' from their slots of `others`; with `peer`, device i's from `v<i>` (its send
-    buffer)."""
+    buffer), with `parity` n elements further where the count, raised for this
+    all-reduce, is even (pack_into wrote there before raising it)."""
     template = _template(prim, dtype)
     T, C = storage_ctype(dtype), compute_ctype(dtype)
     if peer:
-        sources = [load(dtype, f"v{i}", "f") for i in range(count)]
+        at = "h + f" if parity else "f"
+        sources = [load(dtype, f"v{i}", at) for i in range(count)]
     else:
         sources = [load(dtype, "own", "start + f") if i == k else
                    load(dtype, "others", f"{(i if i < k else i - 1) * n} + f")
                    for i in range(count)]
-    lines = [f"if (i >= {total}) return;", f"const long f = {base} + i;",
-             f"{C} a = {sources[0]};", f"{C} b;"]
+    lines = [f"if (i >= {total}) return;", f"const long f = {base} + i;"]
+    if parity:
+        lines.append(f"const long h = (count[0] & 1) ? 0 : {n};")
+    lines += [f"{C} a = {sources[0]};", f"{C} b;"]
     for value in sources[1:]:
         lines += [f"b = {value};", f"a = {template.format('a', 'b')};"]
     for j, (start, m) in enumerate(ranges):
@@ -330,6 +352,8 @@ def _scatter_source(prim, dtype, count, k, n, base, total, ranges, peer=False):
                      "return; }")
     inputs = [f"__global const {T}* v{i}" for i in range(count)] if peer else \
         [f"__global const {T}* own", "const long start", f"__global const {T}* others"]
+    if parity:
+        inputs.append("__global const volatile int* count")
     params = ", ".join(inputs + [f"__global {T}* y{j}" for j in range(len(ranges))])
     body = "  const long i = get_global_id(0);\n  " + "\n  ".join(lines)
     name = f"netcl_{prim.name}_scatter_" + hashlib.sha1(body.encode()).hexdigest()[:12]
@@ -481,7 +505,7 @@ def _combine(prim, device, dtype, count, y, x, others, m, x_start, y_start):
                                                           np.int64])
     k.set_args(y, x, others, m, x_start, y_start)
     g, lws = grid_1d(device, m)
-    cl.enqueue_nd_range_kernel(device.queue, k, g, lws)
+    commands.launch(device.queue, k, g, lws)
 
 
 # ---- all_gather, ppermute, axis_index --------------------------------------------------------

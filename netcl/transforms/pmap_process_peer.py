@@ -40,9 +40,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyopencl as cl
 
-from ..core import peer_memory
+from ..core import commands, peer_memory
 from ..core.array import Array
 from ..core.kernels import compute_ctype, grid_1d, kernel, load, storage_ctype, store
+from .pmap_arrivals import signal_source
 from .pmap_pack import pack_into
 
 # The smallest send buffer (bytes): buckets of gradients of small models share one size.
@@ -152,7 +153,7 @@ def all_reduce(prim, dtype, eqns, sizes, env, world, describe):
         # (after this queue's last wait for the others: none still reads this buffer)
         pack_into(send.own.on(d), [env[0][e.inputs[0].id] for e in eqns], dtype)
         world.comm.arrive_later(describe)
-        cl.enqueue_nd_range_kernel(d.queue, state.arrivals.signal, (1,), (1,))
+        commands.launch(d.queue, state.arrivals.signal, (1,), (1,))
         for kern, first, stop, total, _ in _scatter_kernels(prim, d, world.index, dtype,
                                                             world.count, tuple(sizes),
                                                             peer=True):
@@ -161,7 +162,7 @@ def all_reduce(prim, dtype, eqns, sizes, env, world, describe):
             for j, o in enumerate(outs[first:stop]):
                 kern.set_arg(world.count + j, o._buf)
             g, lws = grid_1d(d, total)
-            cl.enqueue_nd_range_kernel(d.queue, kern, g, lws)
+            commands.launch(d.queue, kern, g, lws)
         d.queue.flush()
     for e, o in zip(eqns, outs):
         env[0][e.outputs[0].id] = o
@@ -185,7 +186,7 @@ def _two_rounds(state, prim, dtype, eqns, n, env, world, describe):
     pack_into(send.own.on(d), [env[0][e.inputs[0].id] for e in eqns], dtype)
     world.comm.arrive_later(describe)
     signal = state.arrivals.signal
-    cl.enqueue_nd_range_kernel(d.queue, signal, (1,), (1,))
+    commands.launch(d.queue, signal, (1,), (1,))
     parts = _parts(n, world.count)
     a, b = parts[k]
     if b > a:
@@ -194,8 +195,8 @@ def _two_rounds(state, prim, dtype, eqns, n, env, world, describe):
             reduce_part.set_arg(i, buf)
         reduce_part.set_arg(world.count, result.own.on(d))
         g, lws = grid_1d(d, b - a)
-        cl.enqueue_nd_range_kernel(d.queue, reduce_part, g, lws)
-    cl.enqueue_nd_range_kernel(d.queue, signal, (1,), (1,))
+        commands.launch(d.queue, reduce_part, g, lws)
+    commands.launch(d.queue, signal, (1,), (1,))
     flat = Array.empty(d, (n,), dtype)
     for i, (a, b) in enumerate(parts):
         if b > a:
@@ -275,43 +276,12 @@ def _share_arrivals(state, world):
     imported = {p: peer_memory.import_buffer(d, fd, nbytes) for p, (fd, nbytes) in
                 shared.items()}
     counts = [own.on(d) if p == world.index else imported[p] for p in range(world.count)]
-    signal = kernel(d, _signal_source(world.count, world.index), "netcl_arrive")
+    signal = kernel(d, signal_source(world.count, world.index), "netcl_arrive")
     for i, buf in enumerate(counts):
         signal.set_arg(i, buf)
     limit = world.comm.timeout
     signal.set_arg(world.count, np.uint64(0 if limit is None else limit * 1e9))
     return _Arrivals(own, list(imported.values()), signal)
-
-
-def _signal_source(count, own):
-    """The arrival kernel of process `own` among `count` (one work-item; `c<i>` is process
-    i's count): its own count goes up by one, then it spins until every
-    count reaches it, or until `limit_ns` of the GPU's clock passed (0: no limit), where it
-    gives up (the hosts' arrival rounds report a process that does not arrive). Earlier
-    kernels of this queue (the pack) are complete when it runs, so a count seen raised means
-    that process's send buffer holds this all-reduce's values; the counts are volatile: read
-    from memory each time, never from a cache."""
-    params = ", ".join(f"__global volatile int* c{i}" for i in range(count))
-    waits = "\n".join(f"  while (c{i}[0] - seq < 0) {{ if (netcl_late(start, limit_ns)) return; }}"
-                       for i in range(count))
-    return f"""
-static inline ulong netcl_clock_ns(void) {{
-  ulong t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}}
-static inline int netcl_late(ulong start, ulong limit_ns) {{
-  return limit_ns != 0 && netcl_clock_ns() - start > limit_ns;
-}}
-__kernel void netcl_arrive({params}, const ulong limit_ns) {{
-  __global volatile int* own = c{own};
-  const int seq = own[0] + 1;
-  own[0] = seq;
-  mem_fence(CLK_GLOBAL_MEM_FENCE);
-  const ulong start = netcl_clock_ns();
-{waits}
-}}
-"""
 
 
 class _Mailbox:

@@ -23,6 +23,7 @@ donated arguments are held elsewhere, take the plan. `NETCL_REPLAY=0` turns repl
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import weakref
@@ -32,16 +33,20 @@ import pyopencl as cl
 
 from ..core import commands
 from ..core.array import Array
+from ..core.devices import default_device
 from ..core.kernels import TrackedKernel
 from ..core.pool import Storage
+from .plan import _slice_ends
 
 ENABLED = os.environ.get("NETCL_REPLAY", "1") != "0"
 
 # A replay keeps the temporaries of its call (those no output takes) while they come to at
-# most OWN_BYTES and the device's replays keep at most DEVICE_BYTES in all; otherwise it
-# takes them from the pool each call, as the plan does.
-OWN_BYTES = 64 << 20
-DEVICE_BYTES = 512 << 20
+# most OWN_BYTES and the device's replays keep at most DEVICE_BYTES in all (None: a 32nd
+# and an 8th of the device's memory, at least 64 and 512 MB; a replay takes all of its
+# temporaries at the start of a call, so keeping them raises no peak); otherwise it takes
+# them from the pool each call, as the plan does.
+OWN_BYTES = None
+DEVICE_BYTES = None
 _kept_bytes = {}        # id(pool) -> bytes the live replays keep
 
 
@@ -57,16 +62,19 @@ class Command:
     slots: tuple
     copy: dict | None = None
     values: tuple = ()
+    changing: tuple = ()    # the slots of `slots` set on every call (not a kept temporary's)
 
 
 @dataclass(frozen=True)
 class OutputSpec:
     """How a replay makes one output: `argument` (that argument itself), `value` (the
-    same array every call: a constant), or an Array over slot `slot`'s buffer laid out
-    as recorded."""
+    same array every call), or a new Array laid out as recorded over slot `slot`'s buffer
+    or over `storage`, a buffer that is not the call's (a constant the plan returns a view
+    of, a new view each call)."""
     argument: int | None = None
     value: object = None
     slot: int | None = None
+    storage: object = None
     layout: tuple = ()      # shape, dtype, strides, offset, weak_type, contiguous, layout id
 
 
@@ -131,16 +139,25 @@ _watching = []          # the recorders whose device's Storages are reported
 
 def _unrecordable(name, real):
     """PyOpenCL's `name` while recorders watch: a command no recorder saw (one that
-    `commands.copy` passes on was seen) stops every recording."""
+    `commands.launch` or `commands.copy` passes on was seen) stops every recording."""
     def refuse(queue, *args, **kwargs):
-        if not commands.COPYING:
+        if not commands.SHOWN:
             for recorder in commands.RECORDERS.values():
                 recorder.fail(f"pyopencl.{name}")
         return real(queue, *args, **kwargs)
     return refuse
 
 
-_REFUSED = ("enqueue_copy", "enqueue_fill_buffer", "enqueue_barrier", "enqueue_marker")
+_REFUSED = ("enqueue_nd_range_kernel", "enqueue_copy", "enqueue_fill_buffer",
+            "enqueue_barrier", "enqueue_marker")
+
+
+def watched(device):
+    """Whether a recorder watches `device`'s queue (None: the default device's): a call
+    recorded whole (a pmapped step) runs its compiled parts' plans, which it records."""
+    if not commands.RECORDERS:
+        return False
+    return id((device or default_device()).queue) in commands.RECORDERS
 
 
 def start(recorder):
@@ -220,13 +237,16 @@ def build(recorder, args, outputs, donated):
         if s is None:
             if isinstance(o, Array) and id(o._buf) in recorder.temporaries:
                 s = slot(o._buf)
+            elif isinstance(o, Array) and isinstance(o._storage, Storage) and \
+                    o._storage.buf is o._buf:
+                outs.append(OutputSpec(storage=o._storage, layout=_layout(o)))
+                continue
             else:
                 outs.append(OutputSpec(value=o))
                 continue
         if s < n_args:
             taken.add(s)
-        outs.append(OutputSpec(slot=s, layout=(o.shape, o.dtype, o.strides, o.offset,
-                                               o.weak_type, o._contig, o._lid)))
+        outs.append(OutputSpec(slot=s, layout=_layout(o)))
     # (an output over an argument that was not donated is a view of it: no check)
     sharing = tuple((j, slot_of[id(a._buf)]) for j, a in enumerate(args)
                     if slot_of[id(a._buf)] != j)
@@ -235,9 +255,11 @@ def build(recorder, args, outputs, donated):
     returned = {o.slot for o in outs if o.slot is not None}
     pool = recorder.device.pool
     own = sum(size for k, size in enumerate(sizes) if n_args + k not in returned)
-    keep = own <= OWN_BYTES and _kept_bytes.get(id(pool), 0) + own <= DEVICE_BYTES
+    own_budget, device_budget = _budgets(recorder.device)
+    keep = own <= own_budget and _kept_bytes.get(id(pool), 0) + own <= device_budget
     kept = tuple(Storage(pool, size, size) if keep and n_args + k not in returned else None
                  for k, size in enumerate(sizes))
+    cmds = [_set_kept(c, kept, n_args) for c in cmds]
     replay = Replay(recorder.device, tuple(cmds), n_args, tuple(sizes), tuple(outs),
                     sharing, len({id(a._buf) for a in args}),
                     tuple(sorted(taken & set(donated))), kept, tuple(held))
@@ -245,6 +267,30 @@ def build(recorder, args, outputs, donated):
         _kept_bytes[id(pool)] = _kept_bytes.get(id(pool), 0) + own
         weakref.finalize(replay, _release, id(pool), own)
     return replay
+
+
+def _budgets(device):
+    """(bytes one replay keeps at most, bytes the device's replays keep at most)."""
+    memory = device.memory
+    return (max(64 << 20, memory // 32) if OWN_BYTES is None else OWN_BYTES,
+            max(512 << 20, memory // 8) if DEVICE_BYTES is None else DEVICE_BYTES)
+
+
+def _set_kept(command, kept, n_args):
+    """`command` with the buffers of the kept temporaries (the same every call) set in its
+    kernel once, here, and its other slots `changing`."""
+    changing = []
+    for i, s in command.slots:
+        st = kept[s - n_args] if s >= n_args else None
+        if st is None or command.kernel is None:
+            changing.append((i, s))
+        else:
+            command.kernel.set_arg(i, st.buf)
+    return dataclasses.replace(command, changing=tuple(changing))
+
+
+def _layout(x):
+    return (x.shape, x.dtype, x.strides, x.offset, x.weak_type, x._contig, x._lid)
 
 
 def _release(pool_id, nbytes):
@@ -270,7 +316,9 @@ def signature(replay):
                    tuple(sorted(c.copy.items())) if c.copy else None)
                   for c in replay.commands),
             replay.sizes, replay.sharing, replay.taken,
-            tuple((o.argument, o.slot, o.layout, id(o.value)) for o in replay.outputs))
+            # (a storage itself, not its id: the signature keeps it from being reused)
+            tuple((o.argument, o.slot, o.layout, id(o.value), o.storage)
+                  for o in replay.outputs))
 
 
 @dataclass(frozen=True)
@@ -321,7 +369,7 @@ class Replay:
             for k, c in enumerate(cmds):
                 if c.kernel is not None:
                     kern = c.kernel
-                    for i, s in c.slots:
+                    for i, s in c.changing:
                         kern.set_arg(i, bufs[s])
                     launch(queue, kern, c.global_size, c.local_size)
                 else:
@@ -334,11 +382,11 @@ class Replay:
             for o in outputs:
                 if o.argument is not None:
                     outs.append(args[o.argument])
-                elif o.slot is None:
+                elif o.slot is None and o.storage is None:
                     outs.append(o.value)
                 else:
                     shape, dtype, strides, offset, weak, contiguous, lid = o.layout
-                    st = storages[o.slot]
+                    st = storages[o.slot] if o.storage is None else o.storage
                     outs.append(Array(device, st.buf, st, shape, dtype, strides, offset,
                                       weak, contiguous, lid))
             return outs
@@ -356,7 +404,4 @@ def drain(gen):
 
 def _ends(sizes, n):
     """The command counts after which a slice ends (see plan._slice_ends)."""
-    if sizes is None:
-        return frozenset()
-    from .plan import _slice_ends
-    return frozenset(_slice_ends(sizes, n))
+    return frozenset() if sizes is None else _slice_ends(tuple(sizes), n)
