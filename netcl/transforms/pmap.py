@@ -411,10 +411,15 @@ class Pmapped:
             return bind_pmap_call(self, args, kwargs, dyn_pos, axes)
         leaves = [x if isinstance(x, (Array, ShardedArray)) else to_array(x, name)
                   for x in raw]
-        n = self._size(leaves, axes)
-        devices = self._devices(n)
+        mapped = self._mapped_shards(leaves, axes)
+        if mapped is None:
+            n = self._size(leaves, axes)
+            devices = self._devices(n)
+            per_device, signature = self._shard(leaves, axes, devices)
+        else:
+            devices, per_device, signature = mapped
+        n = len(devices)
         w = world()
-        per_device, signature = self._shard(leaves, axes, devices)
         static = tuple((i, args[i]) for i in self.static)
         key = (tree, signature, axes, static, tuple(devices))
         program = self.cache.get(key)
@@ -489,6 +494,35 @@ class Pmapped:
         if n < 1:
             raise ValueError(f"{self._name}: the mapped axis has size 0")
         return list(avail[:n])
+
+    def _mapped_shards(self, leaves, axes):
+        """`_size`, `_devices` and `_shard` at once where every argument leaf is a
+        ShardedArray mapped along its first axis whose shards are dense, live and on the
+        pmap's devices in order (a training loop's parameters, state and batches, which
+        come back from the previous call so): (devices, per-device inputs, signature), or
+        None (the general path checks, moves and reports)."""
+        if not leaves or any(a != 0 or type(x) is not ShardedArray
+                             for x, a in zip(leaves, axes)):
+            return None
+        n = len(leaves[0].shards)
+        avail = self.devices if self.devices is not None else local_devices()
+        if n > len(avail) or (self.devices is not None and len(avail) != n) or \
+                (self.axis_size is not None and self.axis_size != n):
+            return None
+        devices = avail[:n]
+        per_device = [[] for _ in devices]
+        signature = []
+        for x in leaves:
+            shards = x.shards
+            if len(shards) != n:
+                return None
+            for s, d, row in zip(shards, devices, per_device):
+                if s.device is not d or s.deleted or not s._contig or s.offset:
+                    return None
+                row.append(s)
+            s0 = shards[0]
+            signature.append((tuple(s0.shape), s0.dtype, s0.weak_type))
+        return list(devices), per_device, tuple(signature)
 
     def _shard(self, leaves, axes, devices):
         """Per device, its input leaves; and per leaf, one shard's (shape, dtype, weak_type):

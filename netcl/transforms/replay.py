@@ -63,6 +63,7 @@ class Command:
     copy: dict | None = None
     values: tuple = ()
     changing: tuple = ()    # the slots of `slots` set on every call (not a kept temporary's)
+    born: tuple = ()        # (slot, size class) of the call's own buffers first used here
 
 
 @dataclass(frozen=True)
@@ -260,9 +261,10 @@ def build(recorder, args, outputs, donated):
     kept = tuple(Storage(pool, size, size) if keep and n_args + k not in returned else None
                  for k, size in enumerate(sizes))
     cmds = [_set_kept(c, kept, n_args) for c in cmds]
+    cmds, unused = _births(cmds, kept, sizes, n_args)
     replay = Replay(recorder.device, tuple(cmds), n_args, tuple(sizes), tuple(outs),
                     sharing, len({id(a._buf) for a in args}),
-                    tuple(sorted(taken & set(donated))), kept, tuple(held))
+                    tuple(sorted(taken & set(donated))), kept, tuple(held), unused)
     if keep and own:
         _kept_bytes[id(pool)] = _kept_bytes.get(id(pool), 0) + own
         weakref.finalize(replay, _release, id(pool), own)
@@ -287,6 +289,20 @@ def _set_kept(command, kept, n_args):
         else:
             command.kernel.set_arg(i, st.buf)
     return dataclasses.replace(command, changing=tuple(changing))
+
+
+def _births(cmds, kept, sizes, n_args):
+    """`cmds` with the buffers each call takes from the pool (temporaries not kept) taken
+    at their first command (`born`: the first launch goes out before the rest are taken),
+    and those no command uses (empty outputs)."""
+    pending = {n_args + k for k, st in enumerate(kept) if st is None}
+    out = []
+    for c in cmds:
+        born = tuple((s, sizes[s - n_args]) for s in dict.fromkeys(s for _, s in c.slots)
+                     if s in pending)
+        pending.difference_update(s for s, _ in born)
+        out.append(dataclasses.replace(c, born=born) if born else c)
+    return out, tuple((s, sizes[s - n_args]) for s in sorted(pending))
 
 
 def _layout(x):
@@ -335,6 +351,7 @@ class Replay:
     taken: tuple            # donated arguments whose buffers outputs take
     kept: tuple = ()        # per size, the replay's own Storage, or None: one per call
     held: tuple = ()        # buffers the commands' copies read as recorded
+    unused: tuple = ()      # (slot, size class) of buffers taken each call that no command uses
 
     def accepts(self, args):
         """Whether `args` share buffers as the recorded call's did and the donated
@@ -363,10 +380,13 @@ class Replay:
         ends = _ends(sizes, len(cmds))
 
         def run(args):
-            made = [st if st is not None else Storage(pool, size, size)
-                    for st, size in zip(self.kept, self.sizes)]
-            bufs = [a._buf for a in args] + [st.buf for st in made]
+            storages = [a._storage for a in args] + list(self.kept)
+            bufs = [a._buf for a in args] + [None if st is None else st.buf
+                                             for st in self.kept]
             for k, c in enumerate(cmds):
+                for s, size in c.born:
+                    st = storages[s] = Storage(pool, size, size)
+                    bufs[s] = st.buf
                 if c.kernel is not None:
                     kern = c.kernel
                     for i, s in c.changing:
@@ -377,7 +397,8 @@ class Replay:
                     copy(queue, bufs[d], bufs[s], **c.copy)
                 if k + 1 in ends:
                     yield
-            storages = [a._storage for a in args] + made
+            for s, size in self.unused:
+                storages[s] = Storage(pool, size, size)
             outs = []
             for o in outputs:
                 if o.argument is not None:
