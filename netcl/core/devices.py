@@ -7,6 +7,7 @@ kind (`gpu`), index (`1`) or name substring (`H100`, `pthread`), and `numpy` for
 NumPy fallback, which is also what runs when no OpenCL platform exists at all.
 `NETCL_CPU_DEVICES=N` asks PoCL for N CPU devices sharing the cores (to test pmap on a CPU).
 """
+import atexit
 import contextlib
 import contextvars
 import math
@@ -286,7 +287,37 @@ def _discover():
         warnings.warn(f"netcl: no OpenCL device found; running on the NumPy fallback ({why})",
                       stacklevel=3)
         return [Device(0, "numpy", "numpy", "numpy")]
-    return [Device(i, *f) for i, f in enumerate(found)]
+    found = [Device(i, *f) for i, f in enumerate(found)]
+    atexit.register(_finish_at_exit, found)
+    return found
+
+
+def _finish_at_exit(found, limit_s=60.0):
+    """Wait for the work still queued on `found`'s devices before the interpreter tears
+    down (registered after PyOpenCL's own exit handlers, so it runs before them): a PoCL
+    worker thread still running a kernel while the exiting process unmaps the buffers it
+    reads crashes (SIGSEGV at the exit of a script that never waited for its last step).
+    At most `limit_s` seconds in all: a device that never finishes (a hung kernel) must not
+    keep the process from exiting."""
+    if _forked_after_init:
+        return
+    import time
+    import pyopencl as cl
+    try:
+        markers = [cl.enqueue_marker(d.queue) for d in found if d.queue is not None]
+        for q in {id(d.queue): d.queue for d in found if d.queue is not None}.values():
+            q.flush()
+    except Exception:       # (a lost device: nothing left to wait for)
+        return
+    deadline = time.monotonic() + limit_s
+    for m in markers:
+        try:
+            while m.command_execution_status > cl.command_execution_status.COMPLETE:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.001)
+        except Exception:
+            pass
 
 
 def devices(kind=None):
