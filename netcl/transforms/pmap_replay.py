@@ -84,10 +84,11 @@ class _uninterrupted:
     must not stop halfway through its devices."""
 
     def __enter__(self):
-        self.masked = threading.current_thread() is threading.main_thread()
-        if self.masked:
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        self.before = None
+        if hasattr(signal, "pthread_sigmask") and \
+                threading.current_thread() is threading.main_thread():
+            self.before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
     def __exit__(self, *exc):
-        if self.masked:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        if self.before is not None:     # (the mask as it was: SIGINT may have been blocked)
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.before)
