@@ -303,9 +303,10 @@ def _finish_at_exit(found, limit_s=60.0):
         return
     import time
     import pyopencl as cl
+    queues = [d.queue for d in found if d.queue is not None]
     try:
-        markers = [cl.enqueue_marker(d.queue) for d in found if d.queue is not None]
-        for q in {id(d.queue): d.queue for d in found if d.queue is not None}.values():
+        markers = [cl.enqueue_marker(q) for q in queues]
+        for q in queues:
             q.flush()
     except Exception:       # (a lost device: nothing left to wait for)
         return
